@@ -8,6 +8,7 @@ not by the tree; file pairs may be scored in parallel processes.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -252,11 +253,15 @@ def _score_csv_task(task: tuple[GuardedTree, GuardedTree, str, str, str]) -> tup
 
 
 def _parallel_map(function: Callable[[Any], T], tasks: Sequence[Any], jobs: int) -> Iterator[T]:
-    """`map` over tasks in order, in `jobs` processes when more than one is asked for."""
+    """`map` over tasks in order, in `jobs` processes when more than one is asked for.
+
+    Workers are spawned, not forked: polars' thread pool does not survive a fork.
+    """
     if jobs <= 1 or len(tasks) <= 1:
         yield from map(function, tasks)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
         yield from pool.map(function, tasks)
 
 

@@ -1,0 +1,198 @@
+"""The `genotex` command line: parse options, call the library, render its results."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import click
+
+from . import __version__
+from .errors import GenotexError
+
+# Options that take several values after one flag (`-t selection analysis`), as the
+# published evaluator's argparse `nargs="+"` options do; repeating the flag works too.
+_GREEDY_OPTIONS = {"-t", "--tasks", "-s", "--subtasks"}
+
+
+def _expand_greedy(args: Sequence[str], greedy: set[str]) -> list[str]:
+    """Rewrite `-t a b` as `-t a -t b` so that Click's `multiple=True` options collect them."""
+    out: list[str] = []
+    flag: str | None = None  # the greedy flag whose values are being collected
+    has_value = False
+    for position, arg in enumerate(args):
+        if arg == "--":
+            out.extend(args[position:])
+            return out
+        if flag is not None and not arg.startswith("-"):
+            out += [flag, arg]
+            has_value = True
+            continue
+        if flag is not None and not has_value:
+            out.append(flag)  # a greedy flag without a value: Click reports it
+        flag = None
+        if arg in greedy:
+            flag, has_value = arg, False
+        else:
+            out.append(arg)
+    if flag is not None and not has_value:
+        out.append(flag)
+    return out
+
+
+class _GreedyCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _expand_greedy(args, _GREEDY_OPTIONS))
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"genotex: error: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn errors into one sentence and a non-zero exit; `--debug` shows the traceback."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, debug: bool = False, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except Exception as exc:
+            if debug:
+                raise
+            if isinstance(exc, GenotexError):
+                _fail(str(exc))
+            if isinstance(exc, OSError):
+                _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+            _fail(f"unexpected {exc.__class__.__name__}: {exc} (run again with --debug for the traceback)")
+
+    return wrapper
+
+
+def _debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(function)
+
+
+def _tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
+    """Progress bars on stderr (shown only on a terminal, and only for long stages)."""
+
+    def progress(items: Iterable[Any], description: str, total: int) -> Iterable[Any]:
+        if not enabled or total < 20:
+            return items
+        from tqdm import tqdm
+
+        return tqdm(items, desc=description, total=total, file=sys.stderr, leave=False, disable=None)
+
+    return progress
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="genotex")
+def main() -> None:
+    """genotex: the GenoTEX benchmark toolkit.
+
+    Evaluate a submission with `genotex eval -p PRED -r REF`; try it on a
+    generated example with `genotex demo`.
+    """
+
+
+@main.command("eval", cls=_GreedyCommand)
+@click.option("-p", "--pred", "pred", required=True, type=click.Path(path_type=Path),
+              help="The prediction's output/ folder (holding preprocess/ and regress/).")
+@click.option("-r", "--ref", "ref", default=Path("output"), show_default=True, type=click.Path(path_type=Path),
+              help="The reference output/ folder.")
+@click.option("-t", "--tasks", "tasks", multiple=True,
+              type=click.Choice(["selection", "preprocessing", "analysis"]),
+              help="Tasks to evaluate (several after one flag); default: all three.")
+@click.option("-s", "--subtasks", "subtasks", multiple=True, type=click.Choice(["gene", "clinical", "linked"]),
+              help="Preprocessing subtasks (several after one flag); default: all three.")
+@click.option("--task-info", type=click.Path(path_type=Path), default=None,
+              help="task_info.json; default: metadata/task_info.json next to REF.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
+              help="Write the full report (unrounded numbers, problems found) as JSON.")
+@click.option("--csv", "csv_dir", type=click.Path(path_type=Path), default=None,
+              help="Write per-trait, per-problem and per-file tables as CSV into this folder.")
+@click.option("--details", is_flag=True, help="Also print per-trait, per-problem and per-file tables.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes for scoring preprocessed tables.")
+@click.option("--max-file-mb", type=click.FloatRange(min=0, min_open=True), default=512, show_default=True,
+              help="Prediction files larger than this are treated as unreadable.")
+@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@_debug_option
+@handle_errors
+def eval_command(
+    pred: Path,
+    ref: Path,
+    tasks: tuple[str, ...],
+    subtasks: tuple[str, ...],
+    task_info: Path | None,
+    json_path: Path | None,
+    csv_dir: Path | None,
+    details: bool,
+    jobs: int,
+    max_file_mb: float,
+    no_progress: bool,
+) -> None:
+    """Score a prediction tree against the reference with the published GenoTEX metrics."""
+    from .evaluate import SUBTASKS, TASKS, EvalOptions, evaluate
+
+    options = EvalOptions(
+        tasks=tuple(dict.fromkeys(tasks)) or TASKS,
+        subtasks=tuple(dict.fromkeys(subtasks)) or SUBTASKS,
+        jobs=jobs,
+        max_file_mb=max_file_mb,
+    )
+    task_info = task_info or ref.parent / "metadata" / "task_info.json"
+    started = time.perf_counter()
+    report = evaluate(pred, ref, task_info, options=options, progress=_tqdm_progress(not no_progress))
+    _emit(report, details=details, json_path=json_path, csv_dir=csv_dir)
+    click.echo(f"evaluated in {time.perf_counter() - started:.1f} s", err=True)
+
+
+def _emit(report: Any, *, details: bool, json_path: Path | None, csv_dir: Path | None) -> None:
+    from .atomic import write_text_atomic
+    from .render import render_text, write_csv_tables
+
+    click.echo(render_text(report, details=details), nl=False)
+    if json_path is not None:
+        write_text_atomic(json_path, report.to_json())
+        click.echo(f"JSON report: {json_path}", err=True)
+    if csv_dir is not None:
+        written = write_csv_tables(report, csv_dir)
+        click.echo(f"CSV tables: {len(written)} files in {csv_dir}", err=True)
+
+
+@main.command("demo")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for the generated example (default: a new temporary folder).")
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the example generator.")
+@click.option("--details", is_flag=True, help="Also print the per-trait, per-problem and per-file tables.")
+@_debug_option
+@handle_errors
+def demo_command(out: Path | None, seed: int, details: bool) -> None:
+    """Generate a small benchmark-shaped example and evaluate its imperfect prediction."""
+    from .evaluate import evaluate
+    from .synth import DEMO_SPEC, write_example
+
+    folder = out if out is not None else Path(tempfile.mkdtemp(prefix="genotex-demo-"))
+    started = time.perf_counter()
+    example = write_example(folder, DEMO_SPEC, seed=seed)
+    click.echo(f"example written to {folder}", err=True)
+    report = evaluate(example.pred_output, example.ref_output, example.task_info)
+    json_path = folder / "eval_report.json"
+    _emit(report, details=details, json_path=json_path, csv_dir=None)
+    click.echo(
+        f"\nTry it yourself:\n  genotex eval -p {example.pred_output} -r {example.ref_output} --details",
+        err=True,
+    )
+    click.echo(f"demo finished in {time.perf_counter() - started:.1f} s", err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

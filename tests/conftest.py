@@ -1,0 +1,42 @@
+"""Shared fixtures: where `../shared` is, and how its absence is handled.
+
+The shared folder (specs, fixtures, real data) sits beside the repository;
+`GENOTEX_SHARED` overrides its location. When it is absent, the tests that
+need it skip with a reason, except under `CI=true`, where absence fails them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+
+
+def _require(path: Path) -> Path:
+    if path.exists():
+        return path
+    message = f"{path} is absent (set GENOTEX_SHARED to the shared folder)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {message}")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The shared folder (specs, fixtures, real data, comparator tools)."""
+    return _require(SHARED)
+
+
+@pytest.fixture(scope="session")
+def eval_fixtures(shared: Path) -> Path:
+    return _require(shared / "fixtures" / "eval")
+
+
+def eval_case_names() -> list[str]:
+    """Names of the eval fixture cases, for parametrization (a placeholder when absent)."""
+    folder = SHARED / "fixtures" / "eval"
+    names = sorted(p.name for p in folder.iterdir() if (p / "expected.json").exists()) if folder.exists() else []
+    return names or ["case1", "case2", "case3", "case4"]
