@@ -248,15 +248,17 @@ def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int 
             usable = [c for c in cohorts[trait] if c.record["is_usable"]]
             if not usable:
                 continue
-            pool = list(related[trait]) + list(rng.choice(universe, 40, replace=False))
-            n_genes = int(rng.integers(5, min(len(pool), 45)))
+            others = rng.choice(len(universe), min(40, len(universe)), replace=False)
+            pool = list(dict.fromkeys([*related[trait], *(universe[i] for i in others)]))
+            n_genes = int(rng.integers(min(5, len(pool)), min(len(pool), 45) + 1))
             truth = [pool[i] for i in rng.choice(len(pool), n_genes, replace=False)]
             name = regress_file_name(condition)
             _write_json(ref_output / "regress" / trait / name, _result(list(dict.fromkeys(truth)), rng))
             if rng.random() < spec.missing_share:
                 continue
             kept = [g for g in truth if rng.random() < 0.7]
-            extra = [universe[i] for i in rng.choice(len(universe), int(rng.integers(0, 15)), replace=False)]
+            n_extra = int(rng.integers(0, min(15, len(universe))))
+            extra = [universe[i] for i in rng.choice(len(universe), n_extra, replace=False)]
             guess = list(dict.fromkeys(kept + extra))
             result = _result(guess, rng)
             if malformed_left > 0 and condition is not None and condition not in ("Age", "Gender"):

@@ -1,0 +1,5 @@
+"""`python -m genotex` is the `genotex` command."""
+
+from .cli import main
+
+main()

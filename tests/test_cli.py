@@ -1,0 +1,99 @@
+"""The command line: option habits of the published evaluator, outputs, demo."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from genotex.cli import _expand_greedy, main
+from genotex.synth import SynthSpec, write_example
+
+GREEDY = {"-t", "-s"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "expanded"),
+    [
+        (["-t", "selection", "analysis", "-p", "x"], ["-t", "selection", "-t", "analysis", "-p", "x"]),
+        (["-t", "selection", "-t", "analysis"], ["-t", "selection", "-t", "analysis"]),
+        (["-s", "gene", "linked"], ["-s", "gene", "-s", "linked"]),
+        (["-t"], ["-t"]),
+        (["-t", "--details"], ["-t", "--details"]),
+        (["--", "-t", "a", "b"], ["--", "-t", "a", "b"]),
+    ],
+)
+def test_several_values_after_one_flag(argv, expanded):
+    assert _expand_greedy(argv, GREEDY) == expanded
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    spec = SynthSpec(n_traits=3, n_cohorts=6, samples=(10, 16), n_genes=50, n_related=8)
+    return write_example(tmp_path_factory.mktemp("cli"), spec, seed=11)
+
+
+def _eval(example, *extra):
+    return CliRunner().invoke(
+        main, ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output), "--no-progress", *extra]
+    )
+
+
+def test_tasks_and_subtasks_restrict_the_report(example, tmp_path):
+    out = tmp_path / "r.json"
+    result = _eval(example, "-t", "preprocessing", "analysis", "-s", "gene", "clinical", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert "selection" not in report and set(report["preprocessing"]) == {"gene", "clinical"}
+    assert "== Dataset selection ==" not in result.output and "== Statistical analysis ==" in result.output
+
+
+def test_an_unknown_task_is_a_usage_error(example):
+    result = _eval(example, "-t", "everything")
+    assert result.exit_code == 2 and "everything" in result.output
+
+
+def test_task_info_defaults_to_the_metadata_next_to_ref(example, tmp_path):
+    # example.ref_output is <root>/ref/output and task_info is <root>/ref/metadata/task_info.json
+    result = _eval(example, "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 0, result.output
+    run = json.loads((tmp_path / "r.json").read_text())["run"]
+    assert run["task_info"].endswith("ref/metadata/task_info.json")
+
+
+def test_details_print_per_trait_problem_and_file_tables(example):
+    result = _eval(example, "--details")
+    assert result.exit_code == 0
+    for heading in ("-- DF per trait --", "-- DS per problem --", "-- gene per file --",
+                    "-- analysis per trait --", "-- analysis per problem --"):  # fmt: skip
+        assert heading in result.output
+
+
+def test_csv_tables_match_the_json_report(example, tmp_path):
+    result = _eval(example, "--csv", str(tmp_path / "tables"), "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 0
+    names = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert names == ["analysis_per_problem.csv", "filtering_per_trait.csv", "preprocessing_per_file.csv",
+                     "problems_found.csv", "selection_per_problem.csv"]  # fmt: skip
+    report = json.loads((tmp_path / "r.json").read_text())
+    with open(tmp_path / "tables" / "analysis_per_problem.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(report["analysis"]["per_problem"])
+    row = rows[0]
+    expected = report["analysis"]["per_problem"][f"{row['trait']}|{row['condition']}"]
+    assert (float(row["f1"]) if row["f1"] else None) == expected["f1"]
+
+
+def test_version():
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and "genotex" in result.output
+
+
+def test_demo_writes_an_example_and_evaluates_it(tmp_path):
+    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path / "demo")])
+    assert result.exit_code == 0, result.output
+    assert "== Statistical analysis ==" in result.output and "Overall" in result.output
+    report = json.loads((tmp_path / "demo" / "eval_report.json").read_text())
+    assert report["analysis"]["per_problem"] and report["problems_found"]
