@@ -194,5 +194,59 @@ def demo_command(out: Path | None, seed: int, details: bool) -> None:
     click.echo(f"demo finished in {time.perf_counter() - started:.1f} s", err=True)
 
 
+@main.command("regress")
+@click.option("--trait", "traits", multiple=True, help="A trait to answer (repeatable); all its problems unless --condition.")
+@click.option("--condition", default=None, help="Answer only (trait, condition); 'None' for the unconditional problem.")
+@click.option("--all", "all_problems", is_flag=True, help="Answer every problem of task_info.json.")
+@click.option("--data", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True,
+              help="The preprocess folder holding <trait>/cohort_info.json and linked CSVs.")
+@click.option("--task-info", type=click.Path(path_type=Path), default=Path("metadata/task_info.json"),
+              show_default=True, help="task_info.json (related genes and conditions).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("output/regress"), show_default=True,
+              help="Where significant_genes_condition_<C>.json files are written.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Problems answered in parallel processes.")
+@click.option("--scheduler", default=None, help="Address of an existing Dask distributed scheduler to run on.")
+@click.option("--force", is_flag=True, help="Redo problems whose output already exists.")
+@click.option("--summary", type=click.Path(path_type=Path), default=None,
+              help="Run summary JSON (status.json schema); default: OUT/status.json.")
+@_debug_option
+@handle_errors
+def regress_command(traits: tuple[str, ...], condition: str | None, all_problems: bool, data: Path,
+                    task_info: Path, out: Path, jobs: int, scheduler: str | None, force: bool,
+                    summary: Path | None) -> None:  # fmt: skip
+    """Answer problems with the standardized GenoTEX regression pipeline."""
+    import logging
+
+    from .layout import ProblemId, check_safe_name, load_task_info
+    from .regression.run import run_problems, write_summary
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    info = load_task_info(task_info)
+    if all_problems == bool(traits):
+        raise click.UsageError("give either --all or --trait (one or more)")
+    if condition is not None and len(traits) != 1:
+        raise click.UsageError("--condition goes with exactly one --trait")
+    if not data.is_dir():
+        raise GenotexError("the data folder does not exist", path=data)
+    problems = list(info.problems())
+    if traits:
+        for trait in traits:
+            check_safe_name(trait, what="trait name")
+            if trait not in info.related_genes:
+                raise GenotexError(f"task_info has no trait {trait!r}", path=task_info)
+        problems = [p for p in problems if p.trait in traits]
+        if condition is not None:
+            wanted = ProblemId(traits[0], None if condition == "None" else check_safe_name(condition, what="condition"))
+            problems = [p for p in problems if p == wanted] or [wanted]
+    outcomes = run_problems(problems, data, info, out, jobs=jobs, scheduler=scheduler, force=force)
+    write_summary(summary or out / "status.json", outcomes)
+    counts = {kind: sum(o.status.startswith(kind) for o in outcomes) for kind in ("ok", "skipped", "failed")}
+    click.echo(f"{len(outcomes)} problems: {counts['ok']} answered, {counts['skipped']} skipped, "
+               f"{counts['failed']} failed; results in {out}", err=True)  # fmt: skip
+    if counts["failed"]:
+        sys.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

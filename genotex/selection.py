@@ -90,6 +90,8 @@ class CohortInfoReader:
 
     An unreadable file is read as `{}` (a submission's), or as missing when
     `unreadable_as_missing` (the reference's: its problems are then skipped).
+    `folder` is where the trait folders are inside the tree (`preprocess` of an
+    `output/` tree; "" when the tree is the preprocess folder itself).
     """
 
     def __init__(
@@ -98,14 +100,16 @@ class CohortInfoReader:
         report: Callable[[str, str], None],
         *,
         unreadable_as_missing: bool = False,
+        folder: str = "preprocess",
     ) -> None:
         self.tree = tree
+        self.folder = folder
         self._report = report
         self._unreadable_as_missing = unreadable_as_missing
         self._cache: dict[str, dict[str, CohortRecord] | None] = {}
 
-    def path(self, trait: str) -> Path:
-        return self.tree.path("preprocess", trait, "cohort_info.json")
+    def path(self, trait: str, file_name: str = "cohort_info.json") -> Path:
+        return self.tree.path(self.folder, trait, file_name)
 
     def read(self, trait: str) -> dict[str, CohortRecord] | None:
         """The trait's records, `None` when the file is missing, `{}` when it is unusable."""
@@ -178,9 +182,10 @@ def _cached_header(real_path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     return tuple(read_header(real_path))
 
 
-def linked_header(tree: GuardedTree, trait: str, cohort_id: str) -> tuple[str, ...] | None:
+def linked_header(reader: CohortInfoReader, trait: str, cohort_id: str) -> tuple[str, ...] | None:
     """Column labels of a linked table, `None` if it is missing; unreadable raises TableError."""
-    path = tree.path("preprocess", trait, f"{cohort_id}.csv")
+    tree = reader.tree
+    path = reader.path(trait, f"{cohort_id}.csv")
     if not tree.exists(path):
         return None
     try:
@@ -241,8 +246,8 @@ def select_cohorts(
         return None
     for trait_id, condition_id in two_step_pairs(trait_usable, condition_usable):
         try:
-            trait_columns = linked_header(reader.tree, trait, trait_id)
-            condition_columns = linked_header(reader.tree, condition, condition_id)
+            trait_columns = linked_header(reader, trait, trait_id)
+            condition_columns = linked_header(reader, condition, condition_id)
         except TableError as exc:
             if report is not None:
                 report(str(exc.path), f"{exc.reason}; the cohort pair is passed over")

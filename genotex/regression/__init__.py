@@ -1,0 +1,1 @@
+"""The standardized GenoTEX regression pipeline (spec/regression.md)."""

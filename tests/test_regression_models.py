@@ -1,0 +1,161 @@
+"""The regression pipeline's parts (regression.md), each against an independent formula."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.optimize
+from sklearn.linear_model import Lasso
+from sklearn.metrics import accuracy_score, f1_score, precision_score, r2_score, recall_score
+
+from genotex.regression.cv import (
+    FALLBACK_ALPHA,
+    cross_validate,
+    legacy_fold_indices,
+    prediction_scores,
+    selection_scores,
+    significant_genes,
+)
+from genotex.regression.models import (
+    LassoModel,
+    LMMModel,
+    Residualizer,
+    detect_batch_effect,
+    fit_null_model,
+    normalize,
+)
+
+
+def test_folds_reproduce_the_legacy_global_shuffle():
+    n = 47
+    np.random.seed(42)  # the reference's way
+    expected = np.arange(n)
+    np.random.shuffle(expected)
+    folds = legacy_fold_indices(n)
+    size = n // 5
+    for i, (train, test) in enumerate(folds):
+        np.testing.assert_array_equal(test, expected[i * size : (i + 1) * size])
+        np.testing.assert_array_equal(train, np.sort(np.setdiff1d(expected, test)))
+    leftover = expected[5 * size :]
+    assert all(np.isin(leftover, train).all() for train, _ in folds)
+
+
+def test_normalize_uses_training_statistics_and_population_std():
+    train = np.array([[1.0, 5.0], [3.0, 5.0]])
+    test = np.array([[2.0, 7.0]])
+    norm_train, norm_test = normalize(train, test)
+    np.testing.assert_allclose(norm_train, [[-1.0, 0.0], [1.0, 0.0]])  # std 1 (ddof 0); constant column centred
+    np.testing.assert_allclose(norm_test, [[0.0, 2.0]])
+
+
+def test_batch_effect_needs_a_gap_over_200_over_n():
+    rng = np.random.default_rng(0)
+    n = 300
+    homogeneous = rng.normal(size=(n, 50))
+    assert not detect_batch_effect(homogeneous)
+    batched = homogeneous.copy()
+    batched[: n // 2] += 25.0  # two batches: one dominant eigenvalue
+    assert detect_batch_effect(batched)
+    small = batched[:150]  # n <= 200: the threshold is >= 1, a normalized gap never exceeds it
+    assert not detect_batch_effect(small)
+
+
+def test_residualizer_regresses_out_the_condition_by_least_squares():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(40, 6))
+    z = rng.normal(size=40)
+    y = 2.0 + 1.5 * z + x[:, 0] + rng.normal(scale=0.1, size=40)
+    model = Residualizer(LassoModel(alpha=0.01)).fit(x, y, z)
+    beta, *_ = np.linalg.lstsq(np.column_stack([np.ones(40), z]), y, rcond=None)
+    np.testing.assert_allclose(model.beta_z_.ravel(), beta, rtol=1e-10)
+    lasso = Lasso(alpha=0.01).fit(x, y - np.column_stack([np.ones(40), z]) @ beta)
+    np.testing.assert_allclose(model.coef_, np.concatenate([[beta[1]], lasso.coef_]), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(model.predict(x, z), lasso.predict(x) + beta[0] + beta[1] * z, rtol=1e-8)
+
+
+def _literal_null_model(x, y):
+    """The spec's LMM null model, transcribed step by step (regression.md § 4)."""
+    k = x @ x.T
+    s, u = scipy.linalg.eigh(k)
+    uy = u.T @ y.reshape(-1, 1)
+    n = len(y)
+
+    def nll(log_delta, uy, s):
+        d = s + np.exp(log_delta)
+        variance = np.sum(uy.ravel() ** 2 / d) / n
+        return 0.5 * (n * np.log(2 * np.pi) + np.sum(np.log(d)) + n + n * np.log(variance))
+
+    grid = np.linspace(-5, 5, 501)
+    values = [nll(g, uy, s) for g in grid]
+    best, best_value = grid[int(np.argmin(values))], min(values)
+    for i in range(1, 500):
+        if values[i] < values[i - 1] and values[i] < values[i + 1]:
+            xmin, fval, *_ = scipy.optimize.brent(nll, (uy, s), (grid[i - 1], grid[i], grid[i + 1]), full_output=True)
+            if fval < best_value:
+                best, best_value = xmin, fval
+    rotated = np.diag((s + np.exp(best)) ** -0.5) @ u.T @ x
+    return best, rotated
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lmm_null_model_matches_a_literal_transcription_of_the_spec(seed):
+    rng = np.random.default_rng(seed)
+    x, _ = normalize(rng.normal(size=(30, 80)) + np.repeat([[0.0], [2.0]], 15, axis=0))
+    y = rng.normal(size=30)
+    expected_delta, expected_rotated = _literal_null_model(x, y)
+    null = fit_null_model(x, y)
+    assert null.log_delta == pytest.approx(expected_delta, abs=1e-6)
+    np.testing.assert_allclose(null.rotated_x, expected_rotated, atol=1e-8)
+    lmm = LMMModel(alpha=0.05).fit(x, y.reshape(-1, 1))
+    lasso = Lasso(alpha=0.05).fit(expected_rotated, y)  # y is NOT rotated
+    np.testing.assert_allclose(lmm.coef_, lasso.coef_, atol=1e-7)
+    np.testing.assert_allclose(lmm.predict(x), x @ lasso.coef_ + lasso.intercept_, atol=1e-7)
+
+
+def test_lmm_delta_does_not_depend_on_eigenvector_signs():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(25, 40))
+    y = rng.normal(size=25)
+    s, u = scipy.linalg.eigh(x @ x.T)
+    flipped = u * np.where(rng.random(25) < 0.5, -1.0, 1.0)
+    assert np.allclose((flipped.T @ y) ** 2, (u.T @ y) ** 2)  # the likelihood sees only (Uᵀy)²
+
+
+def test_significant_genes_rank_by_absolute_coefficient_ties_in_column_order():
+    ranked = significant_genes(np.array([0.0, -2.0, 1.0, 2.0, 0.0]), ["A", "B", "C", "D", "E"])
+    assert ranked == [("B", -2.0), ("D", 2.0), ("C", 1.0)]
+
+
+def test_selection_scores_by_hand():
+    scores = selection_scores(["A", "B", "X"], ["A", "B", "C", "D"])
+    assert scores["precision"] == pytest.approx(200 / 3)
+    assert scores["recall"] == pytest.approx(50.0)
+    assert scores["jaccard"] == pytest.approx(40.0)
+    assert selection_scores([], ["A"])["precision"] == 0.0 and selection_scores(["A"], [])["recall"] == 0.0
+
+
+def test_prediction_scores_agree_with_scikit_learn():
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 2, 40).astype(float)
+    predicted = rng.random(40)
+    scores = prediction_scores(truth, predicted, binary=True)
+    guess, actual = (predicted > 0.5).astype(int), (truth > 0.5).astype(int)
+    assert scores["accuracy"] == pytest.approx(accuracy_score(actual, guess) * 100)
+    assert scores["precision"] == pytest.approx(precision_score(actual, guess, zero_division=0) * 100)
+    assert scores["recall"] == pytest.approx(recall_score(actual, guess, zero_division=0) * 100)
+    assert scores["f1"] == pytest.approx(f1_score(actual, guess, zero_division=0) * 100)
+    continuous = prediction_scores(truth + predicted, predicted, binary=False)
+    assert continuous["r_squared"] == pytest.approx(r2_score(truth + predicted, predicted))
+    assert continuous["nmse"] == pytest.approx(1 - continuous["r_squared"])
+
+
+def test_cross_validation_falls_back_when_no_alpha_finds_a_known_gene():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(40, 20))
+    y = (x[:, 0] > 0).astype(float)
+    genes = [f"G{i}" for i in range(20)]
+    choice = cross_validate(x, y, None, genes, ["NOT_MEASURED"], lmm=False, binary=True, grid=(1e-3, 1e-2))
+    assert choice.fallback and choice.alpha == FALLBACK_ALPHA
+    found = cross_validate(x, y, None, genes, ["G0"], lmm=False, binary=True, grid=(1e-3, 1e-2))
+    assert not found.fallback and found.performance["selection"]["precision"] > 0
