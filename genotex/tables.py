@@ -24,7 +24,7 @@ import polars as pl
 
 from .errors import GenotexError
 
-__all__ = ["TableError", "LabelledTable", "read_table", "read_header", "PANDAS_NA_VALUES"]
+__all__ = ["TableError", "LabelledTable", "read_table", "read_header", "write_table", "PANDAS_NA_VALUES"]
 
 #: The strings pandas' `read_csv` reads as missing by default (the reference's NaN).
 PANDAS_NA_VALUES = [
@@ -239,3 +239,24 @@ def read_table(path: str | Path, *, features_are_rows: bool) -> LabelledTable:
         features_are_rows,
         bad_cells,
     )
+
+
+def write_table(path: str | Path, frame: pd.DataFrame) -> None:
+    """Write a float table as CSV with its index first, atomically (polars: ~10x pandas' `to_csv`).
+
+    Floats are written in their shortest round-trip form and NaN as an empty
+    cell, so pandas (and `read_table`) read back exactly the same values.
+    """
+    from .atomic import atomic_output
+
+    columns = {"": [str(label) for label in frame.index]}
+    out = pl.DataFrame(columns)
+    values = frame.to_numpy(dtype=np.float64)
+    body = pl.DataFrame(values, schema=[f"c{i}" for i in range(values.shape[1])], orient="row")
+    body = body.with_columns(pl.all().fill_nan(None))
+    out = pl.concat([out, body], how="horizontal")
+    header = [frame.index.name or "", *(str(c) for c in frame.columns)]
+    with atomic_output(path) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerow(header)
+            handle.write(out.write_csv(include_header=False))
