@@ -248,5 +248,159 @@ def regress_command(traits: tuple[str, ...], condition: str | None, all_problems
         sys.exit(1)
 
 
+def _synonyms(path: Path | None):
+    """The synonym table: --synonyms (JSON or gene_info), else metadata/gene_synonym.json here."""
+    from .symbols import load_synonyms
+
+    if path is None:
+        default = Path("metadata") / "gene_synonym.json"
+        if not default.exists():
+            raise GenotexError("no synonym table: give --synonyms FILE (gene_synonym.json or "
+                               "Homo_sapiens.gene_info.gz), or run from a benchmark root with metadata/gene_synonym.json")  # fmt: skip
+        path = default
+    return load_synonyms(path)
+
+
+def _proposal_text(cohort_dir: Path, trait: str) -> str:
+    from .clinical import propose_rows
+    from .geo import characteristics_dictionary, read_series_matrix
+    from .preprocess import find_matrix
+
+    matrix = read_series_matrix(find_matrix(cohort_dir))
+    lines = [f"# proposed recipe for {trait} / {cohort_dir.name}: review it, then write the trait rules",
+             f'trait = "{trait}"', f'cohort = "{cohort_dir.name}"', ""]  # fmt: skip
+    for name, variable in propose_rows(matrix.characteristics).items():
+        lines += [f"[variables.{name.lower()}]", f"row = {variable.row}  # {variable.note}"]
+        lines += ["numeric = true", ""] if variable.numeric else [
+            'rules = [{ match = "female", how = "exact", value = 0 }, { match = "male", how = "exact", value = 1 }]', ""]
+    lines.append("# characteristics rows (row: most frequent values):")
+    for row, values in characteristics_dictionary(matrix.characteristics).items():
+        lines.append(f"#   {row}: {values[:6]}")
+    return "\n".join(lines)
+
+
+@main.command("preprocess")
+@click.option("--trait", default=None, help="The trait (one cohort mode).")
+@click.option("--cohort-dir", type=click.Path(path_type=Path), default=None,
+              help="A GEO series folder or a Xena cohort folder, anywhere on disk.")
+@click.option("--recipe", type=click.Path(path_type=Path), default=None, help="The cohort's recipe (GEO).")
+@click.option("--all", "all_cohorts", is_flag=True, help="Every cohort of the layout under --input.")
+@click.option("--input", "input_root", type=click.Path(path_type=Path), default=Path("input"), show_default=True)
+@click.option("--recipes", type=click.Path(path_type=Path), default=None,
+              help="Recipes as RECIPES/<trait>/<GSE>.toml|json (default: ./recipes when present).")
+@click.option("--task-info", type=click.Path(path_type=Path), default=Path("metadata/task_info.json"), show_default=True)
+@click.option("--synonyms", type=click.Path(path_type=Path), default=None,
+              help="gene_synonym.json or Homo_sapiens.gene_info(.gz); default: metadata/gene_synonym.json.")
+@click.option("--gene-info", type=click.Path(path_type=Path), default=None,
+              help="NCBI gene_info, for platforms keyed by Entrez GeneID.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@_debug_option
+@handle_errors
+def preprocess_command(trait: str | None, cohort_dir: Path | None, recipe: Path | None, all_cohorts: bool,
+                       input_root: Path, recipes: Path | None, task_info: Path, synonyms: Path | None,
+                       gene_info: Path | None, out: Path, jobs: int) -> None:  # fmt: skip
+    """Turn raw GEO / TCGA files into the benchmark's CSVs and cohort_info.json."""
+    import logging
+
+    from .layout import check_safe_name, load_task_info
+    from .preprocess import plan_layout, preprocess_geo, preprocess_tcga
+    from .symbols import gene_id_symbols
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    table = _synonyms(synonyms)
+    gene_ids = gene_id_symbols(gene_info) if gene_info else None
+    if all_cohorts:
+        if trait or cohort_dir:
+            raise click.UsageError("--all goes without --trait/--cohort-dir")
+        if not input_root.is_dir():
+            raise GenotexError("the input folder does not exist", path=input_root)
+        recipes = recipes or (Path("recipes") if Path("recipes").is_dir() else None)
+        jobs_list = plan_layout(input_root, recipes, load_task_info(task_info).traits)
+        results = _run_preprocess_jobs(jobs_list, table, out, gene_ids, jobs)
+        width = max((len(f"{j.trait}/{j.cohort}") for j, _ in results), default=10)
+        for job, status in results:
+            click.echo(f"{f'{job.trait}/{job.cohort}':<{width}}  {status}")
+        failed = sum(status.startswith("failed") for _, status in results)
+        click.echo(f"{len(results)} cohorts, {failed} failed; outputs in {out}", err=True)
+        sys.exit(1 if failed else 0)
+    if not (trait and cohort_dir):
+        raise click.UsageError("give --trait and --cohort-dir (one cohort), or --all")
+    check_safe_name(trait, what="trait name")
+    if not cohort_dir.is_dir():
+        raise GenotexError("the cohort folder does not exist", path=cohort_dir)
+    if any(cohort_dir.glob("*clinicalMatrix")):
+        outcome, columns = preprocess_tcga(cohort_dir, trait, table, out)
+        click.echo(f"{trait}/Xena: {outcome.summary} (Age from {columns['Age']}, Gender from {columns['Gender']})")
+        return
+    if recipe is None:
+        click.echo(_proposal_text(cohort_dir, trait))
+        raise GenotexError("a GEO cohort needs a recipe for its trait: the proposal above lists the rows it found",
+                           path=cohort_dir)  # fmt: skip
+    outcome = preprocess_geo(cohort_dir, recipe, table, out, gene_ids=gene_ids)
+    click.echo(f"{trait}/{outcome.cohort}: {outcome.summary}")
+
+
+def _run_preprocess_jobs(jobs_list, table, out, gene_ids, jobs):
+    from .preprocess import run_job
+
+    if jobs <= 1 or len(jobs_list) <= 1:
+        return [run_job(job, table, out, gene_ids) for job in jobs_list]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(run_job, jobs_list, [table] * len(jobs_list), [out] * len(jobs_list),
+                             [gene_ids] * len(jobs_list)))  # fmt: skip
+
+
+@main.command("inspect")
+@click.argument("cohort_dir", type=click.Path(path_type=Path))
+@click.option("--values", "max_values", type=int, default=8, show_default=True, help="Values shown per row or column.")
+@_debug_option
+@handle_errors
+def inspect_command(cohort_dir: Path, max_values: int) -> None:
+    """What to read before writing a recipe: background, characteristics, platform columns."""
+    from .inspect import inspect_cohort
+
+    click.echo(inspect_cohort(cohort_dir, max_values=max_values))
+
+
+@main.group("synonyms")
+def synonyms_group() -> None:
+    """Build or query the gene synonym table."""
+
+
+@synonyms_group.command("build")
+@click.option("--gene-info", type=click.Path(path_type=Path), required=True, help="NCBI Homo_sapiens.gene_info(.gz).")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write gene_synonym.json here too.")
+@_debug_option
+@handle_errors
+def synonyms_build(gene_info: Path, out: Path | None) -> None:
+    """Build the synonym table as the published builder does (cached in the user cache folder)."""
+    import json
+
+    from .atomic import write_text_atomic
+    from .symbols import cached_synonym_table
+
+    table = cached_synonym_table(gene_info)
+    if out is not None:
+        write_text_atomic(out, json.dumps(table, indent=1, sort_keys=True) + "\n")
+    symbols = len(set(table.values()))
+    click.echo(f"{len(table)} aliases -> {symbols} official symbols" + (f"; written to {out}" if out else ""))
+
+
+@synonyms_group.command("lookup")
+@click.argument("aliases", nargs=-1, required=True)
+@click.option("--synonyms", type=click.Path(path_type=Path), default=None)
+@_debug_option
+@handle_errors
+def synonyms_lookup(aliases: tuple[str, ...], synonyms: Path | None) -> None:
+    """Show the official symbol of each alias (or that it has none)."""
+    table = _synonyms(synonyms)
+    for alias in aliases:
+        click.echo(f"{alias}\t{table.get(alias.upper(), '(not a known human gene symbol)')}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -265,8 +265,8 @@ def propose_rows(characteristics: pd.DataFrame) -> dict[str, Variable]:
             numbers = [parse_number(v, age=True) for v in after]
             if np.mean([not math.isnan(n) for n in numbers]) >= 0.5:
                 proposal["Age"] = Variable("Age", row=position, numeric=True, note="proposed: key names age")
-        if "Gender" not in proposal and (any(_GENDER_KEYS.search(k) for k in keys)
-                                         or set(after) <= {"male", "female", "m", "f"}):  # fmt: skip
+        gender_words = bool(after) and set(after) <= {"male", "female", "m", "f"}
+        if "Gender" not in proposal and (any(_GENDER_KEYS.search(k) for k in keys) or gender_words):
             proposal["Gender"] = Variable(
                 "Gender", row=position,
                 rules=(Rule("female", 0.0, "exact"), Rule("f", 0.0, "exact"),

@@ -8,6 +8,7 @@ kept, per-sample data tables are skipped without being parsed.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import zlib
@@ -169,14 +170,16 @@ def _lines(path: Path) -> Iterator[str]:
 
 
 def _platform_table(lines: list[str], path: Path) -> pd.DataFrame:
-    header = lines[0].rstrip("\r\n").split("\t")
+    """A platform table; cells are unquoted as pandas' (and so GEOparse's) tab-separated reader does."""
+    records = list(csv.reader((line.rstrip("\r\n") for line in lines), delimiter="\t"))
+    header = records[0]
     seen: dict[str, int] = {}
     names = []
     for name in header:  # pandas-style names for duplicated columns: GB_ACC, GB_ACC.1
         count = seen.get(name, 0)
         names.append(name if count == 0 else f"{name}.{count}")
         seen[name] = count + 1
-    rows = [line.rstrip("\r\n").split("\t") for line in lines[1:] if line.strip()]
+    rows = [row for row in records[1:] if any(cell.strip() for cell in row)]
     width = len(names)
     rows = [(row + [""] * width)[:width] for row in rows]
     table = pd.DataFrame(rows, columns=names, dtype=object)

@@ -1,0 +1,64 @@
+"""What a person or an agent reads before writing a recipe (`genotex inspect COHORT_DIR`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .clinical import propose_rows
+from .errors import GenotexError
+from .geo import characteristics_dictionary, read_series_matrix, read_soft
+
+__all__ = ["inspect_cohort"]
+
+
+def _shorten(text: str, width: int = 160) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _characteristics(table: pd.DataFrame, max_values: int) -> list[str]:
+    lines = ["Characteristics (row: most frequent values):"]
+    for row, values in characteristics_dictionary(table).items():
+        lines.append(_shorten(f"  {row}: {values[:max_values]}"))
+    proposal = propose_rows(table)
+    for name, variable in proposal.items():
+        lines.append(f"  proposed {name}: row {variable.row}")
+    if not proposal:
+        lines.append("  no Age or Gender row found by key names")
+    return lines
+
+
+def _platform_lines(platform: pd.DataFrame, accession: str, max_values: int) -> list[str]:
+    lines = [f"Platform {accession}: {len(platform)} rows; annotation columns (example values):"]
+    for column in platform.columns:
+        examples = [str(v) for v in platform[column].dropna().head(max_values * 4).unique()[:3]]
+        lines.append(_shorten(f"  {column}: {examples}"))
+    return lines
+
+
+def inspect_cohort(cohort_dir: str | Path, *, max_values: int = 8) -> str:
+    """Background, characteristics dictionary and platform columns of a GEO folder (or a GPL folder)."""
+    folder = Path(cohort_dir)
+    if not folder.is_dir():
+        raise GenotexError("is not a folder", path=folder)
+    lines: list[str] = [f"== {folder.name} =="]
+    matrices = sorted(folder.glob("*_series_matrix.txt*"))
+    softs = sorted(folder.glob("*_family.soft*"))
+    others = sorted(p for p in folder.iterdir() if p.name.startswith("GPL") and p.is_file())
+    if not (matrices or softs or others):
+        raise GenotexError("holds no series matrix, family SOFT or GPL file", path=folder)
+    for matrix_path in matrices:
+        matrix = read_series_matrix(matrix_path)
+        lines += [f"-- {matrix_path.name}: {matrix.expression.shape[0]} rows x {len(matrix.samples)} samples",
+                  "Background:", *(_shorten("  " + line, 400) for line in matrix.background.splitlines())]  # fmt: skip
+        lines += _characteristics(matrix.characteristics, max_values)
+    for soft_path in softs + others:
+        soft = read_soft(soft_path)
+        lines.append(f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples")
+        if not matrices and soft.samples:
+            lines += ["Background:", *(_shorten("  " + line, 400) for line in soft.background.splitlines())]
+            lines += _characteristics(soft.characteristics(), max_values)
+        for accession, platform in soft.platforms.items():
+            lines += _platform_lines(platform, accession, max_values)
+    return "\n".join(lines)
