@@ -252,6 +252,8 @@ def _synonyms(path: Path | None):
     """The synonym table: --synonyms (JSON or gene_info), else metadata/gene_synonym.json here."""
     from .symbols import load_synonyms
 
+    if path is not None and str(path) == "mygene":
+        return load_synonyms("mygene")
     if path is None:
         default = Path("metadata") / "gene_synonym.json"
         if not default.exists():
@@ -290,7 +292,8 @@ def _proposal_text(cohort_dir: Path, trait: str) -> str:
               help="Recipes as RECIPES/<trait>/<GSE>.toml|json (default: ./recipes when present).")
 @click.option("--task-info", type=click.Path(path_type=Path), default=Path("metadata/task_info.json"), show_default=True)
 @click.option("--synonyms", type=click.Path(path_type=Path), default=None,
-              help="gene_synonym.json or Homo_sapiens.gene_info(.gz); default: metadata/gene_synonym.json.")
+              help="gene_synonym.json, Homo_sapiens.gene_info(.gz), or 'mygene' (MyGene.info, online); "
+                   "default: metadata/gene_synonym.json.")
 @click.option("--gene-info", type=click.Path(path_type=Path), default=None,
               help="NCBI gene_info, for platforms keyed by Entrez GeneID.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True)

@@ -94,8 +94,11 @@ def cached_synonym_table(gene_info: str | Path, *, cache_dir: str | Path | None 
     return table
 
 
-def load_synonyms(path: str | Path) -> dict[str, str]:
-    """A published `gene_synonym.json` (or one we built), or a gene_info(.gz) file to build from."""
+def load_synonyms(path: str | Path) -> Mapping[str, str]:
+    """A published `gene_synonym.json` (or one we built), a gene_info(.gz) file to build from,
+    or `mygene` for MyGene.info lookups (online)."""
+    if str(path) == "mygene":
+        return MyGeneSynonyms()
     path = Path(path)
     if "gene_info" in path.name:
         return cached_synonym_table(path)
@@ -110,7 +113,59 @@ def load_synonyms(path: str | Path) -> dict[str, str]:
 
 def normalize_gene_table(genes: pd.DataFrame, synonyms: Mapping[str, str]) -> pd.DataFrame:
     """Upper-case the symbols, map them, drop what does not map, average rows of the same symbol."""
+    if hasattr(synonyms, "prefetch"):
+        synonyms.prefetch(genes.index)
     mapped = genes.index.astype(str).str.upper().map(lambda key: synonyms.get(key))
     kept = genes[pd.notna(mapped)]
     kept.index = pd.Index(mapped[pd.notna(mapped)], dtype=object, name=genes.index.name)
     return kept.groupby(level=0, sort=True).mean()
+
+
+class MyGeneSynonyms(Mapping[str, str]):
+    """A synonym table answered by MyGene.info (online), filled for the symbols a table holds.
+
+    `prefetch(symbols)` queries the unknown ones in batches (scopes symbol and
+    alias, human); a symbol MyGene does not know maps to nothing.
+    """
+
+    def __init__(self, *, url: str | None = None, batch: int = 1000) -> None:
+        self.url = url
+        self.batch = batch
+        self._table: dict[str, str] = {}
+        self._asked: set[str] = set()
+
+    def prefetch(self, symbols) -> None:
+        wanted = sorted({str(s).upper() for s in symbols} - self._asked)
+        if not wanted:
+            return
+        try:
+            import mygene
+        except ImportError:  # pragma: no cover - depends on the installation
+            raise SynonymError("MyGene.info lookups need the mygene package: pip install mygene") from None
+        client = mygene.MyGeneInfo()
+        if self.url:
+            client.url = self.url
+        for start in range(0, len(wanted), self.batch):
+            chunk = wanted[start : start + self.batch]
+            try:
+                hits = client.querymany(chunk, scopes="symbol,alias", fields="symbol", species="human",
+                                        verbose=False)  # fmt: skip
+            except Exception as exc:  # the client raises its HTTP library's errors
+                raise SynonymError(f"MyGene.info did not answer ({exc.__class__.__name__}: {exc})") from None
+            for hit in hits:
+                key = str(hit.get("query", "")).strip('"').upper()  # the client quotes its terms
+                if not hit.get("notfound") and hit.get("symbol") and key not in self._table:
+                    self._table[key] = hit["symbol"]
+            self._asked.update(chunk)
+
+    def __getitem__(self, key: str) -> str:
+        return self._table[key]
+
+    def __iter__(self):
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+__all__ += ["MyGeneSynonyms"]
