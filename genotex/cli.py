@@ -170,27 +170,48 @@ def _emit(report: Any, *, details: bool, json_path: Path | None, csv_dir: Path |
 
 @main.command("demo")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder for the generated example (default: a new temporary folder).")
-@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the example generator.")
+              help="Folder for the generated benchmark (default: a new temporary folder).")
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the generator.")
+@click.option("--eval-only", is_flag=True, help="Only the quick evaluation demo (a generated reference and prediction).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--details", is_flag=True, help="Also print the per-trait, per-problem and per-file tables.")
 @_debug_option
 @handle_errors
-def demo_command(out: Path | None, seed: int, details: bool) -> None:
-    """Generate a small benchmark-shaped example and evaluate its imperfect prediction."""
-    from .evaluate import evaluate
-    from .synth import DEMO_SPEC, write_example
-
+def demo_command(out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool) -> None:
+    """Run the whole pipeline (preprocess -> regress -> eval) on a generated benchmark, no download."""
     folder = out if out is not None else Path(tempfile.mkdtemp(prefix="genotex-demo-"))
     started = time.perf_counter()
-    example = write_example(folder, DEMO_SPEC, seed=seed)
-    click.echo(f"example written to {folder}", err=True)
-    report = evaluate(example.pred_output, example.ref_output, example.task_info)
-    json_path = folder / "eval_report.json"
-    _emit(report, details=details, json_path=json_path, csv_dir=None)
-    click.echo(
-        f"\nTry it yourself:\n  genotex eval -p {example.pred_output} -r {example.ref_output} --details",
-        err=True,
-    )
+    if eval_only:
+        from .evaluate import evaluate
+        from .synth import DEMO_SPEC, write_example
+
+        example = write_example(folder, DEMO_SPEC, seed=seed)
+        click.echo(f"example written to {folder}", err=True)
+        report = evaluate(example.pred_output, example.ref_output, example.task_info)
+        _emit(report, details=details, json_path=folder / "eval_report.json", csv_dir=None)
+        click.echo(f"\nTry it yourself:\n  genotex eval -p {example.pred_output} -r {example.ref_output} --details", err=True)
+    else:
+        import logging
+
+        from .demo import run_demo
+
+        logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
+        click.echo(f"generating a small benchmark in {folder} and running the pipeline ...", err=True)
+        run = run_demo(folder, seed=seed, jobs=jobs)
+        _emit(run.report, details=details, json_path=folder / "eval_report.json", csv_dir=None)
+        stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())
+        click.echo(f"""
+Where everything is ({stages}):
+  raw inputs        {folder / 'input'} (GEO series matrices + SOFT, one Xena cohort)
+  recipes           {folder / 'recipes'}
+  task_info         {folder / 'metadata' / 'task_info.json'}
+  pipeline output   {folder / 'output'} (preprocess/, regress/ with status.json)
+  true answers      {folder / 'reference' / 'output'}
+  scorecard JSON    {folder / 'eval_report.json'}
+Re-run a stage yourself, from {folder}:
+  genotex preprocess --all --input input --out output/preprocess
+  genotex regress --all --force
+  genotex eval -p output -r reference/output --task-info metadata/task_info.json --details""", err=True)
     click.echo(f"demo finished in {time.perf_counter() - started:.1f} s", err=True)
 
 

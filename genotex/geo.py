@@ -9,8 +9,8 @@ kept, per-sample data tables are skipped without being parsed.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
-import io
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,18 +39,46 @@ class GEOFormatError(GenotexError):
     """A GEO file that is truncated, not gzip, or lacks the parts it must have."""
 
 
-def _read_text(path: Path) -> str:
-    """The whole decompressed text of a (possibly gzipped) GEO file."""
+def _open_binary(path: Path):
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+@dataclass(frozen=True)
+class _MatrixLayout:
+    """What one streaming pass over a series matrix finds: metadata lines and where the table is."""
+
+    metadata: list[str]
+    header: list[str]
+    skip: int  # lines before the table's header line
+    rows: int  # non-empty table lines after the header
+
+
+def _scan_matrix(path: Path) -> _MatrixLayout:
+    """Stream the file once (constant memory): metadata, table header, both markers present."""
+    metadata: list[str] = []
+    header: list[str] | None = None
+    skip = None
+    rows = 0
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise GEOFormatError(f"cannot be read ({exc.strerror or exc})", path=path) from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
-    return raw.decode("utf-8", errors="replace")
+        with _open_binary(path) as handle:
+            for number, line in enumerate(handle):
+                if skip is None:
+                    if line.startswith(_TABLE_BEGIN.encode()):
+                        skip = number + 1
+                    else:
+                        metadata.append(line.decode("utf-8", "replace"))
+                elif header is None:
+                    header = next(csv.reader([line.decode("utf-8", "replace").rstrip("\r\n")], delimiter="\t"))
+                elif line.startswith(_TABLE_END.encode()):
+                    return _MatrixLayout(metadata, header, skip, rows)
+                elif line.strip():
+                    rows += 1
+    except (OSError, EOFError, zlib.error) as exc:
+        raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
+    missing = _TABLE_BEGIN if skip is None else _TABLE_END
+    raise GEOFormatError(f"has no '{missing}' marker: not a complete series matrix", path=path)
 
 
 def _cells(line: str) -> list[str]:
@@ -69,34 +97,64 @@ class SeriesMatrix:
     expression: pd.DataFrame  # probe IDs (text) x GSM IDs, float64 (non-numeric cells are NaN)
 
 
-def _numeric_table(text: str, path: Path) -> pd.DataFrame:
-    """The tab-separated block between the table markers as floats, its first column as text IDs."""
-    if not text.strip():
-        raise GEOFormatError("has an empty expression table", path=path)
+_BLOCK_LINES = 4096
+
+
+def _parse_block(lines: list[bytes], names: list[str], path: Path) -> pl.DataFrame:
+    """One block of table lines: IDs text, values Float64 (non-numeric cells NaN)."""
+    read = functools.partial(pl.read_csv, b"".join(lines), separator="\t", quote_char='"', has_header=False,
+                             new_columns=names, truncate_ragged_lines=True)  # fmt: skip
     try:
-        frame = pl.read_csv(io.StringIO(text), separator="\t", quote_char='"', infer_schema=False,
-                            truncate_ragged_lines=True, raise_if_empty=True)  # fmt: skip
+        try:
+            return read(schema={n: pl.String if i == 0 else pl.Float64 for i, n in enumerate(names)})
+        except pl.exceptions.ComputeError:  # a non-numeric cell: parse as text, cast leniently
+            frame = read(infer_schema=False)
+            return frame.with_columns(pl.col(n).str.strip_chars().cast(pl.Float64, strict=False) for n in names[1:])
     except pl.exceptions.PolarsError as exc:
         raise GEOFormatError(f"has an unreadable expression table ({str(exc).splitlines()[0]})", path=path) from None
-    id_column = frame.columns[0]
-    values = frame.select(
-        pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in frame.columns[1:]
-    ).to_numpy(order="fortran") if frame.width > 1 else np.empty((frame.height, 0))
-    index = pd.Index(frame.get_column(id_column).str.strip_chars().to_list(), dtype=object, name="ID")
-    return pd.DataFrame(values, index=index, columns=pd.Index(frame.columns[1:], dtype=object))
+
+
+def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
+    """The expression table, parsed by polars in blocks of lines into one preallocated float64 array.
+
+    Peak memory is the table plus one block (~1.7x the float table here, where
+    parsing the whole file at once took 4x: the text, polars' copy and NumPy's).
+    """
+    if not layout.header:
+        raise GEOFormatError("has an empty expression table", path=path)
+    names = [f"c{i}" for i in range(len(layout.header))]
+    values = np.empty((layout.rows, len(names) - 1), dtype=np.float64, order="F")
+    ids: list[str] = []
+    block: list[bytes] = []
+
+    def flush() -> None:
+        frame = _parse_block(block, names, path)
+        ids.extend(frame.to_series(0).str.strip_chars().to_list())
+        values[len(ids) - frame.height : len(ids)] = frame.drop(names[0]).to_numpy()
+        block.clear()
+
+    with _open_binary(path) as handle:
+        for number, line in enumerate(handle):
+            if number <= layout.skip:  # metadata lines and the header line
+                continue
+            if line.startswith(b"!"):
+                break
+            if line.strip():
+                block.append(line)
+                if len(block) == _BLOCK_LINES:
+                    flush()
+        if block:
+            flush()
+    index = pd.Index(ids, dtype=object, name="ID")
+    return pd.DataFrame(values, index=index, columns=pd.Index(layout.header[1:], dtype=object), copy=False)
 
 
 def read_series_matrix(path: str | Path) -> SeriesMatrix:
-    """Read a series matrix; a file without the table markers is a `GEOFormatError`."""
+    """Read a series matrix; a truncated file or one without the table markers is a `GEOFormatError`."""
     path = Path(path)
-    text = _read_text(path)
-    begin = text.find(_TABLE_BEGIN)
-    end = text.find(_TABLE_END, begin + 1)
-    if begin < 0 or end < 0:
-        missing = _TABLE_BEGIN if begin < 0 else _TABLE_END
-        raise GEOFormatError(f"has no '{missing}' marker: not a complete series matrix", path=path)
+    layout = _scan_matrix(path)
     background, samples, characteristics = [], (), []
-    for line in text[:begin].splitlines():
+    for line in layout.metadata:
         key = line.split("\t", 1)[0]
         if key in _BACKGROUND_KEYS:
             background.append(f"{key}\t" + "\t".join(f'"{c}"' for c in _cells(line)))
@@ -104,8 +162,7 @@ def read_series_matrix(path: str | Path) -> SeriesMatrix:
             samples = tuple(_cells(line))
         elif key == "!Sample_characteristics_ch1":
             characteristics.append(_cells(line))
-    table_start = text.index("\n", begin) + 1
-    expression = _numeric_table(text[table_start:end], path)
+    expression = _read_expression(path, layout)
     columns = list(samples) if samples else list(expression.columns)
     rows = [row + [""] * (len(columns) - len(row)) for row in characteristics]
     clinical = pd.DataFrame([row[: len(columns)] for row in rows], columns=columns, dtype=object)
