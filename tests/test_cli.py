@@ -91,8 +91,8 @@ def test_version():
     assert result.exit_code == 0 and "genotex" in result.output
 
 
-def test_demo_writes_an_example_and_evaluates_it(tmp_path):
-    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path / "demo")])
+def test_eval_only_demo_writes_an_example_and_evaluates_it(tmp_path):
+    result = CliRunner().invoke(main, ["demo", "--eval-only", "--out", str(tmp_path / "demo")])
     assert result.exit_code == 0, result.output
     assert "== Statistical analysis ==" in result.output and "Overall" in result.output
     report = json.loads((tmp_path / "demo" / "eval_report.json").read_text())

@@ -1,0 +1,128 @@
+"""The benchmark downloader against a local HTTP server (127.0.0.1): resume, verify, summarize."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from genotex.download import Download, fetch, geo_downloads, load_manifest, tcga_downloads
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "download_benchmark.py"
+
+
+class _Files(BaseHTTPRequestHandler):
+    files: dict[str, bytes] = {}
+    requests: list[tuple[str, str | None]] = []
+
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        _Files.requests.append((self.path, self.headers.get("Range")))
+        body = _Files.files.get(self.path)
+        if body is None:
+            self.send_error(404, "Not Found")
+            return
+        start = 0
+        if self.headers.get("Range"):
+            start = int(self.headers["Range"].split("=")[1].split("-")[0])
+            if start >= len(body):
+                self.send_error(416, "Range Not Satisfiable")
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        self.wfile.write(body[start:])
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    _Files.files, _Files.requests = {}, []
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_urls_follow_the_public_sources_layout(tmp_path):
+    geo = geo_downloads({"Asthma/GSE207744/GSE207744_family.soft.gz": "a",
+                         "Asthma/GSE1234/GSE1234-GPL570_series_matrix.txt.gz": "b"}, tmp_path)  # fmt: skip
+    urls = sorted(d.url for d in geo)
+    assert urls == ["https://ftp.ncbi.nlm.nih.gov/geo/series/GSE1nnn/GSE1234/matrix/GSE1234-GPL570_series_matrix.txt.gz",
+                    "https://ftp.ncbi.nlm.nih.gov/geo/series/GSE207nnn/GSE207744/soft/GSE207744_family.soft.gz"]  # fmt: skip
+    tcga = tcga_downloads({"TCGA_Liver_Cancer_(LIHC)/TCGA.LIHC.sampleMap_HiSeqV2_PANCAN.gz": "c",
+                           ".DS_Store": "d", "CrawlData.ipynb": "e"}, tmp_path)  # fmt: skip
+    assert [d.url for d in tcga] == ["https://tcga.xenahubs.net/download/TCGA.LIHC.sampleMap/HiSeqV2_PANCAN.gz"]
+    assert tcga[0].path == tmp_path / "TCGA_Liver_Cancer_(LIHC)" / "TCGA.LIHC.sampleMap_HiSeqV2_PANCAN.gz"
+
+
+def test_the_shared_manifests_load(shared):
+    geo = load_manifest(shared / "data" / "manifests" / "geo_manifest.json")
+    assert len(geo) == 1815 and all(len(v) == 64 for v in geo.values())
+    assert len(tcga_downloads(load_manifest(shared / "data" / "manifests" / "tcga_manifest.json"), "x")) > 60
+
+
+def test_a_partial_file_is_resumed_and_verified(server, tmp_path):
+    body = bytes(range(256)) * 4000
+    _Files.files["/f.gz"] = body
+    target = tmp_path / "f.gz"
+    (tmp_path / "f.gz.part").write_bytes(body[:300_000])
+    result = fetch(Download(f"{server}/f.gz", target, _sha(body)))
+    assert result.status == "resumed" and target.read_bytes() == body
+    assert _Files.requests[-1] == ("/f.gz", "bytes=300000-")
+    assert not (tmp_path / "f.gz.part").exists()
+    again = fetch(Download(f"{server}/f.gz", target, _sha(body)))
+    assert again.status == "present" and len(_Files.requests) == 1  # verified, not fetched again
+
+
+def test_a_wrong_hash_is_a_failure_and_nothing_is_left_in_place(server, tmp_path):
+    _Files.files["/bad.gz"] = b"tampered"
+    result = fetch(Download(f"{server}/bad.gz", tmp_path / "bad.gz", _sha(b"original")))
+    assert not result.ok and "sha256" in result.status
+    assert not (tmp_path / "bad.gz").exists() and not (tmp_path / "bad.gz.part").exists()
+
+
+def test_the_script_downloads_a_manifest_and_summarizes_failures(server, tmp_path):
+    good, other = b"matrix bytes" * 1000, b"soft bytes" * 500
+    _Files.files["/GSE100nnn/GSE100001/matrix/GSE100001_series_matrix.txt.gz"] = good
+    _Files.files["/GSE100nnn/GSE100001/soft/GSE100001_family.soft.gz"] = other
+    manifest = tmp_path / "geo_manifest.json"
+    manifest.write_text(json.dumps({"dataset_name": "GEO", "files": {
+        "Asthma/GSE100001/GSE100001_series_matrix.txt.gz": _sha(good),
+        "Asthma/GSE100001/GSE100001_family.soft.gz": _sha(other),
+        "Asthma/GSE100002/GSE100002_series_matrix.txt.gz": _sha(b"missing on the server"),
+    }}))  # fmt: skip
+    out = tmp_path / "input" / "GEO"
+    command = [sys.executable, str(SCRIPT), "geo", "--manifest", str(manifest), "--out", str(out),
+               "--base-url", server, "--no-progress"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "3 files: 2 downloaded, 1 failed" in done.stdout and "HTTP 404" in done.stdout
+    assert (out / "Asthma/GSE100001/GSE100001_series_matrix.txt.gz").read_bytes() == good
+    _Files.files["/GSE100nnn/GSE100002/matrix/GSE100002_series_matrix.txt.gz"] = b"missing on the server"
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0 and "2 present" in done.stdout and "1 downloaded" in done.stdout
+
+
+def test_a_bad_manifest_is_one_sentence(tmp_path):
+    manifest = tmp_path / "m.json"
+    manifest.write_text("[]")
+    done = subprocess.run([sys.executable, str(SCRIPT), "geo", "--manifest", str(manifest), "--out", str(tmp_path)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1 and "not a manifest" in done.stderr and "Traceback" not in done.stderr
