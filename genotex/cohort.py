@@ -20,6 +20,7 @@ from .tables import write_table
 
 __all__ = [
     "CohortOutcome",
+    "cohort_record",
     "handle_missing_values",
     "is_biased",
     "link",
@@ -106,8 +107,9 @@ class CohortOutcome:
         return "not usable"
 
 
-def _record(*, gene: bool, trait: bool, biased: bool | None = None, age: bool | None = None,
-            gender: bool | None = None, size: int | None = None, note: str = "") -> dict:  # fmt: skip
+def cohort_record(*, gene: bool, trait: bool, biased: bool | None = None, age: bool | None = None,
+                  gender: bool | None = None, size: int | None = None, note: str | None = "") -> dict:  # fmt: skip
+    """A `cohort_info.json` record (layout.md): availability flags, and null details when unavailable."""
     available = gene and trait
     return {
         "is_usable": bool(available and biased is False),
@@ -126,19 +128,19 @@ def decide(trait: str, cohort: str, genes: pd.DataFrame | None, clinical: pd.Dat
            note: str = "", index_name: str | None = None) -> CohortOutcome:  # fmt: skip
     """The outcome of a cohort from its normalized gene table and its clinical rows (or their absence)."""
     if genes is None or genes.empty:
-        return CohortOutcome(trait, cohort, _record(gene=False, trait=clinical is not None, note=note))
+        return CohortOutcome(trait, cohort, cohort_record(gene=False, trait=clinical is not None, note=note))
     if clinical is None or trait not in clinical.index:
-        return CohortOutcome(trait, cohort, _record(gene=True, trait=False, note=note), gene_data=genes)
+        return CohortOutcome(trait, cohort, cohort_record(gene=True, trait=False, note=note), gene_data=genes)
     linked = handle_missing_values(link(clinical, genes), trait)
     if index_name:
         linked.index.name = index_name
     if linked.empty or linked.shape[1] <= 4:
-        return CohortOutcome(trait, cohort, _record(gene=False, trait=not linked.empty, note=note))
+        return CohortOutcome(trait, cohort, cohort_record(gene=False, trait=not linked.empty, note=note))
     for covariate in COVARIATES:
         if covariate in linked.columns and is_biased(linked[covariate]):
             linked = linked.drop(columns=covariate)
     biased = is_biased(linked[trait])
-    record = _record(gene=True, trait=True, biased=biased, age="Age" in linked.columns,
+    record = cohort_record(gene=True, trait=True, biased=biased, age="Age" in linked.columns,
                      gender="Gender" in linked.columns, size=len(linked), note=note)  # fmt: skip
     return CohortOutcome(trait, cohort, record, genes, clinical, None if biased else linked)
 

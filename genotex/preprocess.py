@@ -14,10 +14,10 @@ from .cohort import CohortOutcome, decide, write_cohort
 from .errors import GenotexError
 from .geo import GEOFormatError, read_series_matrix, read_soft
 from .probes import MappingError, choose_gene_column, entrez_to_symbol, map_probes, probe_gene_pairs
-from .symbols import gene_id_symbols, normalize_gene_table
+from .symbols import normalize_gene_table
 from .tcga import clinical_features, find_xena_folder, read_xena
 
-__all__ = ["CohortJob", "find_matrix", "preprocess_geo", "preprocess_tcga", "plan_layout"]
+__all__ = ["CohortJob", "find_matrix", "geo_gene_table", "plan_layout", "preprocess_geo", "preprocess_tcga", "run_job"]
 
 log = logging.getLogger("genotex.preprocess")
 
@@ -145,5 +145,3 @@ def run_job(job: CohortJob, synonyms: Mapping[str, str], out_root: str | Path,
         return job, f"failed: {exc}"
     return job, outcome.summary
 
-
-__all__ += ["geo_gene_table", "run_job"]

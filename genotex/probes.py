@@ -16,7 +16,7 @@ import scipy.sparse
 
 from .errors import GenotexError
 
-__all__ = ["MappingError", "choose_gene_column", "extract_symbols", "map_probes", "probe_gene_pairs"]
+__all__ = ["MappingError", "entrez_to_symbol", "choose_gene_column", "extract_symbols", "map_probes", "probe_gene_pairs"]
 
 SYMBOL_PATTERN = re.compile(r"\b(?!NR_|XR_|LOC\d+|LINC\d+)(?:[A-Z][A-Z0-9-]{1,9}|C\d+orf\d+)\b")
 _NOT_GENES = frozenset({"DNA", "RNA", "PCR", "EST", "CHR"})
@@ -93,5 +93,3 @@ def entrez_to_symbol(pairs: pd.DataFrame, gene_ids: Mapping[str, str]) -> pd.Dat
     out = pairs.assign(Gene=mapped)
     return out[out["Gene"].notna()]
 
-
-__all__ += ["entrez_to_symbol"]

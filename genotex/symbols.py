@@ -15,6 +15,7 @@ from .atomic import write_text_atomic
 from .errors import GenotexError
 
 __all__ = [
+    "MyGeneSynonyms",
     "SynonymError",
     "build_synonym_table",
     "cached_synonym_table",
@@ -167,5 +168,3 @@ class MyGeneSynonyms(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._table)
 
-
-__all__ += ["MyGeneSynonyms"]

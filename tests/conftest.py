@@ -7,8 +7,12 @@ need it skip with a reason, except under `CI=true`, where absence fails them.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -40,3 +44,16 @@ def eval_case_names() -> list[str]:
     folder = SHARED / "fixtures" / "eval"
     names = sorted(p.name for p in folder.iterdir() if (p / "expected.json").exists()) if folder.exists() else []
     return names or ["case1", "case2", "case3", "case4"]
+
+
+@contextlib.contextmanager
+def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 (a free port) answering with `handler`; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -6,13 +6,13 @@ import hashlib
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from genotex.download import Download, fetch, geo_downloads, load_manifest, tcga_downloads
+from tests.conftest import local_server
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "download_benchmark.py"
 
@@ -47,13 +47,9 @@ class _Files(BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
     _Files.files, _Files.requests = {}, []
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with local_server(_Files) as url:
+        yield url
 
 
 def _sha(data: bytes) -> str:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
 
 from genotex.symbols import MyGeneSynonyms, SynonymError, normalize_gene_table
+from tests.conftest import local_server
 
 pytest.importorskip("mygene")
 KNOWN = {"P53": "TP53", "TP53": "TP53", "HER2": "ERBB2", "ERBB2": "ERBB2"}
@@ -40,13 +40,9 @@ class _Stub(BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def stub():
-    server = HTTPServer(("127.0.0.1", 0), _Stub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     _Stub.queries = []
-    yield f"http://127.0.0.1:{server.server_address[1]}/v3"
-    server.shutdown()
-    server.server_close()
+    with local_server(_Stub) as url:
+        yield f"{url}/v3"
 
 
 def test_genes_are_normalized_through_mygene(stub):

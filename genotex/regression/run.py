@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 from ..atomic import write_text_atomic
 from ..errors import GenotexError
 from ..layout import ProblemId, TaskInfo
-from .data import ProblemFailed, ProblemSkipped
+from .data import ProblemSkipped
 from .pipeline import RegressionResult, answer_problem, read_result, result_path, write_result
 
 __all__ = ["ProblemOutcome", "run_problems", "solve", "summary_json", "write_summary"]
