@@ -93,3 +93,16 @@ def test_bad_geo_files_are_clear_errors(tmp_path, real):
     soft.write_bytes(gzip.compress(b"^SERIES = GSE3\n!Series_title = x\n^SAMPLE = GSM1\n!Sample_title = a\n"))
     with pytest.raises(GEOFormatError, match="no platform table"):
         read_soft(soft).platform()
+
+
+def test_platforms_keyed_by_entrez_ids_map_through_gene_info(shared):
+    import pandas as pd
+
+    from genotex.probes import entrez_to_symbol
+    from genotex.symbols import gene_id_symbols
+
+    ids = gene_id_symbols(shared / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz")
+    assert ids["7157"] == "TP53"
+    pairs = pd.DataFrame({"ID": ["p1", "p2", "p3"], "Gene": ["7157", "1956.0", "999999999"]})
+    mapped = entrez_to_symbol(pairs, ids)
+    assert mapped["Gene"].tolist() == ["TP53", "EGFR"]  # unknown IDs dropped, float-looking IDs read

@@ -150,3 +150,22 @@ def test_a_whole_layout_from_its_root(tmp_path, shared, synonyms, monkeypatch):
     assert "Ovarian_Cancer/GSE19161  not usable: trait not available" in result.output
     assert (root / "output/preprocess/Bile_Duct_Cancer/Xena.csv").exists()
     assert json.loads((root / "output/preprocess/Breast_Cancer/cohort_info.json").read_text())["GSE51280"]["is_biased"]
+
+
+def test_a_rerun_replaces_only_its_own_files_and_record(tmp_path):
+    from genotex.cohort import CohortOutcome, cohort_record, write_cohort
+
+    genes = pd.DataFrame({"S1": [1.0], "S2": [2.0]}, index=pd.Index(["TP53"], name="Gene"))
+    usable = CohortOutcome("T", "GSE1", cohort_record(gene=True, trait=True, biased=False, age=False, gender=False, size=2),
+                           genes, genes, genes.T)  # fmt: skip
+    other = CohortOutcome("T", "GSE2", cohort_record(gene=True, trait=False), genes)
+    write_cohort(tmp_path, usable)
+    write_cohort(tmp_path, other)
+    assert (tmp_path / "T" / "GSE1.csv").exists()
+    biased = CohortOutcome("T", "GSE1", cohort_record(gene=True, trait=True, biased=True, age=False, gender=False, size=2),
+                           genes, genes)  # fmt: skip
+    write_cohort(tmp_path, biased)
+    assert not (tmp_path / "T" / "GSE1.csv").exists()  # the stale linked table is gone
+    assert (tmp_path / "T" / "gene_data" / "GSE2.csv").exists()
+    records = json.loads((tmp_path / "T" / "cohort_info.json").read_text())
+    assert records["GSE1"]["is_biased"] is True and records["GSE2"]["is_trait_available"] is False
