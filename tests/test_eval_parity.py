@@ -104,3 +104,11 @@ def test_nan_is_written_as_null_and_averages_ignore_it(eval_fixtures, tmp_path):
     es = [v["gsea_es"] for v in per_problem.values() if v["gsea_es"] is not None]
     overall = actual["analysis"]["categorized"]["Overall"]["gsea_es"]
     assert math.isclose(overall, sum(es) / len(es), rel_tol=1e-12)
+
+
+def test_a_report_round_trips_through_its_json(eval_fixtures, tmp_path):
+    from genotex.report import EvalReport
+
+    report = _run_case(eval_fixtures / "case3", tmp_path / "r.json")
+    rebuilt = EvalReport.from_dict(report)
+    assert json.loads(rebuilt.to_json()) == report
