@@ -22,32 +22,32 @@ __all__ = ["CohortJob", "find_matrix", "geo_gene_table", "plan_layout", "preproc
 log = logging.getLogger("genotex.preprocess")
 
 
-def find_matrix(cohort_dir: Path, recipe: Recipe | None = None) -> Path:
-    """The series matrix named by the recipe, or the folder's only one."""
-    if recipe is not None and recipe.matrix:
-        path = cohort_dir / recipe.matrix
+def _cohort_file(cohort_dir: Path, named: str | None, pattern: str, what: str, recipe: Recipe | None) -> Path:
+    """The file the recipe names (relative to the cohort folder), or the folder's only `pattern` file."""
+    if named:
+        path = cohort_dir / named
         if not path.exists():
-            raise RecipeError(f"names the matrix {recipe.matrix!r}, which is not in {cohort_dir}", path=recipe.source)
+            raise RecipeError(f"names the {what} {named!r}, which does not exist in {cohort_dir}",
+                              path=recipe.source if recipe else None)  # fmt: skip
         return path
-    found = sorted(cohort_dir.glob("*_series_matrix.txt*"))
+    found = sorted(cohort_dir.glob(pattern))
     if not found:
-        raise GEOFormatError("has no *_series_matrix.txt(.gz) file", path=cohort_dir)
+        raise GEOFormatError(f"has no {pattern} file and the recipe names no {what}", path=cohort_dir)
     if len(found) > 1:
         names = ", ".join(p.name for p in found)
-        raise GEOFormatError(f"has several series matrices ({names}): name one in the recipe", path=cohort_dir)
+        raise GEOFormatError(f"has several {what}s ({names}): name one in the recipe", path=cohort_dir)
     return found[0]
+
+
+def find_matrix(cohort_dir: Path, recipe: Recipe | None = None) -> Path:
+    """The series matrix named by the recipe, or the folder's only one."""
+    named = recipe.matrix if recipe is not None else None
+    return _cohort_file(cohort_dir, named, "*_series_matrix.txt*", "series matrix", recipe)
 
 
 def _platform_path(cohort_dir: Path, recipe: Recipe) -> Path:
-    if recipe.platform:
-        path = (cohort_dir / recipe.platform).resolve()
-        if not path.exists():
-            raise RecipeError(f"names the platform file {recipe.platform!r}, which does not exist", path=recipe.source)
-        return path
-    found = sorted(cohort_dir.glob("*_family.soft*"))
-    if not found:
-        raise GEOFormatError("has no *_family.soft(.gz) file and the recipe names no platform file", path=cohort_dir)
-    return found[0]
+    """The platform file named by the recipe (a family SOFT or a stand-alone GPL), or the family SOFT."""
+    return _cohort_file(cohort_dir, recipe.platform, "*_family.soft*", "platform file", recipe)
 
 
 def geo_gene_table(cohort_dir: Path, recipe: Recipe, synonyms: Mapping[str, str], *,
