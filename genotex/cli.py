@@ -61,6 +61,8 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, debug: bool = False, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
+        except click.ClickException:
+            raise  # usage errors: Click prints them with the usage line (exit 2)
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except Exception as exc:

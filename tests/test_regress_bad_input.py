@@ -103,7 +103,7 @@ def test_no_usable_cohort_is_a_skip_not_a_failure(tree):
     [
         (["--trait", "Unknown"], "no trait 'Unknown'"),
         (["--trait", "../etc"], "escape"),
-        (["--all", "--trait", "Good"], "either --all or --trait"),
+        (["--all", "--trait", "Good"], "either --all or --trait"),  # a usage error: exit 2
         (["--trait", "Good", "--condition", "../x"], "escape"),
     ],
 )
