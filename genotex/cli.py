@@ -272,11 +272,9 @@ def regress_command(traits: tuple[str, ...], condition: str | None, all_problems
 
 
 def _synonyms(path: Path | None):
-    """The synonym table: --synonyms (JSON or gene_info), else metadata/gene_synonym.json here."""
+    """The synonym table: --synonyms (JSON, gene_info or 'mygene'), else metadata/gene_synonym.json here."""
     from .symbols import load_synonyms
 
-    if path is not None and str(path) == "mygene":
-        return load_synonyms("mygene")
     if path is None:
         default = Path("metadata") / "gene_synonym.json"
         if not default.exists():
@@ -330,7 +328,7 @@ def preprocess_command(trait: str | None, cohort_dir: Path | None, recipe: Path 
     import logging
 
     from .layout import check_safe_name, load_task_info
-    from .preprocess import plan_layout, preprocess_geo, preprocess_tcga
+    from .preprocess import plan_layout, preprocess_geo, preprocess_tcga, run_jobs
     from .symbols import gene_id_symbols
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -343,7 +341,7 @@ def preprocess_command(trait: str | None, cohort_dir: Path | None, recipe: Path 
             raise GenotexError("the input folder does not exist", path=input_root)
         recipes = recipes or (Path("recipes") if Path("recipes").is_dir() else None)
         jobs_list = plan_layout(input_root, recipes, load_task_info(task_info).traits)
-        results = _run_preprocess_jobs(jobs_list, table, out, gene_ids, jobs)
+        results = run_jobs(jobs_list, table, out, gene_ids=gene_ids, jobs=jobs)
         width = max((len(f"{j.trait}/{j.cohort}") for j, _ in results), default=10)
         for job, status in results:
             click.echo(f"{f'{job.trait}/{job.cohort}':<{width}}  {status}")
@@ -365,19 +363,6 @@ def preprocess_command(trait: str | None, cohort_dir: Path | None, recipe: Path 
                            path=cohort_dir)  # fmt: skip
     outcome = preprocess_geo(cohort_dir, recipe, table, out, gene_ids=gene_ids)
     click.echo(f"{trait}/{outcome.cohort}: {outcome.summary}")
-
-
-def _run_preprocess_jobs(jobs_list, table, out, gene_ids, jobs):
-    from .preprocess import run_job
-
-    if jobs <= 1 or len(jobs_list) <= 1:
-        return [run_job(job, table, out, gene_ids) for job in jobs_list]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(run_job, jobs_list, [table] * len(jobs_list), [out] * len(jobs_list),
-                             [gene_ids] * len(jobs_list)))  # fmt: skip
 
 
 @main.command("inspect")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .evaluate import evaluate
 from .layout import load_task_info
-from .preprocess import plan_layout, run_job
+from .preprocess import plan_layout, run_jobs
 from .regression.run import run_problems, write_summary
 from .report import EvalReport
 from .symbols import load_synonyms
@@ -41,9 +41,9 @@ def run_demo(folder: str | Path, *, seed: int = 7, jobs: int = 1) -> DemoRun:
     started = time.perf_counter()
     synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
     task_info = load_task_info(bench.task_info)
+    planned = plan_layout(root / "input", root / "recipes", task_info.traits)
     statuses = []
-    for job in plan_layout(root / "input", root / "recipes", task_info.traits):
-        _, status = run_job(job, synonyms, root / "output" / "preprocess")
+    for job, status in run_jobs(planned, synonyms, root / "output" / "preprocess", jobs=jobs):
         statuses.append((f"{job.trait}/{job.cohort}", status))
         log.info("preprocess %s/%s: %s", job.trait, job.cohort, status)
     seconds["preprocess"] = time.perf_counter() - started

@@ -8,12 +8,10 @@ not by the tree; file pairs may be scored in parallel processes.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from . import __version__
 from .errors import PredictionTreeError, ReferenceTreeError
@@ -26,6 +24,7 @@ from .metrics import (
     gsea_enrichment_score,
     table_similarity,
 )
+from .parallel import ordered_map
 from .report import EvalReport, FileScore, FilteringScore, Finding, ProblemScore, SelectionScore
 from .selection import CohortInfoReader, CohortRecord, select_cohorts
 from .tables import TableError, read_table
@@ -252,19 +251,6 @@ def _score_csv_task(task: tuple[GuardedTree, GuardedTree, str, str, str]) -> tup
     return score_csv_pair(*task)
 
 
-def _parallel_map(function: Callable[[Any], T], tasks: Sequence[Any], jobs: int) -> Iterator[T]:
-    """`map` over tasks in order, in `jobs` processes when more than one is asked for.
-
-    Workers are spawned, not forked: polars' thread pool does not survive a fork.
-    """
-    if jobs <= 1 or len(tasks) <= 1:
-        yield from map(function, tasks)
-        return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-        yield from pool.map(function, tasks)
-
-
 def evaluate_preprocessing(
     pred: GuardedTree,
     ref: GuardedTree,
@@ -286,7 +272,7 @@ def evaluate_preprocessing(
         for trait, file in reference_csvs(ref, subtask)
     ]
     scores: dict[str, list[FileScore]] = {subtask: [] for subtask in subtasks}
-    results = _parallel_map(_score_csv_task, tasks, jobs)
+    results = ordered_map(_score_csv_task, tasks, jobs)
     for score, file_findings in progress(results, "preprocessed tables", len(tasks)):
         findings.extend(file_findings)
         if score is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,11 +14,12 @@ from .clinical import Recipe, RecipeError, clinical_table, load_recipe
 from .cohort import CohortOutcome, decide, write_cohort
 from .errors import GenotexError
 from .geo import GEOFormatError, read_series_matrix, read_soft
+from .parallel import ordered_map
 from .probes import MappingError, choose_gene_column, entrez_to_symbol, map_probes, probe_gene_pairs
 from .symbols import normalize_gene_table
 from .tcga import clinical_features, find_xena_folder, read_xena
 
-__all__ = ["CohortJob", "find_matrix", "geo_gene_table", "plan_layout", "preprocess_geo", "preprocess_tcga", "run_job"]
+__all__ = ["CohortJob", "find_matrix", "geo_gene_table", "plan_layout", "preprocess_geo", "preprocess_tcga", "run_job", "run_jobs"]
 
 log = logging.getLogger("genotex.preprocess")
 
@@ -145,3 +147,10 @@ def run_job(job: CohortJob, synonyms: Mapping[str, str], out_root: str | Path,
         return job, f"failed: {exc}"
     return job, outcome.summary
 
+
+
+def run_jobs(jobs_list: list[CohortJob], synonyms: Mapping[str, str], out_root: str | Path, *,
+             gene_ids: Mapping[str, str] | None = None, jobs: int = 1) -> list[tuple[CohortJob, str]]:  # fmt: skip
+    """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order."""
+    task = functools.partial(run_job, synonyms=synonyms, out_root=out_root, gene_ids=gene_ids)
+    return list(ordered_map(task, jobs_list, jobs))
