@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import gzip
+import io
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +41,12 @@ class GEOFormatError(GenotexError):
 
 
 def _open_binary(path: Path):
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
+    """The file's bytes, through gzip when it starts with gzip's magic number."""
+    try:
+        with open(path, "rb") as probe:
+            gzipped = probe.read(2) == b"\x1f\x8b"
+    except OSError as exc:
+        raise GEOFormatError(f"cannot be read ({exc.strerror or exc})", path=path) from None
     return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
@@ -215,12 +220,7 @@ class SoftFile:
 
 def _lines(path: Path) -> Iterator[str]:
     try:
-        with open(path, "rb") as probe:
-            opener = gzip.open if probe.read(2) == b"\x1f\x8b" else open
-    except OSError as exc:
-        raise GEOFormatError(f"cannot be read ({exc.strerror or exc})", path=path) from None
-    try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        with _open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
             yield from handle
     except (OSError, EOFError, zlib.error) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None

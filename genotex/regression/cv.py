@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..metrics import jaccard
 from .data import N_FOLDS
 from .models import LassoModel, LMMModel, NullModel, Residualizer, fit_null_model, normalize
 
@@ -68,9 +69,8 @@ def selection_scores(selected: Sequence[str], reference: Sequence[str]) -> dict[
     precision = sum(1 for g in selected if g in known) / len(selected) if selected else 0.0
     recall = sum(1 for g in reference if g in chosen) / len(reference) if reference else 0.0
     f1 = 0.0 if precision + recall == 0 else 2 * (precision * recall) / (precision + recall)
-    union = known | chosen
-    jaccard = len(known & chosen) / len(union) if union else 0.0
-    return {"precision": precision * 100, "recall": recall * 100, "f1": f1 * 100, "jaccard": jaccard * 100}
+    return {"precision": precision * 100, "recall": recall * 100, "f1": f1 * 100,
+            "jaccard": jaccard(known, chosen) * 100}  # fmt: skip
 
 
 def prediction_scores(truth: np.ndarray, predicted: np.ndarray, *, binary: bool) -> dict[str, float]:

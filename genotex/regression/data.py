@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ N_FOLDS = 5  # cross-validation folds (regression.md § 5)
 __all__ = ["ProblemData", "ProblemSkipped", "ProblemFailed", "load_problem", "predict_condition"]
 
 _AGE_GENDER = ("Age", "Gender")
+log = logging.getLogger("genotex.regression")
 
 
 class ProblemSkipped(Exception):
@@ -106,14 +108,17 @@ def _check_finite(values: np.ndarray, what: str, path: Path) -> None:
         raise ProblemFailed(f"{what} has missing or infinite values", path=path)
 
 
+def _warn(file: str, reason: str) -> None:
+    """What the cohort reader finds wrong in the data folder (a bad record, an unreadable header)."""
+    log.warning("%s: %s", file, reason)
+
+
 def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> ProblemData:
     """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s)."""
     data_dir = Path(data_dir)
-    findings: list[tuple[str, str]] = []
-    reader = CohortInfoReader(GuardedTree.trusted(data_dir, prefix=""), lambda f, r: findings.append((f, r)),
-                              unreadable_as_missing=True, folder="")  # fmt: skip
+    reader = CohortInfoReader(GuardedTree.trusted(data_dir, prefix=""), _warn, unreadable_as_missing=True, folder="")
     trait, condition = problem.trait, problem.condition
-    choice = select_cohorts(reader, problem, task_info, report=lambda f, r: findings.append((f, r)))
+    choice = select_cohorts(reader, problem, task_info, report=_warn)
     if choice is None:
         if reader.read(trait) is None:
             raise ProblemSkipped(f"no readable cohort_info.json for {trait}")
