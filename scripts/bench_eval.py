@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from genotex.synth import SynthSpec, write_example  # noqa: E402
+from genotex.workflows import SynthSpec, write_example  # noqa: E402
 
 PRESETS = {
     # 4 traits, 5 usable cohorts -> 15 reference CSVs of 170-315 x 18,000, as the 693 s anchor

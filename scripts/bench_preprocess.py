@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (set-up code, timed code): imports are not timed, for either tool
 _OURS = {
-    "matrix": ("from genotex.geo import read_series_matrix as r", "m = r(PATH); assert m.expression.size"),
-    "soft": ("from genotex.geo import read_soft as r", "s = r(PATH); assert s.platforms"),
+    "matrix": ("from genotex.preprocessing import read_series_matrix as r", "m = r(PATH); assert m.expression.size"),
+    "soft": ("from genotex.preprocessing import read_soft as r", "s = r(PATH); assert s.platforms"),
 }
 _GEOPARSE = {
     # GEOparse has no series-matrix reader; for SOFT it also parses every per-sample table

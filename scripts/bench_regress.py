@@ -103,8 +103,8 @@ def _case_args(case: Path, out: Path) -> list[str]:
 
 def solver_share(case: Path, trait: str, condition: str | None) -> float:
     """Share of one problem's in-process time spent in scikit-learn's coordinate descent."""
-    from genotex.layout import ProblemId, load_task_info
-    from genotex.regression.pipeline import answer_problem
+    from genotex.core import ProblemId, load_task_info
+    from genotex.regression import answer_problem
 
     info = load_task_info(case / "metadata" / "task_info.json")
     profile = cProfile.Profile()
@@ -141,7 +141,7 @@ def bench_fixtures(repeat: int, out: Path, reference_root: Path | None = None) -
 
 
 def bench_big(out: Path) -> dict:
-    from genotex.synth import SynthSpec, write_example
+    from genotex.workflows import SynthSpec, write_example
 
     spec = SynthSpec(n_traits=1, n_cohorts=1, samples=(250, 250), n_genes=18_500, n_related=150,
                      unusable_share=0.0, missing_share=0.0, malformed_results=0)  # fmt: skip

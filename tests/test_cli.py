@@ -8,8 +8,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from genotex.cli import _expand_greedy, main
-from genotex.synth import SynthSpec, write_example
+from genotex.cli import main
+from genotex.cli._common import _expand_greedy
+from genotex.workflows import SynthSpec, write_example
 
 GREEDY = {"-t", "-s"}
 

@@ -34,5 +34,9 @@ def test_the_readme_notebook_example_runs_verbatim(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(compile(block.group(1), "README notebook example", "exec"), namespace)  # noqa: S102 - our own README
-    assert namespace["scores"]["precision"] > 0
+    assert namespace["status"].counts() == {"ok": 8, "skipped": 0, "failed": 0}  # 3 traits, 8 problems
+    assert namespace["report"].analysis_by_category()["Overall"]["success"] == 100.0
+    modules = re.findall(r"^\s*(?:from|import) (\S+)", block.group(1), re.M)
+    allowed = {"genotex", "genotex.preprocessing", "genotex.regression", "genotex.evaluation"}
+    assert set(modules) <= allowed, "the notebook example imports from genotex and its stage packages only"
     assert (tmp_path / "demo-bench" / "output" / "regress" / "Asthma" / "significant_genes_condition_None.json").exists()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from genotex.download import Download, fetch, geo_downloads, load_manifest, tcga_downloads
+from genotex.preprocessing import Download, fetch, geo_downloads, load_manifest, tcga_downloads
 from tests.conftest import local_server
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "download_benchmark.py"
+GENOTEX = [sys.executable, "-m", "genotex", "download"]
 
 
 class _Files(BaseHTTPRequestHandler):
@@ -94,7 +94,7 @@ def test_a_wrong_hash_is_a_failure_and_nothing_is_left_in_place(server, tmp_path
     assert not (tmp_path / "bad.gz").exists() and not (tmp_path / "bad.gz.part").exists()
 
 
-def test_the_script_downloads_a_manifest_and_summarizes_failures(server, tmp_path):
+def test_the_command_downloads_a_manifest_and_summarizes_failures(server, tmp_path):
     good, other = b"matrix bytes" * 1000, b"soft bytes" * 500
     _Files.files["/GSE100nnn/GSE100001/matrix/GSE100001_series_matrix.txt.gz"] = good
     _Files.files["/GSE100nnn/GSE100001/soft/GSE100001_family.soft.gz"] = other
@@ -105,7 +105,7 @@ def test_the_script_downloads_a_manifest_and_summarizes_failures(server, tmp_pat
         "Asthma/GSE100002/GSE100002_series_matrix.txt.gz": _sha(b"missing on the server"),
     }}))  # fmt: skip
     out = tmp_path / "input" / "GEO"
-    command = [sys.executable, str(SCRIPT), "geo", "--manifest", str(manifest), "--out", str(out),
+    command = [*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(out),
                "--base-url", server, "--no-progress"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 1
@@ -119,6 +119,6 @@ def test_the_script_downloads_a_manifest_and_summarizes_failures(server, tmp_pat
 def test_a_bad_manifest_is_one_sentence(tmp_path):
     manifest = tmp_path / "m.json"
     manifest.write_text("[]")
-    done = subprocess.run([sys.executable, str(SCRIPT), "geo", "--manifest", str(manifest), "--out", str(tmp_path)],
+    done = subprocess.run([*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(tmp_path)],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 1 and "not a manifest" in done.stderr and "Traceback" not in done.stderr

@@ -107,7 +107,7 @@ def test_nan_is_written_as_null_and_averages_ignore_it(eval_fixtures, tmp_path):
 
 
 def test_a_report_round_trips_through_its_json(eval_fixtures, tmp_path):
-    from genotex.report import EvalReport
+    from genotex.evaluation import EvalReport
 
     report = _run_case(eval_fixtures / "case3", tmp_path / "r.json")
     rebuilt = EvalReport.from_dict(report)

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from genotex import evaluate
 from genotex.cli import main
-from genotex.evaluate import EvalOptions
-from genotex.synth import SynthSpec, write_example
+from genotex.evaluation import EvalOptions
+from genotex.workflows import SynthSpec, write_example
 
 SPEC = SynthSpec(n_traits=3, n_cohorts=6, samples=(12, 20), n_genes=60, n_related=10,
                  unusable_share=0.0, missing_share=0.0, malformed_results=0)  # fmt: skip

@@ -7,8 +7,8 @@ import gzip
 import numpy as np
 import pytest
 
-from genotex.geo import GEOFormatError, characteristics_dictionary, read_series_matrix, read_soft
-from genotex.probes import extract_symbols, map_probes
+from genotex.preprocessing import GEOFormatError, characteristics_dictionary, read_series_matrix, read_soft
+from genotex.preprocessing import extract_symbols, map_probes
 
 GEOparse = pytest.importorskip("GEOparse")
 
@@ -98,8 +98,8 @@ def test_bad_geo_files_are_clear_errors(tmp_path, real):
 def test_platforms_keyed_by_entrez_ids_map_through_gene_info(shared):
     import pandas as pd
 
-    from genotex.probes import entrez_to_symbol
-    from genotex.symbols import gene_id_symbols
+    from genotex.preprocessing import entrez_to_symbol
+    from genotex.preprocessing import gene_id_symbols
 
     ids = gene_id_symbols(shared / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz")
     assert ids["7157"] == "TP53"

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from genotex.errors import TaskInfoError, UnsafeNameError
-from genotex.layout import (
+from genotex.core import TaskInfoError, UnsafeNameError
+from genotex.core import (
     ProblemId,
     TaskInfo,
     category_of,

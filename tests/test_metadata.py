@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from genotex.tables import read_header
+from genotex.core import read_header
 
 METADATA = Path(__file__).resolve().parents[1] / "metadata.json"
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from genotex.metrics import (
+from genotex.core import (
     GSEA_UNIVERSE,
     approximate_auroc,
     confusion_scores,
@@ -139,7 +139,7 @@ def test_nanmean_ignores_nan_and_is_nan_when_nothing_is_left():
 
 
 def test_unknown_metric_fails_with_the_known_names():
-    assert get_metric("auroc").higher_is_better
+    assert get_metric("composite_similarity_correlation").label == "CSC"  # the label tables print
     with pytest.raises(KeyError, match="known metrics: .*gsea_es"):
         get_metric("jaccard_index")
 
@@ -156,3 +156,16 @@ def test_selection_scores_stay_in_range(pred, ref):
 def test_jaccard_is_symmetric_and_bounded(a, b):
     assert jaccard(a, b) == jaccard(b, a)
     assert 0.0 <= jaccard(a, b) <= 1.0
+
+
+def test_the_regression_convention_for_empty_lists_differs_only_on_empty_sides():
+    # evaluation.md § 3: an empty side scores 100 against an empty other side
+    assert gene_selection_scores([], [])["precision"] == 100.0
+    assert gene_selection_scores([], [])["recall"] == 100.0
+    # regression.md § 5: nothing selected is precision 0, nothing known is recall 0, always
+    strict = gene_selection_scores([], [], empty_matches_empty=False)
+    assert strict == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert gene_selection_scores(["A"], [], empty_matches_empty=False)["recall"] == 0.0
+    both = [gene_selection_scores(["A", "B", "A"], ["A", "C"], empty_matches_empty=flag) for flag in (True, False)]
+    assert both[0] == both[1]
+    assert both[0] == pytest.approx({"precision": 200 / 3, "recall": 50.0, "f1": 400 / 7})  # 2PR/(P+R) by hand

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 import pandas as pd
 import pytest
 
-from genotex.symbols import MyGeneSynonyms, SynonymError, normalize_gene_table
+from genotex.preprocessing import MyGeneSynonyms, SynonymError, normalize_gene_table
 from tests.conftest import local_server
 
 pytest.importorskip("mygene")

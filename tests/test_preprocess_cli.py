@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
-from genotex.clinical import RecipeError, Rule, Variable, apply_variable, load_recipe, parse_number
-from genotex.cohort import is_biased, update_cohort_info
-from genotex.tcga import find_xena_folder, trait_from_barcode
+from genotex.preprocessing import RecipeError, Rule, Variable, apply_variable, load_recipe, parse_number
+from genotex.core import CohortInfo, CohortRecord
+from genotex.preprocessing import is_biased
+from genotex.preprocessing import find_xena_folder, trait_from_barcode
 
 RECIPES = Path(__file__).parent / "recipes"
 
@@ -88,13 +89,14 @@ def test_without_a_recipe_age_and_gender_rows_are_proposed(tmp_path, shared, syn
 
 def test_concurrent_writers_never_lose_a_record(tmp_path):
     path = tmp_path / "cohort_info.json"
-    records = [(f"GSE{i}", {"is_usable": True, "sample_size": i}) for i in range(24)]
+    records = [CohortRecord(f"GSE{i}", is_usable=True, sample_size=i) for i in range(24)]
     with multiprocessing.get_context("spawn").Pool(4) as pool:
-        pool.starmap(update_cohort_info, [(path, cohort, record) for cohort, record in records])
-    assert json.loads(path.read_text()) == dict(records)
-    update_cohort_info(path, "GSE3", {"is_usable": False})  # a re-run replaces only its own record
+        pool.starmap(CohortInfo.update, [(path, record) for record in records])
     data = json.loads(path.read_text())
-    assert data["GSE3"] == {"is_usable": False} and len(data) == 24
+    assert {k: (v["is_usable"], v["sample_size"]) for k, v in data.items()} == {f"GSE{i}": (True, i) for i in range(24)}
+    CohortInfo.update(path, CohortRecord("GSE3"))  # a re-run replaces only its own record
+    data = json.loads(path.read_text())
+    assert data["GSE3"]["is_usable"] is False and data["GSE3"]["sample_size"] is None and len(data) == 24
 
 
 def test_bias_rules():
@@ -153,16 +155,16 @@ def test_a_whole_layout_from_its_root(tmp_path, shared, synonyms, monkeypatch):
 
 
 def test_a_rerun_replaces_only_its_own_files_and_record(tmp_path):
-    from genotex.cohort import CohortOutcome, cohort_record, write_cohort
+    from genotex.preprocessing import CohortOutcome, write_cohort
 
     genes = pd.DataFrame({"S1": [1.0], "S2": [2.0]}, index=pd.Index(["TP53"], name="Gene"))
-    usable = CohortOutcome("T", "GSE1", cohort_record(gene=True, trait=True, biased=False, age=False, gender=False, size=2),
+    usable = CohortOutcome("T", "GSE1", CohortRecord.decide("GSE1", gene=True, trait=True, biased=False, age=False, gender=False, size=2),
                            genes, genes, genes.T)  # fmt: skip
-    other = CohortOutcome("T", "GSE2", cohort_record(gene=True, trait=False), genes)
+    other = CohortOutcome("T", "GSE2", CohortRecord.decide("GSE2", gene=True, trait=False), genes)
     write_cohort(tmp_path, usable)
     write_cohort(tmp_path, other)
     assert (tmp_path / "T" / "GSE1.csv").exists()
-    biased = CohortOutcome("T", "GSE1", cohort_record(gene=True, trait=True, biased=True, age=False, gender=False, size=2),
+    biased = CohortOutcome("T", "GSE1", CohortRecord.decide("GSE1", gene=True, trait=True, biased=True, age=False, gender=False, size=2),
                            genes, genes)  # fmt: skip
     write_cohort(tmp_path, biased)
     assert not (tmp_path / "T" / "GSE1.csv").exists()  # the stale linked table is gone

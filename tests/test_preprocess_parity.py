@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
-from genotex.symbols import build_synonym_table
+from genotex.preprocessing import build_synonym_table
 
 RECIPES = Path(__file__).parent / "recipes"
 COHORTS = [

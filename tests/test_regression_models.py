@@ -9,7 +9,7 @@ import scipy.optimize
 from sklearn.linear_model import Lasso
 from sklearn.metrics import accuracy_score, f1_score, precision_score, r2_score, recall_score
 
-from genotex.regression.cv import (
+from genotex.regression import (
     FALLBACK_ALPHA,
     cross_validate,
     legacy_fold_indices,
@@ -17,11 +17,12 @@ from genotex.regression.cv import (
     selection_scores,
     significant_genes,
 )
-from genotex.regression.models import (
+from genotex.regression import (
     LassoModel,
     LMMModel,
     Residualizer,
     detect_batch_effect,
+    estimate_log_delta,
     fit_null_model,
     normalize,
 )
@@ -70,7 +71,8 @@ def test_residualizer_regresses_out_the_condition_by_least_squares():
     beta, *_ = np.linalg.lstsq(np.column_stack([np.ones(40), z]), y, rcond=None)
     np.testing.assert_allclose(model.beta_z_.ravel(), beta, rtol=1e-10)
     lasso = Lasso(alpha=0.01).fit(x, y - np.column_stack([np.ones(40), z]) @ beta)
-    np.testing.assert_allclose(model.coef_, np.concatenate([[beta[1]], lasso.coef_]), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(model.coef_, lasso.coef_, rtol=1e-8, atol=1e-12)
+    assert model.condition_coef_ == pytest.approx(beta[1], rel=1e-10)
     np.testing.assert_allclose(model.predict(x, z), lasso.predict(x) + beta[0] + beta[1] * z, rtol=1e-8)
 
 
@@ -118,8 +120,12 @@ def test_lmm_delta_does_not_depend_on_eigenvector_signs():
     x = rng.normal(size=(25, 40))
     y = rng.normal(size=25)
     s, u = scipy.linalg.eigh(x @ x.T)
-    flipped = u * np.where(rng.random(25) < 0.5, -1.0, 1.0)
-    assert np.allclose((flipped.T @ y) ** 2, (u.T @ y) ** 2)  # the likelihood sees only (Uᵀy)²
+    signs = np.where(rng.random(25) < 0.5, -1.0, 1.0)
+    assert (signs < 0).any()
+    flipped = u * signs
+    expected = estimate_log_delta(s, u.T @ y.reshape(-1, 1))
+    assert estimate_log_delta(s, flipped.T @ y.reshape(-1, 1)) == pytest.approx(expected, abs=1e-12)
+    assert fit_null_model(x, y).log_delta == pytest.approx(expected, abs=1e-12)
 
 
 def test_significant_genes_rank_by_absolute_coefficient_ties_in_column_order():
@@ -159,3 +165,36 @@ def test_cross_validation_falls_back_when_no_alpha_finds_a_known_gene():
     assert choice.fallback and choice.alpha == FALLBACK_ALPHA
     found = cross_validate(x, y, None, genes, ["G0"], lmm=False, binary=True, grid=(1e-3, 1e-2))
     assert not found.fallback and found.performance["selection"]["precision"] > 0
+
+
+def test_models_are_scikit_learn_estimators():
+    from sklearn.base import clone
+
+    for model in (LassoModel(alpha=0.3), LMMModel(alpha=0.3)):
+        assert model.get_params() == {"alpha": 0.3}
+        copy = clone(model)
+        assert copy is not model and copy.get_params() == model.get_params()
+        assert model.set_params(alpha=0.05).alpha == 0.05
+        with pytest.raises(ValueError, match="alpha must be a non-negative number"):
+            clone(model).set_params(alpha=-1.0).fit(np.eye(5), np.arange(5.0))
+    residualizer = Residualizer(LassoModel(alpha=0.1))
+    assert residualizer.get_params()["model__alpha"] == 0.1
+    assert clone(residualizer).get_params()["model__alpha"] == 0.1
+
+
+def test_the_residualizer_fits_a_clone_and_reports_convergence():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(30, 8))
+    y = x[:, 1] + rng.normal(scale=0.1, size=30)
+    given = LassoModel(alpha=0.01)
+    fitted = Residualizer(given).fit(x, y)
+    assert not hasattr(given, "coef_")  # never fitted in place
+    assert fitted.estimator_ is not given and fitted.condition_coef_ is None
+    assert fitted.converged_ and 0 < fitted.n_iter_ < 1000
+    reference = Lasso(alpha=0.01).fit(x, y)
+    assert fitted.n_iter_ == reference.n_iter_
+    np.testing.assert_allclose(fitted.coef_, reference.coef_, rtol=1e-10, atol=1e-14)
+    factors = rng.normal(size=(40, 10))  # 300 nearly collinear columns: coordinate descent crawls
+    collinear = factors @ rng.normal(size=(10, 300)) + 0.01 * rng.normal(size=(40, 300))
+    capped = LassoModel(alpha=1e-5).fit(collinear, rng.normal(size=40))
+    assert capped.n_iter_ == 1000 and not capped.converged_  # the cap is recorded, not hidden

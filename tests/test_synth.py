@@ -3,8 +3,8 @@
 import hashlib
 import json
 
-from genotex.layout import load_task_info
-from genotex.synth import SynthSpec, write_example
+from genotex.core import load_task_info
+from genotex.workflows import SynthSpec, write_example
 
 SMALL = SynthSpec(n_traits=2, n_cohorts=4, samples=(8, 12), n_genes=30, n_related=5)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genotex import tables
-from genotex.tables import TableError, read_header, read_table
+from genotex.core import _tables as tables
+from genotex.core import TableError, read_header, read_table
 
 
 @pytest.fixture(params=["general", "wide"])

@@ -1,0 +1,106 @@
+"""What every command shares: error handling, `--debug`, progress bars, greedy multi-value options."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import click
+
+from .._version import __version__
+from ..core import GenotexError
+
+__all__ = ["GreedyCommand", "debug_option", "handle_errors", "main", "tqdm_progress"]
+
+# Options that take several values after one flag (`-t selection analysis`), as the
+# published evaluator's argparse `nargs="+"` options do; repeating the flag works too.
+_GREEDY_OPTIONS = {"-t", "--tasks", "-s", "--subtasks"}
+
+
+def _expand_greedy(args: Sequence[str], greedy: set[str]) -> list[str]:
+    """Rewrite `-t a b` as `-t a -t b` so that Click's `multiple=True` options collect them."""
+    out: list[str] = []
+    flag: str | None = None  # the greedy flag whose values are being collected
+    has_value = False
+    for position, arg in enumerate(args):
+        if arg == "--":
+            out.extend(args[position:])
+            return out
+        if flag is not None and not arg.startswith("-"):
+            out += [flag, arg]
+            has_value = True
+            continue
+        if flag is not None and not has_value:
+            out.append(flag)  # a greedy flag without a value: Click reports it
+        flag = None
+        if arg in greedy:
+            flag, has_value = arg, False
+        else:
+            out.append(arg)
+    if flag is not None and not has_value:
+        out.append(flag)
+    return out
+
+
+class GreedyCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _expand_greedy(args, _GREEDY_OPTIONS))
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"genotex: error: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn errors into one sentence and a non-zero exit; `--debug` shows the traceback."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, debug: bool = False, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except click.ClickException:
+            raise  # usage errors: Click prints them with the usage line (exit 2)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except Exception as exc:
+            if debug:
+                raise
+            if isinstance(exc, GenotexError):
+                _fail(str(exc))
+            if isinstance(exc, OSError):
+                _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+            _fail(f"unexpected {exc.__class__.__name__}: {exc} (run again with --debug for the traceback)")
+
+    return wrapper
+
+
+def debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(function)
+
+
+def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
+    """Progress bars on stderr (shown only on a terminal, and only for long stages)."""
+
+    def progress(items: Iterable[Any], description: str, total: int) -> Iterable[Any]:
+        if not enabled or total < 20:
+            return items
+        from tqdm import tqdm
+
+        return tqdm(items, desc=description, total=total, file=sys.stderr, leave=False, disable=None)
+
+    return progress
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="genotex")
+def main() -> None:
+    """genotex: the GenoTEX benchmark toolkit.
+
+    Evaluate a submission with `genotex eval -p PRED -r REF`; try it on a
+    generated example with `genotex demo`.
+    """
+
+

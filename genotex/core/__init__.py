@@ -1,0 +1,127 @@
+"""The core every stage may use: names and layout, file schemas, tables, metrics, errors.
+
+Nothing here imports a stage (preprocessing, regression, evaluation) or
+scikit-learn / SciPy, so evaluation stays light.
+
+- Layout and names: `ProblemId`, `CATEGORIES`, `check_safe_name`, `normalize_trait_name`,
+  `regress_file_name`, `condition_from_regress_file`.
+- File schemas, one class per format with its read and write: `TaskInfo`
+  (`task_info.json`), `CohortInfo` and `CohortRecord` (`cohort_info.json`),
+  `ResultFile` (`significant_genes_condition_<C>.json`), `RunStatus` (`status.json`).
+- Cohort selection: `CohortInfoReader`, `select_cohorts`, `usable_cohorts`, `gene_regressors`.
+- Untrusted trees: `GuardedTree`, `RejectedFile`, `MISSING`.
+- Tables: `LabelledTable`, `read_table`, `read_header`, `write_table`.
+- Metrics: `gene_selection_scores`, `approximate_auroc`, `gsea_enrichment_score`,
+  `confusion_scores`, `jaccard`, `feature_correlation`, `nanmean`, the registry `METRICS`.
+- Plumbing: `atomic_output`, `write_text_atomic`, `ordered_map`, the errors.
+"""
+
+from ._atomic import atomic_output, write_text_atomic
+from ._cohort_info import CohortInfo, CohortRecord
+from ._errors import (
+    GenotexError,
+    PredictionTreeError,
+    ReferenceTreeError,
+    TaskInfoError,
+    UnsafeNameError,
+)
+from ._layout import (
+    CATEGORIES,
+    ProblemId,
+    category_of,
+    check_safe_name,
+    condition_from_regress_file,
+    is_one_step,
+    normalize_trait_name,
+    regress_file_name,
+)
+from ._metrics import (
+    ANALYSIS_METRICS,
+    FILTERING_METRICS,
+    GSEA_UNIVERSE,
+    METRICS,
+    PREPROCESSING_METRICS,
+    MetricSpec,
+    approximate_auroc,
+    confusion_scores,
+    feature_correlation,
+    gene_selection_scores,
+    get_metric,
+    gsea_enrichment_score,
+    jaccard,
+    nanmean,
+)
+from ._parallel import ordered_map
+from ._result import MalformedResult, ResultFile
+from ._selection import (
+    CohortInfoReader,
+    Selection,
+    gene_regressors,
+    linked_header,
+    select_cohorts,
+    two_step_pairs,
+    usable_cohorts,
+)
+from ._status import ProblemStatus, RunStatus, StatusError
+from ._tables import PANDAS_NA_VALUES, LabelledTable, TableError, read_header, read_table, write_table
+from ._task_info import TaskInfo, load_task_info
+from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
+
+__all__ = [
+    "ANALYSIS_METRICS",
+    "CATEGORIES",
+    "DEFAULT_MAX_FILE_MB",
+    "FILTERING_METRICS",
+    "GSEA_UNIVERSE",
+    "METRICS",
+    "MISSING",
+    "PANDAS_NA_VALUES",
+    "PREPROCESSING_METRICS",
+    "CohortInfo",
+    "CohortInfoReader",
+    "CohortRecord",
+    "GenotexError",
+    "GuardedTree",
+    "LabelledTable",
+    "MalformedResult",
+    "MetricSpec",
+    "PredictionTreeError",
+    "ProblemId",
+    "ProblemStatus",
+    "ReferenceTreeError",
+    "RejectedFile",
+    "ResultFile",
+    "RunStatus",
+    "Selection",
+    "StatusError",
+    "TableError",
+    "TaskInfo",
+    "TaskInfoError",
+    "UnsafeNameError",
+    "approximate_auroc",
+    "atomic_output",
+    "category_of",
+    "check_safe_name",
+    "condition_from_regress_file",
+    "confusion_scores",
+    "feature_correlation",
+    "gene_regressors",
+    "gene_selection_scores",
+    "get_metric",
+    "gsea_enrichment_score",
+    "is_one_step",
+    "jaccard",
+    "linked_header",
+    "load_task_info",
+    "nanmean",
+    "normalize_trait_name",
+    "ordered_map",
+    "read_header",
+    "read_table",
+    "regress_file_name",
+    "select_cohorts",
+    "two_step_pairs",
+    "usable_cohorts",
+    "write_table",
+    "write_text_atomic",
+]

@@ -1,0 +1,97 @@
+"""The GenoTEX directory contract (spec/layout.md): names, paths, problems, categories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._errors import UnsafeNameError
+
+__all__ = [
+    "CATEGORIES",
+    "ProblemId",
+    "category_of",
+    "check_safe_name",
+    "is_one_step",
+    "normalize_trait_name",
+    "regress_file_name",
+    "condition_from_regress_file",
+]
+
+UNCONDITIONAL = "Unconditional one-step"
+CONDITIONAL = "Conditional one-step"
+TWO_STEP = "Two-step"
+#: The analysis categories of the paper, in the order they are reported.
+CATEGORIES: tuple[str, ...] = (UNCONDITIONAL, CONDITIONAL, TWO_STEP)
+
+_REGRESS_PREFIX = "significant_genes_condition_"
+
+
+def check_safe_name(name: str, *, what: str = "name") -> str:
+    """Return `name` unchanged, or raise if it could escape its folder or is empty."""
+    if not isinstance(name, str) or not name.strip():
+        raise UnsafeNameError(f"the {what} {name!r} is empty or not text")
+    if name in {".", ".."} or any(bad in name for bad in ("/", "\\", "\x00")) or ".." in name:
+        raise UnsafeNameError(f"the {what} {name!r} would escape its folder")
+    return name
+
+
+def normalize_trait_name(trait: str) -> str:
+    """Folder name of a trait: spaces become `_`, apostrophes are removed.
+
+    `Crohn's Disease` -> `Crohns_Disease`; parentheses, hyphens and non-ASCII letters stay.
+    """
+    name = trait.strip().replace(" ", "_").replace("'", "").replace("\u2019", "")
+    return check_safe_name(name, what="trait name")
+
+
+def is_one_step(condition: str | None) -> bool:
+    """True for the problems answered from one cohort: no condition, Age or Gender."""
+    return condition is None or condition.lower() in {"age", "gender", "none"}
+
+
+def category_of(condition: str | None) -> str:
+    """The paper's category of a problem from its condition (`None`/"None" is unconditional)."""
+    if condition is None or condition.lower() == "none":
+        return UNCONDITIONAL
+    if condition.lower() in {"age", "gender"}:
+        return CONDITIONAL
+    return TWO_STEP
+
+
+@dataclass(frozen=True, order=True)
+class ProblemId:
+    """One question of the benchmark: the genes of `trait`, conditioned on `condition`."""
+
+    trait: str
+    condition: str | None = None
+
+    @property
+    def key(self) -> str:
+        """`"<trait>|<condition>"` with `None` spelled out, as in the JSON reports."""
+        return f"{self.trait}|{self.condition if self.condition is not None else 'None'}"
+
+    @property
+    def category(self) -> str:
+        return category_of(self.condition)
+
+    @property
+    def one_step(self) -> bool:
+        return is_one_step(self.condition)
+
+    @classmethod
+    def from_key(cls, key: str) -> "ProblemId":
+        trait, _, condition = key.partition("|")
+        return cls(trait, None if condition in {"", "None"} else condition)
+
+
+def regress_file_name(condition: str | None) -> str:
+    """`significant_genes_condition_<C>.json` for a problem's condition (None -> "None")."""
+    return f"{_REGRESS_PREFIX}{condition if condition is not None else 'None'}.json"
+
+
+def condition_from_regress_file(file_name: str) -> str | None:
+    """The condition a regression result file answers, or None if the name is not one."""
+    if not (file_name.startswith(_REGRESS_PREFIX) and file_name.endswith(".json")):
+        return None
+    condition = file_name[len(_REGRESS_PREFIX) : -len(".json")]
+    return condition or None

@@ -1,0 +1,146 @@
+"""`metadata/task_info.json`: the related genes and conditions of every trait (layout.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._atomic import write_text_atomic
+from ._errors import TaskInfoError, UnsafeNameError
+from ._layout import ProblemId, check_safe_name
+
+__all__ = ["TaskInfo", "load_task_info"]
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """`metadata/task_info.json`: the related genes and the conditions of every trait.
+
+    The one reader and writer of the file: `read`/`write` on disk,
+    `from_dict`/`to_dict` in memory. Every trait and condition name passes
+    the safe-name rule, so no path built from them can leave its folder.
+    """
+
+    related_genes: Mapping[str, tuple[str, ...]]
+    conditions: Mapping[str, tuple[str, ...]]
+    source: Path | None = field(default=None, compare=False)  # the file it was read from
+
+    @property
+    def traits(self) -> list[str]:
+        """The traits, sorted (the benchmark's order)."""
+        return sorted(self.related_genes)
+
+    def problems(self) -> Iterator[ProblemId]:
+        """Problems in benchmark order: per sorted trait, (T, None) then (T, C) as listed."""
+        for trait in self.traits:
+            yield ProblemId(trait, None)
+            for condition in self.conditions[trait]:
+                yield ProblemId(trait, condition)
+
+    def select(self, traits: Iterable[str] = (), condition: str | None = None) -> list[ProblemId]:
+        """The problems of some traits, or one (trait, condition) problem.
+
+        Parameters
+        ----------
+        traits
+            Traits to keep (all problems of each); empty keeps every trait.
+        condition
+            With exactly one trait: only that problem ("None" is the
+            unconditional one). A condition task_info does not list for the
+            trait is still returned, so that a user can ask for it.
+
+        Raises
+        ------
+        TaskInfoError
+            A trait that task_info does not have.
+        UnsafeNameError
+            A name that would escape its folder.
+        ValueError
+            A condition given with zero or several traits.
+        """
+        traits = [check_safe_name(t, what="trait name") for t in traits]
+        for trait in traits:
+            if trait not in self.related_genes:
+                raise TaskInfoError(f"task_info has no trait {trait!r}", path=self.source)
+        problems = [p for p in self.problems() if not traits or p.trait in traits]
+        if condition is None:
+            return problems
+        if len(traits) != 1:
+            raise ValueError("a condition goes with exactly one trait")
+        wanted = ProblemId(
+            traits[0], None if condition == "None" else check_safe_name(condition, what="condition")
+        )
+        return [p for p in problems if p == wanted] or [wanted]
+
+    def genes_of(self, trait: str) -> tuple[str, ...]:
+        """Related genes of a trait; a trait absent from task_info has none."""
+        return self.related_genes.get(trait, ())
+
+    @classmethod
+    def from_dict(cls, data: object, *, source: str | Path | None = None) -> TaskInfo:
+        """Validate a parsed task_info; every fault is a `TaskInfoError` naming `source`."""
+        if not isinstance(data, dict):
+            raise TaskInfoError("task_info is not a JSON object of traits", path=source)
+        related: dict[str, tuple[str, ...]] = {}
+        conditions: dict[str, tuple[str, ...]] = {}
+        try:
+            for trait, entry in data.items():
+                related[trait], conditions[trait] = _entry(trait, entry, source)
+        except UnsafeNameError as exc:
+            raise TaskInfoError(str(exc), path=source) from None
+        return cls(related, conditions, None if source is None else Path(source))
+
+    def to_dict(self) -> dict[str, dict[str, list[str]]]:
+        """The JSON object, traits in their stored order."""
+        return {
+            trait: {"related_genes": list(genes), "conditions": list(self.conditions.get(trait, ()))}
+            for trait, genes in self.related_genes.items()
+        }
+
+    @classmethod
+    def read(cls, path: str | Path) -> TaskInfo:
+        """Read and validate a `task_info.json`; any problem is a `TaskInfoError` naming the file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise TaskInfoError("task_info file does not exist", path=path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = f"task_info file cannot be read ({exc.__class__.__name__})"
+            raise TaskInfoError(reason, path=path) from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            reason = f"task_info is not valid JSON ({exc.msg}, line {exc.lineno})"
+            raise TaskInfoError(reason, path=path) from None
+        return cls.from_dict(data, source=path)
+
+    def write(self, path: str | Path) -> None:
+        """Write the file atomically (indented, non-ASCII kept)."""
+        text = json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"
+        write_text_atomic(path, text)
+
+
+def _entry(
+    trait: str, entry: object, source: str | Path | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    check_safe_name(trait, what="trait name")
+    if not isinstance(entry, dict):
+        raise TaskInfoError(f"the entry of trait {trait!r} is not an object", path=source)
+    genes = entry.get("related_genes", [])
+    conds = entry.get("conditions", [])
+    if not isinstance(genes, list) or not all(isinstance(g, str) for g in genes):
+        reason = f"related_genes of trait {trait!r} is not a list of gene symbols"
+        raise TaskInfoError(reason, path=source)
+    if not isinstance(conds, list) or not all(isinstance(c, str) for c in conds):
+        raise TaskInfoError(f"conditions of trait {trait!r} is not a list of names", path=source)
+    for condition in conds:
+        check_safe_name(condition, what="condition name")
+    return tuple(genes), tuple(conds)
+
+
+def load_task_info(path: str | Path) -> TaskInfo:
+    """Read and validate a `task_info.json` (the same as `TaskInfo.read`)."""
+    return TaskInfo.read(path)

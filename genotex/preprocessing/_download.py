@@ -1,0 +1,245 @@
+"""Downloading the benchmark's inputs by its manifests: resumable, verified by sha256.
+
+The benchmark publishes manifests of its input files with their sha256
+(`{"files": {"<Trait>/<GSE>/<file>": sha256}}` for GEO, `{"<Xena folder>/<file>":
+sha256}` for TCGA). Each file is fetched into `<name>.part`, resumed with an HTTP
+Range request when a partial file exists, checked against its sha256 and only
+then renamed into place; a file already present with the right hash is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Callable, Iterable
+
+from ..core import GenotexError
+
+__all__ = [
+    "GEO_BASE",
+    "GENE_INFO_URL",
+    "XENA_BASE",
+    "Download",
+    "DownloadResult",
+    "ManifestError",
+    "download_all",
+    "download_inputs",
+    "fetch",
+    "geo_downloads",
+    "load_manifest",
+    "plan_downloads",
+    "tcga_downloads",
+]
+
+GEO_BASE = "https://ftp.ncbi.nlm.nih.gov/geo/series"
+XENA_BASE = "https://tcga.xenahubs.net/download"
+GENE_INFO_URL = "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
+_CHUNK = 1 << 20
+
+
+class ManifestError(GenotexError):
+    """A manifest that cannot be read or is not of the published shape."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """One file to fetch: where from, where to, and its expected sha256 (None: not checked)."""
+
+    url: str
+    path: Path
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    download: Download
+    status: str  # "downloaded" | "resumed" | "present" | "failed: <reason>"
+    size: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.status.startswith("failed")
+
+
+def load_manifest(path: str | Path) -> dict[str, str]:
+    """`relative path -> sha256` of a benchmark manifest."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"cannot be read as JSON ({exc.__class__.__name__})", path=path) from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise ManifestError('is not a manifest: no {"files": {path: sha256}} object', path=path)
+    return files
+
+
+def _geo_folder(accession: str) -> str:
+    """GEO's FTP folder of a series: GSE207744 -> GSE207nnn, GSE1234 -> GSE1nnn, GSE123 -> GSEnnn."""
+    digits = accession[3:]
+    return f"GSE{digits[:-3]}nnn"
+
+
+def geo_downloads(files: dict[str, str], out: str | Path, *, base: str = GEO_BASE) -> list[Download]:
+    """Downloads of a GEO manifest: matrices from .../matrix/, family SOFT files from .../soft/."""
+    out = Path(out)
+    downloads = []
+    for relative, sha in sorted(files.items()):
+        name = relative.rsplit("/", 1)[-1]
+        match = re.match(r"(GSE\d+)", name)
+        if match is None:
+            continue
+        accession = match.group(1)
+        kind = "soft" if name.endswith("_family.soft.gz") else "matrix"
+        url = f"{base}/{_geo_folder(accession)}/{accession}/{kind}/{name}"
+        downloads.append(Download(url, out / relative, sha))
+    return downloads
+
+
+def tcga_downloads(files: dict[str, str], out: str | Path, *, base: str = XENA_BASE) -> list[Download]:
+    """Downloads of a TCGA manifest: `TCGA.X.sampleMap_<file>` is `<base>/TCGA.X.sampleMap/<file>` on Xena."""
+    out = Path(out)
+    downloads = []
+    for relative, sha in sorted(files.items()):
+        folder, _, name = relative.rpartition("/")
+        match = re.match(r"(TCGA\.[A-Z0-9]+\.sampleMap)_(.+)", name)
+        if not folder.startswith("TCGA_") or match is None:
+            continue  # not a cohort file (the manifest also lists a notebook and .DS_Store)
+        downloads.append(Download(f"{base}/{match.group(1)}/{match.group(2)}", out / relative, sha))
+    return downloads
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch(download: Download, *, retries: int = 3, timeout: float = 60.0,
+          on_bytes: Callable[[int], None] | None = None) -> DownloadResult:  # fmt: skip
+    """Fetch one file (resuming a `.part`), verify it, move it into place; never raises."""
+    target = download.path
+    if target.exists() and (download.sha256 is None or _sha256(target) == download.sha256):
+        return DownloadResult(download, "present", target.stat().st_size)
+    part = target.with_name(target.name + ".part")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    resumed = False
+    last_error = ""
+    for attempt in range(retries):
+        offset = part.stat().st_size if part.exists() else 0
+        request = urllib.request.Request(download.url, headers={"User-Agent": "genotex-downloader"})
+        if offset:
+            request.add_header("Range", f"bytes={offset}-")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                append = offset > 0 and response.status == 206
+                resumed = resumed or append
+                with open(part, "ab" if append else "wb") as handle:
+                    for chunk in iter(lambda: response.read(_CHUNK), b""):
+                        handle.write(chunk)
+                        if on_bytes is not None:
+                            on_bytes(len(chunk))
+            break
+        except urllib.error.HTTPError as exc:
+            if exc.code == 416 and offset:  # the .part is already complete (or longer): verify it below
+                break
+            last_error = f"HTTP {exc.code} {exc.reason}"
+            if exc.code in (403, 404, 410):
+                return DownloadResult(download, f"failed: {last_error} for {download.url}")
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            last_error = str(getattr(exc, "reason", exc))
+        time.sleep(min(2**attempt, 8) * 0.1)
+    else:
+        return DownloadResult(download, f"failed: {last_error or 'no answer'} for {download.url}")
+    if download.sha256 is not None:
+        actual = _sha256(part)
+        if actual != download.sha256:
+            part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
+            return DownloadResult(download, f"failed: sha256 {actual[:12]}... differs from the manifest's "
+                                            f"{download.sha256[:12]}...")  # fmt: skip
+    part.replace(target)
+    return DownloadResult(download, "resumed" if resumed else "downloaded", target.stat().st_size)
+
+
+def download_all(downloads: Iterable[Download], *, jobs: int = 4, progress: bool = True) -> list[DownloadResult]:
+    """Fetch every download with `jobs` threads and a progress bar; results in input order."""
+    downloads = list(downloads)
+    from tqdm import tqdm
+
+    with tqdm(total=len(downloads), unit="file", disable=not progress or None, desc="downloading") as bar:
+        def one(download: Download) -> DownloadResult:
+            result = fetch(download)
+            bar.update(1)
+            bar.set_postfix_str(download.path.name[-40:])
+            return result
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            return list(pool.map(one, downloads))
+
+
+def plan_downloads(
+    what: str,
+    out: str | Path,
+    *,
+    manifest: str | Path | None = None,
+    base_url: str | None = None,
+    only: Iterable[str] = (),
+    sha256: str | None = None,
+) -> list[Download]:
+    """The files to fetch for `what`: "geo" or "tcga" (by a manifest), or "gene-info" (one file).
+
+    Parameters
+    ----------
+    what
+        "geo", "tcga" or "gene-info".
+    out
+        The folder (geo, tcga) or the file (gene-info) to write.
+    manifest
+        The benchmark's `geo_manifest.json` / `tcga_manifest.json` (geo and tcga only).
+    base_url
+        Where the files are, instead of the public sources (a mirror, a test server).
+    only
+        Keep only these traits (geo) or cohort folders (tcga).
+    sha256
+        gene-info: the expected digest, when known.
+    """
+    if what == "gene-info":
+        return [Download(base_url or GENE_INFO_URL, Path(out), sha256)]
+    if what not in ("geo", "tcga"):
+        raise ValueError(f"unknown download {what!r}; choose geo, tcga or gene-info")
+    if manifest is None:
+        raise ManifestError(f"downloading {what} needs the benchmark's manifest")
+    files = load_manifest(manifest)
+    wanted = set(only)
+    if wanted:
+        files = {k: v for k, v in files.items() if k.split("/", 1)[0] in wanted}
+    if what == "geo":
+        return geo_downloads(files, out, base=base_url or GEO_BASE)
+    return tcga_downloads(files, out, base=base_url or XENA_BASE)
+
+
+def download_inputs(
+    what: str,
+    out: str | Path,
+    *,
+    manifest: str | Path | None = None,
+    base_url: str | None = None,
+    only: Iterable[str] = (),
+    sha256: str | None = None,
+    jobs: int = 4,
+    progress: bool = True,
+) -> list[DownloadResult]:
+    """Plan (`plan_downloads`) and fetch (`download_all`) the inputs of `what`; never raises per file."""
+    downloads = plan_downloads(
+        what, out, manifest=manifest, base_url=base_url, only=only, sha256=sha256
+    )
+    return download_all(downloads, jobs=jobs, progress=progress)

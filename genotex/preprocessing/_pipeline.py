@@ -1,0 +1,175 @@
+"""Preprocess one cohort (GEO with a recipe, TCGA automatically) or every cohort of a layout."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from ..core import GenotexError, check_safe_name
+from ._clinical import clinical_table
+from ._cohort import CohortOutcome, decide, write_cohort
+from ._cohort_files import find_matrix, find_platform
+from ._geo import read_series_matrix, read_soft
+from ._inspect import proposal_text
+from ._probes import MappingError, choose_gene_column, entrez_to_symbol, map_probes, probe_gene_pairs
+from ._symbols import normalize_gene_table
+from ._recipe import Recipe, RecipeError
+from ._tcga import clinical_features, read_xena
+
+__all__ = [
+    "RecipeNeeded",
+    "TraitMismatch",
+    "geo_gene_table",
+    "is_tcga_folder",
+    "preprocess_cohort",
+    "preprocess_geo",
+    "preprocess_tcga",
+]
+
+log = logging.getLogger("genotex.preprocess")
+
+
+def geo_gene_table(cohort_dir: Path, recipe: Recipe, synonyms: Mapping[str, str], *,
+                   gene_ids: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:  # fmt: skip
+    """(normalized genes x samples, characteristics, the gene column used) of a GEO cohort."""
+    matrix = read_series_matrix(find_matrix(cohort_dir, recipe))
+    platform = read_soft(find_platform(cohort_dir, recipe)).platform(recipe.platform_id)
+    column = recipe.gene_column
+    entrez = column.startswith("entrez:")
+    if entrez:
+        column = column.removeprefix("entrez:")
+    elif column == "auto":
+        column = choose_gene_column(platform, synonyms.values(), probe_column=recipe.probe_column)
+    pairs = probe_gene_pairs(platform, probe_column=recipe.probe_column, gene_column=column)
+    if entrez:
+        if gene_ids is None:
+            raise RecipeError("an Entrez gene column needs gene_info (--gene-info)", path=recipe.source)
+        pairs = entrez_to_symbol(pairs, gene_ids)
+    if not pairs["ID"].isin(matrix.expression.index).any():
+        raise MappingError(f"no probe ID of the platform's {recipe.probe_column!r} column is in the matrix")
+    genes = normalize_gene_table(map_probes(matrix.expression, pairs), synonyms)
+    genes.index.name = "Gene"
+    return genes, matrix.characteristics, column
+
+
+def preprocess_geo(cohort_dir: str | Path, recipe: Recipe | str | Path, synonyms: Mapping[str, str],
+                   out_root: str | Path, *, gene_ids: Mapping[str, str] | None = None) -> CohortOutcome:  # fmt: skip
+    """Preprocess one GEO cohort as its recipe says, and write its outputs and record."""
+    cohort_dir = Path(cohort_dir)
+    if not isinstance(recipe, Recipe):
+        recipe = Recipe.read(recipe)
+    note = f"INFO: GEO; {recipe.note}".rstrip("; ")
+    if not recipe.gene_usable:
+        outcome = decide(recipe.trait, recipe.cohort, None, None, note=note)
+    else:
+        genes, characteristics, column = geo_gene_table(cohort_dir, recipe, synonyms, gene_ids=gene_ids)
+        details = f"gene column {column!r}, {len(genes)} genes after normalization"
+        log.info("%s/%s: %s", recipe.trait, recipe.cohort, details)
+        trait = recipe.variables.get("trait")
+        clinical = None
+        if trait is not None and trait.available:
+            clinical = clinical_table(characteristics, recipe)
+        outcome = replace(decide(recipe.trait, recipe.cohort, genes, clinical, note=note), details=details)
+    write_cohort(out_root, outcome)
+    return outcome
+
+
+def preprocess_tcga(
+    xena_dir: str | Path, trait: str, synonyms: Mapping[str, str], out_root: str | Path
+) -> CohortOutcome:
+    """Preprocess a Xena cohort for a trait (cohort ID `Xena`), and write its outputs and record.
+
+    The outcome's `details` say which clinical columns gave Age and Gender.
+    """
+    cohort = read_xena(xena_dir)
+    clinical, columns = clinical_features(cohort.clinical, trait)
+    genes = normalize_gene_table(cohort.expression, synonyms)
+    sources = f"Age from {columns['Age']}, Gender from {columns['Gender']}"
+    note = f"INFO: TCGA Xena {Path(xena_dir).name}; {sources}"
+    outcome = decide(trait, "Xena", genes, clinical, note=note, index_name="sampleID")
+    write_cohort(out_root, outcome)
+    return replace(outcome, details=sources)
+
+
+def is_tcga_folder(folder: str | Path) -> bool:
+    """Whether a cohort folder is a UCSC Xena (TCGA) cohort: it holds a `*clinicalMatrix` file."""
+    return any(Path(folder).glob("*clinicalMatrix"))
+
+
+class RecipeNeeded(GenotexError):
+    """A GEO cohort given without a recipe; `proposal` is a starting recipe to review."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None, proposal: str = "") -> None:
+        super().__init__(message, path=path)
+        self.proposal = proposal
+
+
+class TraitMismatch(RecipeError, ValueError):
+    """The trait asked for is not the trait the recipe was written for."""
+
+
+def preprocess_cohort(
+    cohort_dir: str | Path,
+    trait: str,
+    synonyms: Mapping[str, str],
+    out_root: str | Path,
+    *,
+    recipe: Recipe | str | Path | None = None,
+    gene_ids: Mapping[str, str] | None = None,
+) -> CohortOutcome:
+    """Preprocess one cohort into `out_root/<trait>/` (GEO or TCGA, decided from the folder).
+
+    Parameters
+    ----------
+    cohort_dir
+        A GEO series folder (series matrix and family SOFT) or a Xena cohort folder.
+    trait
+        The trait the outputs are for; a GEO recipe written for another trait is refused.
+    synonyms
+        The gene synonym table (`load_synonyms`).
+    out_root
+        The preprocess folder; the cohort's CSVs and its `cohort_info.json` record go under it.
+    recipe
+        A GEO cohort's recipe (a `Recipe` or its file); not used for TCGA.
+    gene_ids
+        Entrez GeneID -> symbol, for platforms keyed by GeneID (`gene_id_symbols`).
+
+    Returns
+    -------
+    CohortOutcome
+        The decision (record) and the tables written.
+
+    Raises
+    ------
+    RecipeNeeded
+        A GEO cohort without a recipe; its `proposal` lists the rows found.
+    TraitMismatch
+        The recipe's trait is not `trait`.
+    GenotexError
+        Any unreadable or malformed input, naming the file.
+    """
+    cohort_dir = Path(cohort_dir)
+    check_safe_name(trait, what="trait name")
+    if not cohort_dir.is_dir():
+        raise GenotexError("the cohort folder does not exist", path=cohort_dir)
+    if is_tcga_folder(cohort_dir):
+        return preprocess_tcga(cohort_dir, trait, synonyms, out_root)
+    if recipe is None:
+        raise RecipeNeeded(
+            "a GEO cohort needs a recipe for its trait: the proposal above lists the rows it found",
+            path=cohort_dir,
+            proposal=proposal_text(cohort_dir, trait),
+        )
+    if not isinstance(recipe, Recipe):
+        recipe = Recipe.read(recipe)
+    if recipe.trait != trait:
+        raise TraitMismatch(
+            f"the recipe is for the trait {recipe.trait!r}, not {trait!r}", path=recipe.source
+        )
+    return preprocess_geo(cohort_dir, recipe, synonyms, out_root, gene_ids=gene_ids)
+
+

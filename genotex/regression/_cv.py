@@ -1,0 +1,167 @@
+"""Cross-validated choice of the penalty (regression.md § 5), with per-fold work done once.
+
+The reference rebuilds each fold's normalization, residual and (for the LMM)
+X·Xᵀ, its eigendecomposition, the δ search and the rotation for every α of
+the grid; none of them depends on α, so a `Fold` holds them and only the
+Lasso is fitted per α. The fits themselves are the reference's, unchanged,
+so the chosen α and the CV numbers are identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..core import confusion_scores, gene_selection_scores, jaccard
+from ._constants import ALPHA_GRID, FALLBACK_ALPHA, LEGACY_SEED, N_FOLDS
+from ._models import LassoModel, LMMModel, NullModel, Residualizer, fit_null_model, normalize
+
+__all__ = [
+    "ALPHA_GRID",
+    "FALLBACK_ALPHA",
+    "CVChoice",
+    "Fold",
+    "cross_validate",
+    "legacy_fold_indices",
+    "prediction_scores",
+    "selection_scores",
+    "significant_genes",
+]
+
+
+
+def legacy_fold_indices(n: int, k: int = N_FOLDS, seed: int = LEGACY_SEED) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) indices: `np.random.seed(42); np.random.shuffle(indices)`, k equal test folds.
+
+    A local `RandomState(42)` gives the legacy global generator's sequence
+    without touching global state. Leftover samples are always in training.
+    """
+    indices = np.arange(n)
+    np.random.RandomState(seed).shuffle(indices)
+    fold_size = n // k
+    folds = []
+    for i in range(k):
+        test = indices[i * fold_size : (i + 1) * fold_size]
+        folds.append((np.setdiff1d(indices, test), test))
+    return folds
+
+
+def significant_genes(coefficients: np.ndarray, genes: Sequence[str]) -> list[tuple[str, float]]:
+    """Genes with a non-zero coefficient, by absolute coefficient descending (ties: column order)."""
+    nonzero = np.flatnonzero(coefficients != 0)
+    order = nonzero[np.argsort(-np.abs(coefficients[nonzero]), kind="stable")]
+    return [(genes[i], float(coefficients[i])) for i in order]
+
+
+def selection_scores(selected: Sequence[str], reference: Sequence[str]) -> dict[str, float]:
+    """Precision, recall, F1 and Jaccard (percent) of selected genes against the known ones.
+
+    regression.md § 5's convention: precision is 0 when nothing is selected,
+    recall 0 when nothing is known.
+    """
+    scores = gene_selection_scores(selected, reference, empty_matches_empty=False)
+    scores["jaccard"] = jaccard(reference, selected) * 100
+    return scores
+
+
+def prediction_scores(truth: np.ndarray, predicted: np.ndarray, *, binary: bool) -> dict[str, float]:
+    """Binary: accuracy, precision, recall, F1 (percent) at 0.5; continuous: NMSE and R²."""
+    if binary:
+        guess = predicted > 0.5
+        actual = truth > 0.5
+        tp = int(np.sum(guess & actual))
+        fp = int(np.sum(guess & ~actual))
+        fn = int(np.sum(~guess & actual))
+        tn = int(np.sum(~guess & ~actual))
+        scores = confusion_scores(tp, fp, tn, fn)
+        return {key: scores[key] for key in ("accuracy", "precision", "recall", "f1")}
+    residual = np.sum((truth - predicted) ** 2)
+    total = np.sum((truth - np.mean(truth)) ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nmse = residual / total
+    if total != 0:
+        r_squared = 1.0 - residual / total
+    else:  # scikit-learn's r2_score convention for a constant test fold
+        r_squared = 1.0 if residual == 0 else 0.0
+    return {"nmse": float(nmse), "r_squared": float(r_squared)}
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Everything of one CV fold that does not depend on α."""
+
+    x_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    z_test: np.ndarray | None
+    target: np.ndarray  # residual of y_train on [1, Z_train], n x 1
+    beta_z: np.ndarray | None
+    null_model: NullModel | None
+
+    @classmethod
+    def prepare(cls, x: np.ndarray, y: np.ndarray, z: np.ndarray | None, train: np.ndarray, test: np.ndarray,
+                *, lmm: bool) -> "Fold":  # fmt: skip
+        x_train, x_test = normalize(x[train], x[test])
+        z_train = z_test = None
+        if z is not None:
+            z_train, z_test = normalize(z[train], z[test])
+        target, beta_z = Residualizer.residual(y[train], z_train)
+        x_train = np.asfortranarray(x_train)
+        null_model = fit_null_model(x_train, target) if lmm else None
+        return cls(x_train, x_test, y[test], z_test, target, beta_z, null_model)
+
+    def fit(self, alpha: float, *, lmm: bool) -> Residualizer:
+        if lmm:
+            return Residualizer(LMMModel(alpha=alpha)).fit_residual(
+                self.x_train, self.target, self.beta_z, null_model=self.null_model
+            )
+        return Residualizer(LassoModel(alpha=alpha)).fit_residual(self.x_train, self.target, self.beta_z)
+
+
+@dataclass(frozen=True)
+class CVChoice:
+    """The chosen α and the CV numbers reported in `cv_performance`."""
+
+    alpha: float
+    fallback: bool  # no α selected a known gene: α = FALLBACK_ALPHA
+    performance: dict[str, dict[str, float]]  # {"prediction": ..., "selection": ...}
+    per_alpha: dict[float, dict[str, dict[str, float]]]
+
+
+def _mean(scores: list[dict[str, float]]) -> dict[str, float]:
+    return {key: float(np.mean([s[key] for s in scores])) for key in scores[0]}
+
+
+def cross_validate(x: np.ndarray, y: np.ndarray, z: np.ndarray | None, genes: Sequence[str],
+                   known_genes: Sequence[str], *, lmm: bool, binary: bool,
+                   grid: Sequence[float] = ALPHA_GRID) -> CVChoice:  # fmt: skip
+    """5-fold CV of every α; choose the α with the highest mean selection precision."""
+    folds = [Fold.prepare(x, y, z, train, test, lmm=lmm) for train, test in legacy_fold_indices(len(y))]
+    gene_set = set(genes)
+    reference = [g for g in known_genes if g in gene_set]
+    prediction_key = "f1" if binary else "r_squared"
+    best_prediction = best_selection = -np.inf
+    chosen = grid[0]
+    performance: dict[str, dict[str, float]] = {}
+    per_alpha = {}
+    for alpha in grid:
+        predictions, selections = [], []
+        for fold in folds:
+            model = fold.fit(alpha, lmm=lmm)
+            predicted = model.predict(fold.x_test, fold.z_test)
+            predictions.append(prediction_scores(fold.y_test, predicted, binary=binary))
+            selected = [gene for gene, _ in significant_genes(model.coef_, genes)]
+            selections.append(selection_scores(selected, reference))
+        result = {"prediction": _mean(predictions), "selection": _mean(selections)}
+        per_alpha[alpha] = result
+        if result["prediction"][prediction_key] > best_prediction:
+            best_prediction = result["prediction"][prediction_key]
+            performance["prediction"] = result["prediction"]
+        if result["selection"]["precision"] > best_selection:
+            best_selection = result["selection"]["precision"]
+            chosen = alpha
+            performance["selection"] = result["selection"]
+    fallback = best_selection <= 0
+    return CVChoice(FALLBACK_ALPHA if fallback else chosen, fallback, performance, per_alpha)

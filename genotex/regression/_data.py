@@ -1,0 +1,179 @@
+"""The data of one problem: chosen cohort(s), X, Y, Z (regression.md §§ 1-2)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sklearn
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression
+
+from ..core import (
+    CohortInfoReader,
+    GenotexError,
+    GuardedTree,
+    LabelledTable,
+    ProblemId,
+    TableError,
+    TaskInfo,
+    gene_regressors,
+    read_table,
+    select_cohorts,
+)
+from ._constants import LEGACY_SEED, N_FOLDS
+from ._models import normalize
+
+__all__ = ["ProblemData", "ProblemSkipped", "ProblemFailed", "load_problem", "predict_condition"]
+
+_AGE_GENDER = ("Age", "Gender")
+log = logging.getLogger("genotex.regression")
+
+
+class ProblemSkipped(Exception):
+    """The problem has no data to answer it (no usable cohort or pair): not an error."""
+
+
+class ProblemFailed(GenotexError):
+    """The problem's data exist but cannot be analysed (unreadable, non-numeric, constant trait...)."""
+
+
+@dataclass(frozen=True)
+class ProblemData:
+    """X (genes), Y (trait) and Z (condition) of one problem, with the names behind them."""
+
+    problem: ProblemId
+    cohorts: tuple[str, ...]  # (trait cohort,) or (trait cohort, condition cohort)
+    x: np.ndarray  # samples x genes, as loaded
+    y: np.ndarray  # samples
+    z: np.ndarray | None  # samples, or None for the unconditional problem
+    genes: tuple[str, ...]  # the columns of x
+    regressors: tuple[str, ...] = ()  # two-step: genes that predict the condition
+    condition_model: str | None = None  # two-step: the model that predicted the condition
+
+    @property
+    def binary(self) -> bool:
+        """The trait is binary when the whole Y has exactly two distinct values."""
+        return len(np.unique(self.y)) == 2
+
+
+def _logistic_l1() -> LogisticRegression:
+    """`LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)`, as the reference.
+
+    scikit-learn 1.8 deprecated `penalty`; `l1_ratio=1` is the same model there.
+    """
+    major, minor = (int(part) for part in sklearn.__version__.split(".")[:2])
+    if (major, minor) >= (1, 8):
+        return LogisticRegression(l1_ratio=1.0, solver="liblinear", random_state=LEGACY_SEED)
+    return LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)
+
+
+def predict_condition(x_condition: np.ndarray, y_condition: np.ndarray, x_trait: np.ndarray) -> tuple[np.ndarray, str]:
+    """Train the condition on its cohort's regressor genes; predict it in the trait cohort."""
+    binary = len(np.unique(y_condition)) == 2
+    wide = x_condition.shape[1] > x_condition.shape[0]
+    if binary:
+        model = _logistic_l1() if wide else LogisticRegression()
+        name = "L1 logistic regression" if wide else "logistic regression"
+    else:
+        model = Lasso() if wide else LinearRegression()
+        name = "Lasso (alpha 1)" if wide else "linear regression"
+    train, _ = normalize(x_condition)
+    target, _ = normalize(x_trait)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(train, y_condition)
+    predicted = model.predict_proba(target)[:, 1] if binary else model.predict(target)
+    return predicted, name
+
+
+def _load(data_dir: Path, trait: str, cohort: str) -> LabelledTable:
+    path = data_dir / trait / f"{cohort}.csv"
+    try:
+        table = read_table(path, features_are_rows=False)
+    except TableError as exc:
+        raise ProblemFailed(exc.reason, path=path) from None
+    if table.bad_cells:
+        column = table.column_labels[next(iter(table.bad_cells))]
+        raise ProblemFailed(f"column {column!r} holds non-numeric values", path=path)
+    return table
+
+
+def _column(table: LabelledTable, name: str, path: Path) -> np.ndarray:
+    positions = np.flatnonzero(table.column_labels == name)
+    if len(positions) == 0:
+        raise ProblemFailed(f"the table has no column {name!r}", path=path)
+    return table.values[:, positions[0]]
+
+
+def _check_finite(values: np.ndarray, what: str, path: Path) -> None:
+    if not np.isfinite(values).all():
+        raise ProblemFailed(f"{what} has missing or infinite values", path=path)
+
+
+def _warn(file: str, reason: str) -> None:
+    """What the cohort reader finds wrong in the data folder (a bad record, an unreadable header)."""
+    log.warning("%s: %s", file, reason)
+
+
+def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> ProblemData:
+    """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s)."""
+    data_dir = Path(data_dir)
+    reader = CohortInfoReader(GuardedTree.trusted(data_dir, prefix=""), _warn, unreadable_as_missing=True, folder="")
+    trait, condition = problem.trait, problem.condition
+    choice = select_cohorts(reader, problem, task_info, report=_warn)
+    if choice is None:
+        if reader.read(trait) is None:
+            raise ProblemSkipped(f"no readable cohort_info.json for {trait}")
+        if not problem.one_step and reader.read(condition) is None:
+            raise ProblemSkipped(f"no readable cohort_info.json for {condition}")
+        raise ProblemSkipped("no usable cohort" if problem.one_step else "no usable cohort pair")
+    trait_id = choice if isinstance(choice, str) else choice[0]
+    trait_path = data_dir / trait / f"{trait_id}.csv"
+    table = _load(data_dir, trait, trait_id)
+    labels = list(table.column_labels)
+    if trait not in labels:
+        raise ProblemFailed(f"the table has no column {trait!r}", path=trait_path)
+    if problem.one_step and condition is not None:
+        dropped = {other for other in _AGE_GENDER if other != condition}  # keep the condition itself
+    else:
+        dropped = set(_AGE_GENDER)
+    keep = [i for i, label in enumerate(labels) if label not in dropped]
+    y = _column(table, trait, trait_path)
+    regressors: tuple[str, ...] = ()
+    condition_model = None
+    z = None
+    if condition is None:
+        gene_positions = [i for i in keep if labels[i] != trait]
+    elif problem.one_step:
+        z = _column(table, condition, trait_path)
+        gene_positions = [i for i in keep if labels[i] not in (trait, condition)]
+    else:
+        condition_id = choice[1]
+        condition_path = data_dir / condition / f"{condition_id}.csv"
+        condition_table = _load(data_dir, condition, condition_id)
+        regressors = tuple(gene_regressors(trait, condition, labels, condition_table.column_labels, task_info))
+        x_condition = np.column_stack([_column(condition_table, g, condition_path) for g in regressors])
+        y_condition = _column(condition_table, condition, condition_path)
+        _check_finite(x_condition, "the condition cohort's regressor genes", condition_path)
+        _check_finite(y_condition, f"the condition column {condition!r}", condition_path)
+        x_regressors = np.column_stack([_column(table, g, trait_path) for g in regressors])
+        z, condition_model = predict_condition(x_condition, y_condition, x_regressors)
+        gene_positions = [i for i in keep if labels[i] not in (trait, condition)]
+    x = table.values[:, gene_positions]
+    _check_finite(y, f"the trait column {trait!r}", trait_path)
+    _check_finite(x, "the gene columns", trait_path)
+    if z is not None:
+        _check_finite(z, f"the condition {condition!r}", trait_path)
+    if len(np.unique(y)) < 2:
+        raise ProblemFailed(f"the trait column {trait!r} is constant", path=trait_path)
+    if x.shape[1] == 0:
+        raise ProblemFailed("the table has no gene columns", path=trait_path)
+    if len(y) < N_FOLDS:
+        raise ProblemFailed(f"fewer samples ({len(y)}) than cross-validation folds ({N_FOLDS})", path=trait_path)
+    cohorts = (trait_id,) if isinstance(choice, str) else tuple(choice)
+    return ProblemData(problem, cohorts, np.asfortranarray(x), y.copy(), None if z is None else z.copy(),
+                       tuple(labels[i] for i in gene_positions), regressors, condition_model)  # fmt: skip

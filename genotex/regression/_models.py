@@ -1,0 +1,265 @@
+"""The regression models of the GenoTEX pipeline (regression.md §§ 3-4), as estimators.
+
+`LassoModel` and `LMMModel` share one small interface (fit / predict / coef_);
+`Residualizer` wraps either to regress out a condition first. Hyper-parameters
+are stored unchanged in `__init__`; fitted state ends in `_`. Convergence is
+recorded (`converged_`), never hidden behind a global warnings filter.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import Lasso
+
+from ._constants import BATCH_GAP_NUMERATOR, LOG_DELTA_INTERVALS, LOG_DELTA_RANGE, N_TOP_EIGENVALUES
+
+__all__ = [
+    "LassoModel",
+    "LMMModel",
+    "NullModel",
+    "Residualizer",
+    "detect_batch_effect",
+    "estimate_log_delta",
+    "fit_null_model",
+    "normalize",
+]
+
+
+
+def normalize(train: np.ndarray, test: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Z-score columns by the training set's mean and population std (std 0: only centred)."""
+    mean = np.mean(train, axis=0)
+    std = np.std(train, axis=0)
+    std = np.where(std == 0, 1, std)
+    return (train - mean) / std, None if test is None else (test - mean) / std
+
+
+def detect_batch_effect(x: np.ndarray) -> bool:
+    """Eigen-gap test: any gap > 200/n among the 10 largest eigenvalues of X0·X0ᵀ (normalized)."""
+    n = x.shape[0]
+    centred = x - x.mean(axis=0)
+    eigenvalues = np.sort(np.linalg.eigvalsh(centred @ centred.T))[::-1][:N_TOP_EIGENVALUES]
+    normalized = eigenvalues / eigenvalues[0]
+    gaps = normalized[:-1] - normalized[1:]
+    return bool(np.any(gaps > BATCH_GAP_NUMERATOR / n))
+
+
+def _fit_lasso(alpha: float, x: np.ndarray, y: np.ndarray) -> Lasso:
+    """scikit-learn's Lasso with its defaults, y as an n x 1 column, as the reference fits it."""
+    model = Lasso(alpha=alpha)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # recorded as converged_ instead
+        model.fit(x, y.reshape(-1, 1))
+    return model
+
+
+def _check_alpha(alpha: object) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
+        raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
+    return float(alpha)
+
+
+class _LassoFitted:
+    """Fitted state shared by the Lasso and the LMM: the scikit-learn fit and its diagnostics."""
+
+    def _record(self, lasso: Lasso) -> None:
+        self.lasso_ = lasso
+        self.coef_ = np.ravel(lasso.coef_)
+        self.intercept_ = float(np.ravel(lasso.intercept_)[0])
+        self.n_iter_ = int(lasso.n_iter_)
+        self.converged_ = bool(lasso.n_iter_ < lasso.max_iter)
+
+
+class LassoModel(_LassoFitted, BaseEstimator):
+    """L1-penalized linear regression: scikit-learn `Lasso(alpha)` with its default settings.
+
+    Parameters
+    ----------
+    alpha
+        The L1 penalty.
+
+    Attributes
+    ----------
+    coef_, intercept_
+        Gene coefficients and intercept of the fit.
+    n_iter_, converged_
+        Coordinate-descent iterations, and whether they stopped before the
+        1,000-iteration cap (the reference's fits often do not: recorded, not hidden).
+    """
+
+    def __init__(self, *, alpha: float = 1.0) -> None:
+        self.alpha = alpha
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> LassoModel:
+        self._record(_fit_lasso(_check_alpha(self.alpha), x, y))
+        return self
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.ravel(self.lasso_.predict(x))
+
+
+@dataclass(frozen=True)
+class NullModel:
+    """What the LMM's variance-component search finds for one design matrix and target.
+
+    `rotated_x` is diag((S+δ)^-½)·Uᵀ·X; it depends on X and y but not on λ, so a
+    cross-validation fold computes it once for every λ of the grid.
+    """
+
+    log_delta: float
+    eigenvalues: np.ndarray
+    rotated_x: np.ndarray
+
+
+def _negative_log_likelihood(log_delta: float, uy: np.ndarray, eigenvalues: np.ndarray) -> float:
+    n = uy.shape[0]
+    shifted = eigenvalues + np.exp(log_delta)
+    log_det = np.sum(np.log(shifted))
+    flat = uy.ravel()
+    variance = 1.0 / n * (flat * flat * (1.0 / shifted)).sum()
+    return 0.5 * (n * np.log(2.0 * np.pi) + log_det + n + n * np.log(variance))
+
+
+def estimate_log_delta(
+    eigenvalues: np.ndarray,
+    uy: np.ndarray,
+    *,
+    intervals: int = LOG_DELTA_INTERVALS,
+    log_delta_range: tuple[float, float] = LOG_DELTA_RANGE,
+) -> float:
+    """log δ of least negative log-likelihood: a grid over the range, each local minimum refined by Brent.
+
+    The likelihood sees y only through (Uᵀy)², so δ does not depend on the
+    eigenvectors' signs (the rotation of X that follows does).
+    """
+    low, high = log_delta_range
+    grid = np.arange(intervals + 1) / (intervals * 1.0) * (high - low) + low
+    nll = np.array([_negative_log_likelihood(g, uy, eigenvalues) for g in grid])
+    best_nll = nll.min()
+    best = grid[nll.argmin()]
+    for i in range(1, intervals):
+        if nll[i] < nll[i - 1] and nll[i] < nll[i + 1]:
+            bracket = (grid[i - 1], grid[i], grid[i + 1])
+            log_delta, value, _, _ = scipy.optimize.brent(
+                _negative_log_likelihood, (uy, eigenvalues), bracket, full_output=True
+            )
+            if value < best_nll:
+                best_nll, best = value, log_delta
+    return float(best)
+
+
+def fit_null_model(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    intervals: int = LOG_DELTA_INTERVALS,
+    log_delta_range: tuple[float, float] = LOG_DELTA_RANGE,
+) -> NullModel:
+    """Estimate log δ by grid + Brent refinement, then rotate X (regression.md § 4, LMM).
+
+    K = X·Xᵀ is decomposed with `scipy.linalg.eigh`: the eigenvectors' signs
+    change the fitted model (y is not rotated), and that is the reference's call.
+    """
+    kernel = x @ x.T
+    eigenvalues, eigenvectors = scipy.linalg.eigh(kernel)
+    uy = eigenvectors.T @ y.reshape(-1, 1)
+    best = estimate_log_delta(eigenvalues, uy, intervals=intervals, log_delta_range=log_delta_range)
+    scale = np.sqrt(1.0 / (eigenvalues + np.exp(best)))
+    rotated = (eigenvectors.T @ x) * np.tile(scale, (x.shape[1], 1)).T
+    return NullModel(float(best), eigenvalues, rotated)
+
+
+class LMMModel(_LassoFitted, BaseEstimator):
+    """The reference's "modified" linear mixed model: confounder correction, then Lasso.
+
+    X is rotated by the null model's eigenvectors and variance ratio; y is not
+    (the reference's formulation, whose answer depends on eigenvector signs).
+    Coefficients apply to the un-rotated X: predict(X) = X·coef + intercept.
+
+    Parameters
+    ----------
+    alpha
+        The Lasso penalty (the reference's λ, "lamda").
+    """
+
+    def __init__(self, *, alpha: float = 0.1) -> None:
+        self.alpha = alpha
+
+    def fit(self, x: np.ndarray, y: np.ndarray, *, null_model: NullModel | None = None) -> LMMModel:
+        """Fit; `null_model` reuses a variance-component search made for the same X and y."""
+        alpha = _check_alpha(self.alpha)
+        self.null_model_ = null_model if null_model is not None else fit_null_model(x, y)
+        self._record(_fit_lasso(alpha, self.null_model_.rotated_x, y))
+        return self
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return (x @ self.coef_.reshape(-1, 1) + self.intercept_).ravel()
+
+
+def _with_intercept(z: np.ndarray) -> np.ndarray:
+    return np.column_stack((np.ones(z.shape[0]), z.reshape(z.shape[0], -1)))
+
+
+class Residualizer(BaseEstimator):
+    """Regress y on [1, Z] by least squares first, then fit a clone of `model` to the residual.
+
+    Parameters
+    ----------
+    model
+        An unfitted `LassoModel` or `LMMModel`; it is cloned, never fitted in place.
+
+    Attributes
+    ----------
+    estimator_
+        The fitted clone of `model`.
+    coef_
+        Its gene coefficients.
+    beta_z_
+        The least-squares coefficients of [1, Z] (n x 1), or None without Z.
+    condition_coef_
+        The coefficient of the condition Z, or None without Z.
+    n_iter_, converged_
+        The fitted model's diagnostics.
+    """
+
+    def __init__(self, model: LassoModel | LMMModel) -> None:
+        self.model = model
+
+    def fit(self, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None, **fit_params) -> Residualizer:
+        target, beta_z = self.residual(y, z)
+        return self.fit_residual(x, target, beta_z, **fit_params)
+
+    def fit_residual(
+        self, x: np.ndarray, target: np.ndarray, beta_z: np.ndarray | None, **fit_params
+    ) -> Residualizer:
+        """Fit to a residual already computed by `residual` (a CV fold shares it across α)."""
+        self.beta_z_ = beta_z
+        self.estimator_ = clone(self.model).fit(x, target, **fit_params)
+        self.coef_ = self.estimator_.coef_
+        self.n_iter_ = self.estimator_.n_iter_
+        self.converged_ = self.estimator_.converged_
+        self.condition_coef_ = None if beta_z is None else float(beta_z[1, 0])
+        return self
+
+    @staticmethod
+    def residual(y: np.ndarray, z: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(y − Z1·β_Z as an n x 1 column, β_Z); (y, None) without Z."""
+        target = y.reshape(-1, 1)
+        if z is None:
+            return target, None
+        z1 = _with_intercept(z)
+        beta = np.linalg.pinv(z1.T @ z1) @ z1.T @ target
+        return target - z1 @ beta, beta
+
+    def predict(self, x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        prediction = self.estimator_.predict(x)
+        if z is not None and self.beta_z_ is not None:
+            prediction = prediction + _with_intercept(z) @ self.beta_z_.ravel()
+        return prediction

@@ -1,0 +1,118 @@
+"""Answer one problem: batch test, CV, final fit, ranked genes (regression.md §§ 3-6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, regress_file_name
+from ._cv import CVChoice, cross_validate, significant_genes
+from ._data import ProblemData, load_problem
+from ._models import LassoModel, LMMModel, Residualizer, detect_batch_effect, normalize
+
+__all__ = ["RegressionResult", "analyse", "answer_problem", "is_done", "result_path", "write_result"]
+
+
+@dataclass(frozen=True)
+class RegressionResult:
+    """The answer to one problem and how it was reached."""
+
+    problem: ProblemId
+    genes: tuple[tuple[str, float], ...]  # ranked (gene, coefficient)
+    cv_performance: dict[str, dict[str, float]]
+    model: str  # "Lasso" or "LMM"
+    batch_effect: bool
+    alpha: float
+    alpha_fallback: bool
+    condition_coefficient: float | None
+    cohorts: tuple[str, ...]
+    regressors: tuple[str, ...] = ()
+    condition_model: str | None = None
+    converged: bool = True
+    cv_per_alpha: dict[float, Any] = field(default_factory=dict, repr=False)
+
+    def to_file(self) -> ResultFile:
+        """The `significant_genes_condition_<C>.json` content (layout.md)."""
+        return ResultFile(
+            tuple(gene for gene, _ in self.genes),
+            tuple(coefficient for _, coefficient in self.genes),
+            self.cv_performance,
+        )
+
+    def describe(self) -> str:
+        """One log line: cohorts, model and why, α, the condition's coefficient."""
+        cohorts = " + ".join(self.cohorts)
+        why = "batch effect (eigenvalue gap)" if self.batch_effect else "no batch effect"
+        alpha = f"{self.alpha:g}" + (" (fallback: no alpha selected a known gene)" if self.alpha_fallback else "")
+        parts = [f"cohort {cohorts}", f"{self.model} ({why})", f"alpha {alpha}", f"{len(self.genes)} genes"]
+        if self.condition_coefficient is not None:
+            parts.append(f"{self.problem.condition} coefficient {self.condition_coefficient:.4g}")
+        if self.condition_model:
+            parts.append(f"condition predicted by {self.condition_model} on {len(self.regressors)} genes")
+        if not self.converged:
+            parts.append("the final fit hit max_iter")
+        return "; ".join(parts)
+
+
+def analyse(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
+    """Batch-effect test, CV over the α grid, final fit on all samples, ranked genes."""
+    lmm = detect_batch_effect(data.x)
+    choice: CVChoice = cross_validate(data.x, data.y, data.z, data.genes, task_info.genes_of(data.problem.trait),
+                                      lmm=lmm, binary=data.binary)  # fmt: skip
+    x, _ = normalize(data.x)
+    z = None if data.z is None else normalize(data.z)[0]
+    model = Residualizer(LMMModel(alpha=choice.alpha) if lmm else LassoModel(alpha=choice.alpha))
+    model.fit(np.asfortranarray(x), data.y, z)
+    coefficients = model.coef_
+    return RegressionResult(
+        problem=data.problem,
+        genes=tuple(significant_genes(coefficients, data.genes)),
+        cv_performance=choice.performance,
+        model="LMM" if lmm else "Lasso",
+        batch_effect=lmm,
+        alpha=choice.alpha,
+        alpha_fallback=choice.fallback,
+        condition_coefficient=model.condition_coef_,
+        cohorts=data.cohorts,
+        regressors=data.regressors,
+        condition_model=data.condition_model,
+        converged=model.converged_,
+        cv_per_alpha=choice.per_alpha,
+    )
+
+
+def answer_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> RegressionResult:
+    """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
+
+    Raises `ProblemSkipped` (no data) or `ProblemFailed` (unusable data).
+    """
+    with threadpool_limits(limits=1):
+        return analyse(load_problem(data_dir, problem, task_info), task_info)
+
+
+def result_path(out_dir: str | Path, problem: ProblemId) -> Path:
+    return Path(out_dir) / problem.trait / regress_file_name(problem.condition)
+
+
+def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
+    """Write the result JSON atomically: an interrupted run leaves no half-written file."""
+    path = result_path(out_dir, result.problem)
+    result.to_file().write(path)
+    return path
+
+
+def is_done(out_dir: str | Path, problem: ProblemId) -> bool:
+    """Whether a problem's result exists and is complete, so that a re-run may skip it.
+
+    It must score in evaluation (`ResultFile`'s rule) and also hold what
+    `genotex regress` writes (coefficients and `cv_performance`): regress never
+    skips a file that evaluation would score as malformed.
+    """
+    try:
+        return ResultFile.read(result_path(out_dir, problem)).complete
+    except MalformedResult:
+        return False

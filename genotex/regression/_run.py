@@ -1,0 +1,164 @@
+"""Answer many problems: skip finished ones, run in processes or on a Dask cluster, summarize.
+
+Results are written by the coordinating process as each problem finishes
+(atomically), so an interrupted run keeps every finished answer and leaves no
+half-written file; a re-run skips problems whose JSON exists and parses.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from threadpoolctl import threadpool_limits
+
+from ..core import GenotexError, ProblemId, ProblemStatus, RunStatus, TaskInfo
+from ._data import ProblemSkipped
+from ._pipeline import RegressionResult, answer_problem, is_done, write_result
+
+__all__ = ["ProblemOutcome", "run_problems", "solve"]
+
+log = logging.getLogger("genotex.regression")
+
+
+@dataclass(frozen=True)
+class ProblemOutcome:
+    """What happened to one problem: `status` is "ok", "skipped: …" or "failed: …"."""
+
+    problem: ProblemId
+    status: str
+    seconds: float
+    model: str | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_status(self) -> ProblemStatus:
+        """Its line of `status.json`."""
+        return ProblemStatus(self.problem.key, self.seconds, self.status, self.model, self.detail)
+
+
+def solve(data_dir: str, problem: ProblemId, task_info: TaskInfo) -> tuple[RegressionResult | None, ProblemOutcome]:
+    """Answer one problem, turning every expected failure into an outcome (never raises)."""
+    started = time.perf_counter()
+    try:
+        result = answer_problem(data_dir, problem, task_info)
+    except ProblemSkipped as exc:
+        return None, ProblemOutcome(problem, f"skipped: {exc}", time.perf_counter() - started)
+    except GenotexError as exc:
+        return None, ProblemOutcome(problem, f"failed: {exc}", time.perf_counter() - started)
+    except (ValueError, ArithmeticError, MemoryError, OSError) as exc:
+        reason = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
+        return None, ProblemOutcome(problem, f"failed: {reason}", time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return result, ProblemOutcome(problem, "ok", seconds, result.model, result.describe())
+
+
+def _solve_task(task: tuple[str, ProblemId, TaskInfo]) -> tuple[RegressionResult | None, ProblemOutcome]:
+    return solve(*task)
+
+
+def _single_blas_thread() -> None:
+    threadpool_limits(limits=1)
+
+
+def run_problems(
+    problems: Sequence[ProblemId],
+    data_dir: str | Path,
+    task_info: TaskInfo,
+    out_dir: str | Path,
+    *,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    force: bool = False,
+    on_outcome: Callable[[ProblemOutcome], None] | None = None,
+    summary: str | Path | None = None,
+) -> RunStatus:
+    """Answer `problems`, writing each result JSON as soon as it is known.
+
+    Parameters
+    ----------
+    problems
+        The problems to answer (`TaskInfo.select` or `TaskInfo.problems`).
+    data_dir
+        The preprocess folder (`<trait>/cohort_info.json` and linked CSVs).
+    task_info
+        Related genes and conditions.
+    out_dir
+        Where `<trait>/significant_genes_condition_<C>.json` files go.
+    jobs
+        Worker processes (each on one BLAS thread, so results do not depend on it).
+    scheduler
+        The address of a Dask distributed scheduler to run on instead.
+    force
+        Redo problems whose complete result already exists (else they are skipped).
+    on_outcome
+        Called with each problem's outcome as it is known.
+    summary
+        Also write the run summary (`status.json`) there.
+
+    Returns
+    -------
+    RunStatus
+        Every problem's status line, in input order (`status.json`'s content).
+    """
+    out_dir = Path(out_dir)
+    outcomes: dict[ProblemId, ProblemOutcome] = {}
+    pending = []
+    for problem in problems:
+        if not force and is_done(out_dir, problem):
+            outcomes[problem] = ProblemOutcome(problem, "skipped: output exists (use --force to redo)", 0.0)
+            _report(outcomes[problem], on_outcome)
+        else:
+            pending.append(problem)
+    tasks = [(str(data_dir), problem, task_info) for problem in pending]
+    for result, outcome in _execute(tasks, jobs=jobs, scheduler=scheduler):
+        if result is not None:
+            write_result(out_dir, result)
+        outcomes[outcome.problem] = outcome
+        _report(outcome, on_outcome)
+    status = RunStatus(tuple(outcomes[p].to_status() for p in problems))
+    if summary is not None:
+        status.write(summary)
+    return status
+
+
+def _report(outcome: ProblemOutcome, on_outcome: Callable[[ProblemOutcome], None] | None) -> None:
+    message = f"{outcome.problem.key}: {outcome.status}"
+    if outcome.detail:
+        message += f" — {outcome.detail}"
+    log.info("%s (%.1f s)", message, outcome.seconds)
+    if on_outcome is not None:
+        on_outcome(outcome)
+
+
+def _execute(tasks: list, *, jobs: int, scheduler: str | None) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
+    if scheduler is not None:
+        yield from _execute_on_dask(tasks, scheduler)
+    elif jobs <= 1 or len(tasks) <= 1:
+        yield from map(_solve_task, tasks)
+    else:
+        context = multiprocessing.get_context("spawn")  # polars' and BLAS' threads do not survive fork
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context, initializer=_single_blas_thread) as pool:
+            futures = [pool.submit(_solve_task, task) for task in tasks]
+            for future in as_completed(futures):
+                yield future.result()
+
+
+def _execute_on_dask(tasks: list, address: str) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
+    """Run the problems on an existing dask.distributed cluster (its workers must see the data)."""
+    try:
+        from dask.distributed import Client, as_completed as dask_completed
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise GenotexError("--scheduler needs dask.distributed: pip install 'genotex[dask]'") from None
+    with Client(address) as client:
+        futures = client.map(_solve_task, tasks, pure=False)
+        for future in dask_completed(futures):
+            yield future.result()
