@@ -33,14 +33,45 @@ from genotex.workflows import SynthSpec, write_example  # noqa: E402
 
 PRESETS = {
     # 4 traits, 5 usable cohorts -> 15 reference CSVs of 170-315 x 18,000, as the 693 s anchor
-    "benchmark": (SynthSpec(n_traits=4, n_cohorts=5, samples=(170, 315), n_genes=18_000, n_related=200,
-                            unusable_share=0.0, missing_share=0.0), 693.0),  # fmt: skip
-    # 16 traits, 3 cohorts each of 30-180 x 3,000, as the 62 s anchor (its cohort count is not known)
-    "sixteen": (SynthSpec(n_traits=16, n_cohorts=48, samples=(30, 180), n_genes=3_000, n_related=100,
-                          unusable_share=0.1, missing_share=0.02), 62.0),  # fmt: skip
+    "benchmark": (
+        SynthSpec(
+            n_traits=4,
+            n_cohorts=5,
+            samples=(170, 315),
+            n_genes=18_000,
+            n_related=200,
+            unusable_share=0.0,
+            missing_share=0.0,
+        ),
+        693.0,
+    ),
+    # 16 traits, 3 cohorts each of 30-180 x 3,000, as the 62 s anchor (its cohort count is not
+    # known)
+    "sixteen": (
+        SynthSpec(
+            n_traits=16,
+            n_cohorts=48,
+            samples=(30, 180),
+            n_genes=3_000,
+            n_related=100,
+            unusable_share=0.1,
+            missing_share=0.02,
+        ),
+        62.0,
+    ),
     # 2.4x the benchmark preset's tables: peak memory must stay that of one table pair
-    "streaming": (SynthSpec(n_traits=6, n_cohorts=12, samples=(170, 315), n_genes=18_000, n_related=200,
-                            unusable_share=0.0, missing_share=0.0), None),  # fmt: skip
+    "streaming": (
+        SynthSpec(
+            n_traits=6,
+            n_cohorts=12,
+            samples=(170, 315),
+            n_genes=18_000,
+            n_related=200,
+            unusable_share=0.0,
+            missing_share=0.0,
+        ),
+        None,
+    ),
 }
 
 
@@ -59,15 +90,29 @@ def _tree(workdir: Path, name: str, spec: SynthSpec, seed: int) -> Path:
 
 def _run_once(folder: Path, jobs: int) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one `genotex eval` process."""
-    command = [sys.executable, "-m", "genotex", "eval", "-p", str(folder / "pred" / "output"),
-               "-r", str(folder / "ref" / "output"), "--jobs", str(jobs), "--no-progress",
-               "--json", str(folder / "bench_report.json")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "genotex",
+        "eval",
+        "-p",
+        str(folder / "pred" / "output"),
+        "-r",
+        str(folder / "ref" / "output"),
+        "--jobs",
+        str(jobs),
+        "--no-progress",
+        "--json",
+        str(folder / "bench_report.json"),
+    ]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     if status != 0:
-        raise SystemExit(f"genotex eval failed: {process.stderr.read().decode() if process.stderr else status}")
+        raise SystemExit(
+            f"genotex eval failed: {process.stderr.read().decode() if process.stderr else status}"
+        )
     return seconds, usage.ru_maxrss / 1024  # Linux reports KB
 
 
@@ -78,13 +123,23 @@ def _counts(folder: Path) -> tuple[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", action="append", choices=sorted(PRESETS),
-                        help="tree size (repeatable); default: benchmark and sixteen")  # fmt: skip
-    parser.add_argument("--repeat", type=int, default=3, help="runs per tree; the median is reported")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--preset",
+        action="append",
+        choices=sorted(PRESETS),
+        help="tree size (repeatable); default: benchmark and sixteen",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per tree; the median is reported"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="genotex eval --jobs")
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-bench")
+    parser.add_argument(
+        "--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-bench"
+    )
     args = parser.parse_args()
     rows = []
     for name in args.preset or ["benchmark", "sixteen"]:
@@ -95,14 +150,27 @@ def main() -> None:
         peak = max(r[1] for r in runs)
         n_csv, megabytes = _counts(folder)
         ratio = f"{reference_seconds / seconds:.0f}x" if reference_seconds else "-"
-        rows.append((name, n_csv, megabytes, seconds, seconds / n_csv, peak, reference_seconds, ratio,
-                     [round(r[0], 2) for r in runs]))  # fmt: skip
+        rows.append(
+            (
+                name,
+                n_csv,
+                megabytes,
+                seconds,
+                seconds / n_csv,
+                peak,
+                reference_seconds,
+                ratio,
+                [round(r[0], 2) for r in runs],
+            )
+        )
     print(f"genotex eval, --jobs {args.jobs}, median of {args.repeat} runs (start-up included)")
-    print("| tree | reference CSVs | MB | seconds | s per file pair | peak RSS MB | reference s | speed-up | runs |")
+    headers = ["tree", "reference CSVs", "MB", "seconds", "s per file pair", "peak RSS MB"]
+    print("| " + " | ".join([*headers, "reference s", "speed-up", "runs"]) + " |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for name, n_csv, mb, seconds, per_pair, peak, ref_s, ratio, runs in rows:
         ref_text = f"{ref_s:.0f}" if ref_s else "-"
-        print(f"| {name} | {n_csv} | {mb:.0f} | {seconds:.2f} | {per_pair:.2f} | {peak:.0f} | {ref_text} | {ratio} | {runs} |")
+        cells = [name, n_csv, f"{mb:.0f}", f"{seconds:.2f}", f"{per_pair:.2f}", f"{peak:.0f}"]
+        print("| " + " | ".join(map(str, [*cells, ref_text, ratio, runs])) + " |")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (set-up code, timed code): imports are not timed, for either tool
 _OURS = {
-    "matrix": ("from genotex.preprocessing import read_series_matrix as r", "m = r(PATH); assert m.expression.size"),
+    "matrix": (
+        "from genotex.preprocessing import read_series_matrix as r",
+        "m = r(PATH); assert m.expression.size",
+    ),
     "soft": ("from genotex.preprocessing import read_soft as r", "s = r(PATH); assert s.platforms"),
 }
 _GEOPARSE = {
@@ -38,9 +41,16 @@ def _measure(code: tuple[str, str], path: Path, repeat: int) -> tuple[float, flo
     setup, timed = code
     seconds, peaks = [], []
     for _ in range(repeat):
-        script = f"import time; {setup}; PATH = {str(path)!r}; t = time.perf_counter(); {timed}; print(time.perf_counter() - t)"
-        process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                   cwd=ROOT)  # fmt: skip
+        script = (
+            f"import time; {setup}; PATH = {str(path)!r}; t = time.perf_counter(); {timed}; "
+            "print(time.perf_counter() - t)"
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
         _, status, usage = os.wait4(process.pid, 0)
         output = process.stdout.read().decode().strip() if process.stdout else ""
         if status != 0 or not output:
@@ -65,37 +75,65 @@ def generate(folder: Path, probes: int, samples: int, seed: int = 0) -> tuple[Pa
     rng = np.random.default_rng(seed)
     gsm = [f"GSM{9000000 + i}" for i in range(samples)]
     with gzip.open(matrix, "wt", compresslevel=3) as out:
-        out.write('!Series_title\t"generated"\n!Sample_geo_accession\t' + "\t".join(f'"{g}"' for g in gsm) + "\n")
-        out.write("!Sample_characteristics_ch1\t" + "\t".join(f'"age: {a}"' for a in rng.integers(20, 80, samples)) + "\n")
-        out.write("!series_matrix_table_begin\n\"ID_REF\"\t" + "\t".join(f'"{g}"' for g in gsm) + "\n")
+        out.write(
+            '!Series_title\t"generated"\n!Sample_geo_accession\t'
+            + "\t".join(f'"{g}"' for g in gsm)
+            + "\n"
+        )
+        out.write(
+            "!Sample_characteristics_ch1\t"
+            + "\t".join(f'"age: {a}"' for a in rng.integers(20, 80, samples))
+            + "\n"
+        )
+        out.write(
+            '!series_matrix_table_begin\n"ID_REF"\t' + "\t".join(f'"{g}"' for g in gsm) + "\n"
+        )
         fmt = "\t".join(["%.4f"] * samples)
         for start in range(0, probes, 2000):
             block = rng.normal(8, 2, size=(min(2000, probes - start), samples))
-            out.write("".join(f'"P{start + i}_at"\t{fmt % tuple(row)}\n' for i, row in enumerate(block)))
+            out.write(
+                "".join(f'"P{start + i}_at"\t{fmt % tuple(row)}\n' for i, row in enumerate(block))
+            )
         out.write("!series_matrix_table_end\n")
     with gzip.open(platform, "wt", compresslevel=3) as out:
-        out.write("^PLATFORM = GPL99999\n!Platform_title = generated\n#ID = probe\n#Gene Symbol = symbols\n"
-                  "#SPOT_ID = spot\n!platform_table_begin\nID\tGene Symbol\tSPOT_ID\n")
-        out.write("".join(f"P{i}_at\tGENE{i % 20000} /// GENE{(i * 7) % 20000}\t\n" for i in range(probes)))
+        out.write(
+            "^PLATFORM = GPL99999\n!Platform_title = generated\n"
+            "#ID = probe\n#Gene Symbol = symbols\n"
+            "#SPOT_ID = spot\n!platform_table_begin\nID\tGene Symbol\tSPOT_ID\n"
+        )
+        out.write(
+            "".join(
+                f"P{i}_at\tGENE{i % 20000} /// GENE{(i * 7) % 20000}\t\n" for i in range(probes)
+            )
+        )
         out.write("!platform_table_end\n")
     stamp.write_text("")
     return matrix, platform
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--probes", type=int, default=50_000)
     parser.add_argument("--samples", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-bench-preprocess")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-bench-preprocess",
+    )
     args = parser.parse_args()
     real = SHARED / "data" / "real" / "geo"
     files = [("matrix", p) for p in sorted(real.glob("*/*_series_matrix.txt.gz"))]
-    files += [("soft", p) for p in sorted(real.glob("*/*_family.soft.gz"))] + [("soft", real / "platforms" / "GPL96.txt.gz")]
+    files += [("soft", p) for p in sorted(real.glob("*/*_family.soft.gz"))] + [
+        ("soft", real / "platforms" / "GPL96.txt.gz")
+    ]
     big_matrix, big_platform = generate(args.workdir, args.probes, args.samples)
     files += [("matrix", big_matrix), ("soft", big_platform)]
     print(f"median of {args.repeat} runs, one process each; MB = uncompressed text")
-    print("| file | kind | MB | genotex s | MB/s | peak RSS MB | GEOparse s | peak RSS MB | speed-up |")
+    headers = ["file", "kind", "MB", "genotex s", "MB/s", "peak RSS MB"]
+    print("| " + " | ".join([*headers, "GEOparse s", "peak RSS MB", "speed-up"]) + " |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for kind, path in files:
         megabytes = _text_mb(path)
@@ -104,7 +142,16 @@ def main() -> None:
         if kind in _GEOPARSE:
             their_s, their_peak = _measure(_GEOPARSE[kind], path, args.repeat)
             geoparse = f"| {their_s:.2f} | {their_peak:.0f} | {their_s / seconds:.1f}x"
-        print(f"| {path.name} | {kind} | {megabytes:.1f} | {seconds:.2f} | {megabytes / seconds:.0f} | {peak:.0f} {geoparse} |")
+        rate = megabytes / seconds
+        cells = [
+            path.name,
+            kind,
+            f"{megabytes:.1f}",
+            f"{seconds:.2f}",
+            f"{rate:.0f}",
+            f"{peak:.0f}",
+        ]
+        print("| " + " | ".join(cells) + f" {geoparse} |")
     table_mb = args.probes * args.samples * 8 / 1e6
     print(f"generated matrix: {args.probes} x {args.samples} float64 table = {table_mb:.0f} MB")
 

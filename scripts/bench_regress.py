@@ -37,15 +37,20 @@ SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[
 
 def _run(args: list[str]) -> tuple[float, float]:
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "genotex", "regress", *args],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "genotex", "regress", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     _, status, usage = os.wait4(process.pid, 0)
     if status not in (0, 256):  # 1: some problem failed, reported in the summary
         raise SystemExit(f"genotex regress {' '.join(args)} exited with {status}")
     return time.perf_counter() - started, usage.ru_maxrss / 1024
 
 
-def _reference_answer(root: str, data: str, task_info: str, out: str, trait: str, condition: str) -> None:
+def _reference_answer(
+    root: str, data: str, task_info: str, out: str, trait: str, condition: str
+) -> None:
     """Answer one problem with the reference's functions (its code/regress.py flow)."""
     import contextlib
     import io
@@ -64,15 +69,23 @@ def _reference_answer(root: str, data: str, task_info: str, out: str, trait: str
             trait_data = trait_data.drop(columns=drop, errors="ignore")
         else:
             trait_data, condition_data, regressors = ref.select_and_load_cohort(
-                data, trait, cond, is_two_step=True, gene_info_path=task_info)
+                data, trait, cond, is_two_step=True, gene_info_path=task_info
+            )
             if regressors is None:
                 return
             trait_data = trait_data.drop(columns=["Age", "Gender"], errors="ignore")
             x_c, y_c = condition_data[regressors].values, condition_data[cond].values
             binary = len(ref.np.unique(y_c)) == 2
             wide = x_c.shape[1] > x_c.shape[0]
-            model = (LogisticRegression(l1_ratio=1.0, solver="liblinear", random_state=42) if wide else LogisticRegression()) \
-                if binary else (Lasso() if wide else LinearRegression())
+            model = (
+                (
+                    LogisticRegression(l1_ratio=1.0, solver="liblinear", random_state=42)
+                    if wide
+                    else LogisticRegression()
+                )
+                if binary
+                else (Lasso() if wide else LinearRegression())
+            )
             model.fit(ref.normalize_data(x_c)[0], y_c)
             x_t = ref.normalize_data(trait_data[regressors].values)[0]
             trait_data[cond] = model.predict_proba(x_t)[:, 1] if binary else model.predict(x_t)
@@ -81,7 +94,16 @@ def _reference_answer(root: str, data: str, task_info: str, out: str, trait: str
         x = trait_data.drop(columns=[trait] + ([cond] if cond else [])).values
         constructor = ref.LMM if ref.detect_batch_effect(x) else ref.Lasso
         config, performance = ref.tune_hyperparameters(
-            constructor, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1], x, y, trait_data.columns, trait, task_info, cond, z)
+            constructor,
+            [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1],
+            x,
+            y,
+            trait_data.columns,
+            trait,
+            task_info,
+            cond,
+            z,
+        )
         model = ref.ResidualizationRegressor(constructor, config)
         model.fit(ref.normalize_data(x)[0], y, None if z is None else ref.normalize_data(z)[0])
         genes = ref.interpret_result(model, trait_data.columns.tolist(), trait, cond)
@@ -90,15 +112,34 @@ def _reference_answer(root: str, data: str, task_info: str, out: str, trait: str
 
 def _run_reference(root: Path, case: Path, out: Path, trait: str, condition: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--reference-answer", str(root), str(case / "output" / "preprocess"),
-                    str(case / "metadata" / "task_info.json"), str(out), trait, condition], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--reference-answer",
+            str(root),
+            str(case / "output" / "preprocess"),
+            str(case / "metadata" / "task_info.json"),
+            str(out),
+            trait,
+            condition,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
 def _case_args(case: Path, out: Path) -> list[str]:
-    return ["--data", str(case / "output" / "preprocess"), "--task-info", str(case / "metadata" / "task_info.json"),
-            "--out", str(out), "--force"]  # fmt: skip
+    return [
+        "--data",
+        str(case / "output" / "preprocess"),
+        "--task-info",
+        str(case / "metadata" / "task_info.json"),
+        "--out",
+        str(out),
+        "--force",
+    ]
 
 
 def solver_share(case: Path, trait: str, condition: str | None) -> float:
@@ -109,7 +150,9 @@ def solver_share(case: Path, trait: str, condition: str | None) -> float:
     info = load_task_info(case / "metadata" / "task_info.json")
     profile = cProfile.Profile()
     started = time.perf_counter()
-    profile.runcall(answer_problem, case / "output" / "preprocess", ProblemId(trait, condition), info)
+    profile.runcall(
+        answer_problem, case / "output" / "preprocess", ProblemId(trait, condition), info
+    )
     total = time.perf_counter() - started
     stats = pstats.Stats(profile)
     solver = sum(v[2] for k, v in stats.stats.items() if k[2] in ("enet_path",))  # tottime
@@ -130,28 +173,65 @@ def bench_fixtures(repeat: int, out: Path, reference_root: Path | None = None) -
             for _ in range(repeat):  # interleaved, so that machine noise hits both alike
                 runs.append(_run(args))
                 if reference_root is not None:
-                    reference_runs.append(_run_reference(reference_root, case, out / f"{name}-reference", trait, condition))
+                    reference_runs.append(
+                        _run_reference(
+                            reference_root, case, out / f"{name}-reference", trait, condition
+                        )
+                    )
             seconds = statistics.median(r[0] for r in runs)
             reference_s = statistics.median(reference_runs) if reference_runs else entry["s"]
-            rows.append({"case": name, "problem": key, "model": entry["model"], "seconds": seconds,
-                         "peak_mb": max(r[1] for r in runs), "reference_s": reference_s,
-                         "ratio": reference_s / seconds,
-                         "solver_share": solver_share(case, trait, None if condition == "None" else condition)})  # fmt: skip
+            rows.append(
+                {
+                    "case": name,
+                    "problem": key,
+                    "model": entry["model"],
+                    "seconds": seconds,
+                    "peak_mb": max(r[1] for r in runs),
+                    "reference_s": reference_s,
+                    "ratio": reference_s / seconds,
+                    "solver_share": solver_share(
+                        case, trait, None if condition == "None" else condition
+                    ),
+                }
+            )
     return rows
 
 
 def bench_big(out: Path) -> dict:
     from genotex.workflows import SynthSpec, write_example
 
-    spec = SynthSpec(n_traits=1, n_cohorts=1, samples=(250, 250), n_genes=18_500, n_related=150,
-                     unusable_share=0.0, missing_share=0.0, malformed_results=0)  # fmt: skip
+    spec = SynthSpec(
+        n_traits=1,
+        n_cohorts=1,
+        samples=(250, 250),
+        n_genes=18_500,
+        n_related=150,
+        unusable_share=0.0,
+        missing_share=0.0,
+        malformed_results=0,
+    )
     example = write_example(out / "big-tree", spec, seed=3)
     info = json.loads(example.task_info.read_text())
     trait = next(iter(info))
-    args = ["--data", str(example.ref_output / "preprocess"), "--task-info", str(example.task_info),
-            "--out", str(out / "big"), "--force", "--trait", trait, "--condition", "None"]  # fmt: skip
+    args = [
+        "--data",
+        str(example.ref_output / "preprocess"),
+        "--task-info",
+        str(example.task_info),
+        "--out",
+        str(out / "big"),
+        "--force",
+        "--trait",
+        trait,
+        "--condition",
+        "None",
+    ]
     seconds, peak = _run(args)
-    return {"problem": f"{trait}|None (250 x 18,500, generated)", "seconds": seconds, "peak_mb": peak}
+    return {
+        "problem": f"{trait}|None (250 x 18,500, generated)",
+        "seconds": seconds,
+        "peak_mb": peak,
+    }
 
 
 def bench_scaling(out: Path) -> dict:
@@ -162,35 +242,57 @@ def bench_scaling(out: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--big", action="store_true", help="also a generated benchmark-size cohort")
-    parser.add_argument("--scaling", action="store_true", help="also --jobs 1 vs 2 on the synthetic fixture")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-bench-regress")
-    parser.add_argument("--reference-root", type=Path, default=None,
-                        help="a GenoTEX checkout: time its own pipeline side by side on this machine")
+    parser.add_argument(
+        "--scaling", action="store_true", help="also --jobs 1 vs 2 on the synthetic fixture"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-bench-regress"
+    )
+    parser.add_argument(
+        "--reference-root",
+        type=Path,
+        default=None,
+        help="a GenoTEX checkout: time its own pipeline side by side on this machine",
+    )
     parser.add_argument("--reference-answer", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference_answer:
         _reference_answer(*args.reference_answer)
         return
     rows = bench_fixtures(args.repeat, args.out, args.reference_root)
-    source = "side by side on this machine" if args.reference_root else "status.json (another machine, in-process)"
+    source = (
+        "side by side on this machine"
+        if args.reference_root
+        else "status.json (another machine, in-process)"
+    )
     print(f"reference seconds: {source}")
-    print(f"genotex regress, one process per problem, median of {args.repeat} runs (start-up included)")
+    print(f"genotex regress, one process per problem, median of {args.repeat} runs")
+    print("(start-up included)")
     print("| case | problem | model | seconds | peak RSS MB | reference s | ratio | solver share |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['case']} | {r['problem']} | {r['model']} | {r['seconds']:.2f} | {r['peak_mb']:.0f} | "
-              f"{r['reference_s']:.1f} | {r['ratio']:.2f}x | {r['solver_share']:.0%} |")  # fmt: skip
+        print(
+            f"| {r['case']} | {r['problem']} | {r['model']} | {r['seconds']:.2f} | "
+            f"{r['peak_mb']:.0f} | "
+            f"{r['reference_s']:.1f} | {r['ratio']:.2f}x | {r['solver_share']:.0%} |"
+        )
     for model in ("Lasso", "LMM"):
         ratios = [r["ratio"] for r in rows if r["model"] == model]
         if ratios:
-            print(f"median ratio, {model} problems: {statistics.median(ratios):.2f}x over {len(ratios)}")
+            median = statistics.median(ratios)
+            print(f"median ratio, {model} problems: {median:.2f}x over {len(ratios)}")
     print(f"median ratio, all problems: {statistics.median(r['ratio'] for r in rows):.2f}x")
     if args.scaling:
         s = bench_scaling(args.out)
-        print(f"synthetic --all: --jobs 1 {s['jobs1']:.1f} s, --jobs 2 {s['jobs2']:.1f} s, speed-up {s['speedup']:.2f}x")
+        print(
+            f"synthetic --all: --jobs 1 {s['jobs1']:.1f} s, --jobs 2 {s['jobs2']:.1f} s, "
+            f"speed-up {s['speedup']:.2f}x"
+        )
     if args.big:
         b = bench_big(args.out)
         print(f"{b['problem']}: {b['seconds']:.1f} s, peak RSS {b['peak_mb']:.0f} MB")

@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+SHARED = Path(
+    os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
+)
 
 
 def _require(path: Path) -> Path:
@@ -42,7 +44,11 @@ def eval_fixtures(shared: Path) -> Path:
 def eval_case_names() -> list[str]:
     """Names of the eval fixture cases, for parametrization (a placeholder when absent)."""
     folder = SHARED / "fixtures" / "eval"
-    names = sorted(p.name for p in folder.iterdir() if (p / "expected.json").exists()) if folder.exists() else []
+    names = (
+        sorted(p.name for p in folder.iterdir() if (p / "expected.json").exists())
+        if folder.exists()
+        else []
+    )
     return names or ["case1", "case2", "case3", "case4"]
 
 

@@ -18,7 +18,10 @@ GREEDY = {"-t", "-s"}
 @pytest.mark.parametrize(
     ("argv", "expanded"),
     [
-        (["-t", "selection", "analysis", "-p", "x"], ["-t", "selection", "-t", "analysis", "-p", "x"]),
+        (
+            ["-t", "selection", "analysis", "-p", "x"],
+            ["-t", "selection", "-t", "analysis", "-p", "x"],
+        ),
         (["-t", "selection", "-t", "analysis"], ["-t", "selection", "-t", "analysis"]),
         (["-s", "gene", "linked"], ["-s", "gene", "-s", "linked"]),
         (["-t"], ["-t"]),
@@ -38,17 +41,31 @@ def example(tmp_path_factory):
 
 def _eval(example, *extra):
     return CliRunner().invoke(
-        main, ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output), "--no-progress", *extra]
+        main,
+        [
+            "eval",
+            "-p",
+            str(example.pred_output),
+            "-r",
+            str(example.ref_output),
+            "--no-progress",
+            *extra,
+        ],
     )
 
 
 def test_tasks_and_subtasks_restrict_the_report(example, tmp_path):
     out = tmp_path / "r.json"
-    result = _eval(example, "-t", "preprocessing", "analysis", "-s", "gene", "clinical", "--json", str(out))
+    result = _eval(
+        example, "-t", "preprocessing", "analysis", "-s", "gene", "clinical", "--json", str(out)
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert "selection" not in report and set(report["preprocessing"]) == {"gene", "clinical"}
-    assert "== Dataset selection ==" not in result.output and "== Statistical analysis ==" in result.output
+    assert (
+        "== Dataset selection ==" not in result.output
+        and "== Statistical analysis ==" in result.output
+    )
 
 
 def test_an_unknown_task_is_a_usage_error(example):
@@ -67,8 +84,13 @@ def test_task_info_defaults_to_the_metadata_next_to_ref(example, tmp_path):
 def test_details_print_per_trait_problem_and_file_tables(example):
     result = _eval(example, "--details")
     assert result.exit_code == 0
-    for heading in ("-- DF per trait --", "-- DS per problem --", "-- gene per file --",
-                    "-- analysis per trait --", "-- analysis per problem --"):  # fmt: skip
+    for heading in (
+        "-- DF per trait --",
+        "-- DS per problem --",
+        "-- gene per file --",
+        "-- analysis per trait --",
+        "-- analysis per problem --",
+    ):
         assert heading in result.output
 
 
@@ -76,8 +98,13 @@ def test_csv_tables_match_the_json_report(example, tmp_path):
     result = _eval(example, "--csv", str(tmp_path / "tables"), "--json", str(tmp_path / "r.json"))
     assert result.exit_code == 0
     names = sorted(p.name for p in (tmp_path / "tables").iterdir())
-    assert names == ["analysis_per_problem.csv", "filtering_per_trait.csv", "preprocessing_per_file.csv",
-                     "problems_found.csv", "selection_per_problem.csv"]  # fmt: skip
+    assert names == [
+        "analysis_per_problem.csv",
+        "filtering_per_trait.csv",
+        "preprocessing_per_file.csv",
+        "problems_found.csv",
+        "selection_per_problem.csv",
+    ]
     report = json.loads((tmp_path / "r.json").read_text())
     with open(tmp_path / "tables" / "analysis_per_problem.csv") as handle:
         rows = list(csv.DictReader(handle))

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 
 import pytest
 
@@ -57,21 +56,44 @@ def _sha(data: bytes) -> str:
 
 
 def test_urls_follow_the_public_sources_layout(tmp_path):
-    geo = geo_downloads({"Asthma/GSE207744/GSE207744_family.soft.gz": "a",
-                         "Asthma/GSE1234/GSE1234-GPL570_series_matrix.txt.gz": "b"}, tmp_path)  # fmt: skip
+    geo = geo_downloads(
+        {
+            "Asthma/GSE207744/GSE207744_family.soft.gz": "a",
+            "Asthma/GSE1234/GSE1234-GPL570_series_matrix.txt.gz": "b",
+        },
+        tmp_path,
+    )
     urls = sorted(d.url for d in geo)
-    assert urls == ["https://ftp.ncbi.nlm.nih.gov/geo/series/GSE1nnn/GSE1234/matrix/GSE1234-GPL570_series_matrix.txt.gz",
-                    "https://ftp.ncbi.nlm.nih.gov/geo/series/GSE207nnn/GSE207744/soft/GSE207744_family.soft.gz"]  # fmt: skip
-    tcga = tcga_downloads({"TCGA_Liver_Cancer_(LIHC)/TCGA.LIHC.sampleMap_HiSeqV2_PANCAN.gz": "c",
-                           ".DS_Store": "d", "CrawlData.ipynb": "e"}, tmp_path)  # fmt: skip
-    assert [d.url for d in tcga] == ["https://tcga.xenahubs.net/download/TCGA.LIHC.sampleMap/HiSeqV2_PANCAN.gz"]
-    assert tcga[0].path == tmp_path / "TCGA_Liver_Cancer_(LIHC)" / "TCGA.LIHC.sampleMap_HiSeqV2_PANCAN.gz"
+    assert urls == [
+        "https://ftp.ncbi.nlm.nih.gov/geo/series/GSE1nnn/GSE1234/matrix/GSE1234-GPL570_series_matrix.txt.gz",
+        "https://ftp.ncbi.nlm.nih.gov/geo/series/GSE207nnn/GSE207744/soft/GSE207744_family.soft.gz",
+    ]
+    tcga = tcga_downloads(
+        {
+            "TCGA_Liver_Cancer_(LIHC)/TCGA.LIHC.sampleMap_HiSeqV2_PANCAN.gz": "c",
+            ".DS_Store": "d",
+            "CrawlData.ipynb": "e",
+        },
+        tmp_path,
+    )
+    assert [d.url for d in tcga] == [
+        "https://tcga.xenahubs.net/download/TCGA.LIHC.sampleMap/HiSeqV2_PANCAN.gz"
+    ]
+    assert (
+        tcga[0].path
+        == tmp_path / "TCGA_Liver_Cancer_(LIHC)" / "TCGA.LIHC.sampleMap_HiSeqV2_PANCAN.gz"
+    )
 
 
 def test_the_shared_manifests_load(shared):
     geo = load_manifest(shared / "data" / "manifests" / "geo_manifest.json")
     assert len(geo) == 1815 and all(len(v) == 64 for v in geo.values())
-    assert len(tcga_downloads(load_manifest(shared / "data" / "manifests" / "tcga_manifest.json"), "x")) > 60
+    assert (
+        len(
+            tcga_downloads(load_manifest(shared / "data" / "manifests" / "tcga_manifest.json"), "x")
+        )
+        > 60
+    )
 
 
 def test_a_partial_file_is_resumed_and_verified(server, tmp_path):
@@ -99,19 +121,39 @@ def test_the_command_downloads_a_manifest_and_summarizes_failures(server, tmp_pa
     _Files.files["/GSE100nnn/GSE100001/matrix/GSE100001_series_matrix.txt.gz"] = good
     _Files.files["/GSE100nnn/GSE100001/soft/GSE100001_family.soft.gz"] = other
     manifest = tmp_path / "geo_manifest.json"
-    manifest.write_text(json.dumps({"dataset_name": "GEO", "files": {
-        "Asthma/GSE100001/GSE100001_series_matrix.txt.gz": _sha(good),
-        "Asthma/GSE100001/GSE100001_family.soft.gz": _sha(other),
-        "Asthma/GSE100002/GSE100002_series_matrix.txt.gz": _sha(b"missing on the server"),
-    }}))  # fmt: skip
+    manifest.write_text(
+        json.dumps(
+            {
+                "dataset_name": "GEO",
+                "files": {
+                    "Asthma/GSE100001/GSE100001_series_matrix.txt.gz": _sha(good),
+                    "Asthma/GSE100001/GSE100001_family.soft.gz": _sha(other),
+                    "Asthma/GSE100002/GSE100002_series_matrix.txt.gz": _sha(
+                        b"missing on the server"
+                    ),
+                },
+            }
+        )
+    )
     out = tmp_path / "input" / "GEO"
-    command = [*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(out),
-               "--base-url", server, "--no-progress"]  # fmt: skip
+    command = [
+        *GENOTEX,
+        "geo",
+        "--manifest",
+        str(manifest),
+        "--out",
+        str(out),
+        "--base-url",
+        server,
+        "--no-progress",
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 1
     assert "3 files: 2 downloaded, 1 failed" in done.stdout and "HTTP 404" in done.stdout
     assert (out / "Asthma/GSE100001/GSE100001_series_matrix.txt.gz").read_bytes() == good
-    _Files.files["/GSE100nnn/GSE100002/matrix/GSE100002_series_matrix.txt.gz"] = b"missing on the server"
+    _Files.files["/GSE100nnn/GSE100002/matrix/GSE100002_series_matrix.txt.gz"] = (
+        b"missing on the server"
+    )
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0 and "2 present" in done.stdout and "1 downloaded" in done.stdout
 
@@ -119,6 +161,11 @@ def test_the_command_downloads_a_manifest_and_summarizes_failures(server, tmp_pa
 def test_a_bad_manifest_is_one_sentence(tmp_path):
     manifest = tmp_path / "m.json"
     manifest.write_text("[]")
-    done = subprocess.run([*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(tmp_path)],
-                          capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 1 and "not a manifest" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run(
+        [*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        done.returncode == 1 and "not a manifest" in done.stderr and "Traceback" not in done.stderr
+    )

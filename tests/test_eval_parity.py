@@ -30,9 +30,19 @@ def _leaves(expected, actual, path=""):
 def _run_case(case: Path, out: Path) -> dict:
     result = CliRunner().invoke(
         main,
-        ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output"),
-         "--task-info", str(case / "ref" / "metadata" / "task_info.json"), "--json", str(out), "--no-progress"],
-    )  # fmt: skip
+        [
+            "eval",
+            "-p",
+            str(case / "pred" / "output"),
+            "-r",
+            str(case / "ref" / "output"),
+            "--task-info",
+            str(case / "ref" / "metadata" / "task_info.json"),
+            "--json",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(out.read_text())
 
@@ -62,8 +72,11 @@ def test_the_shared_comparator_agrees(shared, eval_fixtures, case_name, tmp_path
     report = tmp_path / "report.json"
     _run_case(case, report)
     tool = shared / "tools" / "compare_eval.py"
-    done = subprocess.run([sys.executable, str(tool), str(case / "expected.json"), str(report)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(tool), str(case / "expected.json"), str(report)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout
     last = done.stdout.strip().splitlines()[-1]
     matched, total = last.removeprefix("parity ").split("/")
@@ -83,10 +96,21 @@ def test_parallel_scoring_gives_the_same_report(eval_fixtures, tmp_path):
     serial = _run_case(case, tmp_path / "serial.json")
     result = CliRunner().invoke(
         main,
-        ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output"),
-         "--task-info", str(case / "ref" / "metadata" / "task_info.json"), "--json",
-         str(tmp_path / "parallel.json"), "--jobs", "2", "--no-progress"],
-    )  # fmt: skip
+        [
+            "eval",
+            "-p",
+            str(case / "pred" / "output"),
+            "-r",
+            str(case / "ref" / "output"),
+            "--task-info",
+            str(case / "ref" / "metadata" / "task_info.json"),
+            "--json",
+            str(tmp_path / "parallel.json"),
+            "--jobs",
+            "2",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "parallel.json").read_text()) == serial
 

@@ -15,8 +15,16 @@ from genotex.cli import main
 from genotex.evaluation import EvalOptions
 from genotex.workflows import SynthSpec, write_example
 
-SPEC = SynthSpec(n_traits=3, n_cohorts=6, samples=(12, 20), n_genes=60, n_related=10,
-                 unusable_share=0.0, missing_share=0.0, malformed_results=0)  # fmt: skip
+SPEC = SynthSpec(
+    n_traits=3,
+    n_cohorts=6,
+    samples=(12, 20),
+    n_genes=60,
+    n_related=10,
+    unusable_share=0.0,
+    missing_share=0.0,
+    malformed_results=0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +36,11 @@ def clean(tmp_path_factory):
 def example(clean, tmp_path):
     shutil.copytree(clean.root, tmp_path / "ex")
     root = tmp_path / "ex"
-    return root / "pred" / "output", root / "ref" / "output", root / "ref" / "metadata" / "task_info.json"
+    return (
+        root / "pred" / "output",
+        root / "ref" / "output",
+        root / "ref" / "metadata" / "task_info.json",
+    )
 
 
 def _report(pred, ref, task_info, **options):
@@ -101,7 +113,9 @@ def test_a_non_numeric_cv_number_is_zero_and_reported(example):
     score = _problem(report, f"{target.parent.name}|None")
     assert score.success == 100 and score.trait_pred_accuracy == 0 and score.trait_pred_f1 == 0
     reasons = _reasons(report, target.relative_to(pred).as_posix())
-    assert len(reasons) == 1 and "accuracy" in reasons[0]  # a missing f1 is silent, as in the reference
+    assert (
+        len(reasons) == 1 and "accuracy" in reasons[0]
+    )  # a missing f1 is silent, as in the reference
 
 
 def test_a_symlink_leading_outside_the_submission_is_unreadable(example, tmp_path):
@@ -123,7 +137,9 @@ def test_a_symlinked_folder_leading_outside_is_unreadable_too(example):
     os.symlink((ref / "preprocess" / trait_dir.name).resolve(), trait_dir)
     report = _report(pred, ref, task_info)
     linked = [s for s in report.preprocessing["linked"] if s.trait == trait_dir.name]
-    assert linked and all(s.status == "unreadable" and s.composite_similarity_correlation == 0 for s in linked)
+    assert linked and all(
+        s.status == "unreadable" and s.composite_similarity_correlation == 0 for s in linked
+    )
 
 
 def test_files_over_the_size_limit_are_unreadable(example):
@@ -158,8 +174,14 @@ def test_a_bad_table_scores_zero_and_is_reported(example, mutate, reason):
     after = _report(pred, ref, task_info)
     score = _file(after, "gene", key)
     assert score.status == "unreadable"
-    assert (score.attributes_jaccard, score.samples_jaccard, score.composite_similarity_correlation) == (0, 0, 0)
-    assert any(reason in r for r in _reasons(after, target.relative_to(pred).as_posix())), after.findings
+    assert (
+        score.attributes_jaccard,
+        score.samples_jaccard,
+        score.composite_similarity_correlation,
+    ) == (0, 0, 0)
+    assert any(reason in r for r in _reasons(after, target.relative_to(pred).as_posix())), (
+        after.findings
+    )
     untouched = [s for s in after.preprocessing["gene"] if s.file != key]
     assert untouched == [s for s in before.preprocessing["gene"] if s.file != key]
 
@@ -227,8 +249,19 @@ def test_the_cli_lists_problems_and_exits_zero_on_a_broken_submission(example, t
     pred, ref, task_info = example
     _first_result(pred).write_text("{")
     _first_table(pred, "*.csv").write_text("")
-    result = CliRunner().invoke(main, ["eval", "-p", str(pred), "-r", str(ref), "--no-progress",
-                                       "--json", str(tmp_path / "r.json")])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "-p",
+            str(pred),
+            "-r",
+            str(ref),
+            "--no-progress",
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Problems found" in result.output and "Traceback" not in result.output
     found = json.loads((tmp_path / "r.json").read_text())["problems_found"]

@@ -7,8 +7,14 @@ import gzip
 import numpy as np
 import pytest
 
-from genotex.preprocessing import GEOFormatError, characteristics_dictionary, read_series_matrix, read_soft
-from genotex.preprocessing import extract_symbols, map_probes
+from genotex.preprocessing import (
+    GEOFormatError,
+    characteristics_dictionary,
+    extract_symbols,
+    map_probes,
+    read_series_matrix,
+    read_soft,
+)
 
 GEOparse = pytest.importorskip("GEOparse")
 
@@ -20,9 +26,13 @@ def real(shared):
 
 @pytest.mark.parametrize(
     ("soft", "platform"),
-    [("GSE19161/GSE19161_family.soft.gz", "GPL9717"), ("GSE51280/GSE51280_family.soft.gz", "GPL17590"),
-     ("GSE12080/GSE12080_family.soft.gz", "GPL7025"), ("platforms/GPL96.txt.gz", "GPL96")],
-)  # fmt: skip
+    [
+        ("GSE19161/GSE19161_family.soft.gz", "GPL9717"),
+        ("GSE51280/GSE51280_family.soft.gz", "GPL17590"),
+        ("GSE12080/GSE12080_family.soft.gz", "GPL7025"),
+        ("platforms/GPL96.txt.gz", "GPL96"),
+    ],
+)
 def test_platform_tables_agree_with_geoparse(real, soft, platform):
     ours = read_soft(real / soft).platforms[platform]
     theirs = GEOparse.get_GEO(filepath=str(real / soft), silent=True)
@@ -31,8 +41,17 @@ def test_platform_tables_agree_with_geoparse(real, soft, platform):
     assert ours["ID"].astype(str).tolist() == theirs["ID"].astype(str).tolist()
     for column in ours.columns:  # compare as text: GEOparse reads numeric-looking cells as numbers
         a = ours[column].fillna("").astype(str).str.strip()
-        b = theirs[column].map(lambda v: "" if v != v else (str(int(v)) if isinstance(v, float) and v.is_integer()
-                                                            else str(v))).str.strip()  # fmt: skip
+        b = (
+            theirs[column]
+            .map(
+                lambda v: (
+                    ""
+                    if v != v
+                    else (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
+                )
+            )
+            .str.strip()
+        )
         mismatch = (a != b).sum()
         assert mismatch == 0, f"{column}: {mismatch} cells differ"
 
@@ -47,7 +66,9 @@ def test_series_matrix_values_agree_with_the_samples_value_columns(real, series)
         ours = matrix.expression[name]
         shared_ids = ours.index.intersection(values.index)
         assert len(shared_ids) == len(ours)
-        np.testing.assert_allclose(ours.loc[shared_ids].to_numpy(), values.loc[shared_ids].to_numpy(), equal_nan=True)
+        np.testing.assert_allclose(
+            ours.loc[shared_ids].to_numpy(), values.loc[shared_ids].to_numpy(), equal_nan=True
+        )
 
 
 def test_series_matrix_quirks(real):
@@ -72,12 +93,18 @@ def test_symbols_split_multi_gene_probes_and_skip_noise():
 def test_a_probe_with_k_genes_gives_each_one_kth_and_genes_sum():
     import pandas as pd
 
-    expression = pd.DataFrame({"S1": [6.0, 2.0, np.nan], "S2": [3.0, 1.0, 4.0]}, index=["p1", "p2", "p3"])
-    pairs = pd.DataFrame({"ID": ["p1", "p2", "p3", "p9"], "Gene": ["AKT1 /// BRCA1 /// CDK2", "AKT1", "CDK2", "ZYX"]})
+    expression = pd.DataFrame(
+        {"S1": [6.0, 2.0, np.nan], "S2": [3.0, 1.0, 4.0]}, index=["p1", "p2", "p3"]
+    )
+    pairs = pd.DataFrame(
+        {"ID": ["p1", "p2", "p3", "p9"], "Gene": ["AKT1 /// BRCA1 /// CDK2", "AKT1", "CDK2", "ZYX"]}
+    )
     genes = map_probes(expression, pairs)
     assert list(genes.index) == ["AKT1", "BRCA1", "CDK2"]
     np.testing.assert_allclose(genes.loc["AKT1"], [2.0 + 2.0, 1.0 + 1.0])
-    np.testing.assert_allclose(genes.loc["CDK2"], [2.0 + 0.0, 1.0 + 4.0])  # a missing value counts as 0
+    np.testing.assert_allclose(
+        genes.loc["CDK2"], [2.0 + 0.0, 1.0 + 4.0]
+    )  # a missing value counts as 0
 
 
 def test_bad_geo_files_are_clear_errors(tmp_path, real):
@@ -90,7 +117,9 @@ def test_bad_geo_files_are_clear_errors(tmp_path, real):
     with pytest.raises(GEOFormatError, match="series_matrix_table_begin"):
         read_series_matrix(no_table)
     soft = tmp_path / "GSE3_family.soft.gz"
-    soft.write_bytes(gzip.compress(b"^SERIES = GSE3\n!Series_title = x\n^SAMPLE = GSM1\n!Sample_title = a\n"))
+    soft.write_bytes(
+        gzip.compress(b"^SERIES = GSE3\n!Series_title = x\n^SAMPLE = GSM1\n!Sample_title = a\n")
+    )
     with pytest.raises(GEOFormatError, match="no platform table"):
         read_soft(soft).platform()
 
@@ -98,11 +127,13 @@ def test_bad_geo_files_are_clear_errors(tmp_path, real):
 def test_platforms_keyed_by_entrez_ids_map_through_gene_info(shared):
     import pandas as pd
 
-    from genotex.preprocessing import entrez_to_symbol
-    from genotex.preprocessing import gene_id_symbols
+    from genotex.preprocessing import entrez_to_symbol, gene_id_symbols
 
     ids = gene_id_symbols(shared / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz")
     assert ids["7157"] == "TP53"
     pairs = pd.DataFrame({"ID": ["p1", "p2", "p3"], "Gene": ["7157", "1956.0", "999999999"]})
     mapped = entrez_to_symbol(pairs, ids)
-    assert mapped["Gene"].tolist() == ["TP53", "EGFR"]  # unknown IDs dropped, float-looking IDs read
+    assert mapped["Gene"].tolist() == [
+        "TP53",
+        "EGFR",
+    ]  # unknown IDs dropped, float-looking IDs read

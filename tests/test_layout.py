@@ -2,10 +2,11 @@ import json
 
 import pytest
 
-from genotex.core import TaskInfoError, UnsafeNameError
 from genotex.core import (
     ProblemId,
     TaskInfo,
+    TaskInfoError,
+    UnsafeNameError,
     category_of,
     check_safe_name,
     condition_from_regress_file,
@@ -65,7 +66,11 @@ def test_category_of_a_condition(condition, category):
 
 
 def test_problem_keys_round_trip():
-    for problem in (ProblemId("A_B", None), ProblemId("A", "Age"), ProblemId("A", "Type_2_Diabetes")):
+    for problem in (
+        ProblemId("A_B", None),
+        ProblemId("A", "Age"),
+        ProblemId("A", "Type_2_Diabetes"),
+    ):
         assert ProblemId.from_key(problem.key) == problem
 
 
@@ -78,7 +83,14 @@ def test_regress_file_names_round_trip_with_underscored_conditions():
 
 @pytest.mark.parametrize(
     "content",
-    ["not json", "[]", '{"A": []}', '{"A": {"related_genes": "TP53"}}', '{"../x": {}}', '{"A": {"conditions": ["../B"]}}'],
+    [
+        "not json",
+        "[]",
+        '{"A": []}',
+        '{"A": {"related_genes": "TP53"}}',
+        '{"../x": {}}',
+        '{"A": {"conditions": ["../B"]}}',
+    ],
 )
 def test_bad_task_info_is_a_clear_error_naming_the_file(tmp_path, content):
     path = tmp_path / "task_info.json"

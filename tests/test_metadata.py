@@ -1,4 +1,6 @@
-"""metadata.json: valid Croissant JSON-LD whose every file, JSON path and column exists in the fixtures."""
+"""metadata.json: valid Croissant JSON-LD whose every file, JSON path and column exists in the
+fixtures.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +23,13 @@ def test_mlcroissant_validates_it():
     mlc = pytest.importorskip("mlcroissant")
     dataset = mlc.Dataset(jsonld=str(METADATA))
     assert {r.name for r in dataset.metadata.record_sets} == {
-        "task_info", "cohort_info", "gene_data", "clinical_data", "linked_data", "significant_genes"}  # fmt: skip
+        "task_info",
+        "cohort_info",
+        "gene_data",
+        "clinical_data",
+        "linked_data",
+        "significant_genes",
+    }
 
 
 def _json_path(data, path: str):
@@ -44,16 +52,25 @@ def test_every_field_exists_in_the_fixture_trees(metadata, eval_fixtures):
             source = field["source"]
             holder = files[(source.get("fileSet") or source.get("fileObject"))["@id"]]
             pattern = holder.get("includes") or holder["contentUrl"]
-            paths = sorted((root / "output").glob(pattern.removeprefix("output/"))) if pattern.startswith("output/") \
-                else [root / pattern]  # fmt: skip
+            paths = (
+                sorted((root / "output").glob(pattern.removeprefix("output/")))
+                if pattern.startswith("output/")
+                else [root / pattern]
+            )
             paths = [p for p in paths if p.is_file()]
             assert paths, f"{field['@id']}: no fixture file matches {pattern}"
             extract = source["extract"]
             if "jsonPath" in extract:
-                found = [v for p in paths for v in _json_path(json.loads(p.read_text()), extract["jsonPath"])]
+                found = [
+                    v
+                    for p in paths
+                    for v in _json_path(json.loads(p.read_text()), extract["jsonPath"])
+                ]
                 assert found, f"{field['@id']}: {extract['jsonPath']} not found"
             elif "column" in extract:
                 headers = [read_header(p) for p in paths]
-                assert any(extract["column"] in h for h in headers), f"{field['@id']}: no column {extract['column']}"
+                assert any(extract["column"] in h for h in headers), (
+                    f"{field['@id']}: no column {extract['column']}"
+                )
             else:
                 assert extract == {"fileProperty": "fullpath"}

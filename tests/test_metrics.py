@@ -32,7 +32,12 @@ def test_confusion_scores_by_hand():
 
 
 def test_confusion_scores_are_zero_where_undefined():
-    assert confusion_scores(0, 0, 5, 0) == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "accuracy": 100.0}
+    assert confusion_scores(0, 0, 5, 0) == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "accuracy": 100.0,
+    }
     assert confusion_scores(0, 0, 0, 0)["accuracy"] == 0.0
 
 
@@ -108,7 +113,9 @@ def _reference_es(pred, ref):
 @given(genes, genes)
 def test_gsea_es_matches_a_literal_running_sum(pred, ref):
     expected, actual = _reference_es(pred, ref), gsea_enrichment_score(pred, ref)
-    assert (math.isnan(expected) and math.isnan(actual)) or actual == pytest.approx(expected, abs=1e-12)
+    assert (math.isnan(expected) and math.isnan(actual)) or actual == pytest.approx(
+        expected, abs=1e-12
+    )
 
 
 def test_gsea_es_is_one_when_all_hits_come_first():
@@ -166,6 +173,11 @@ def test_the_regression_convention_for_empty_lists_differs_only_on_empty_sides()
     strict = gene_selection_scores([], [], empty_matches_empty=False)
     assert strict == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     assert gene_selection_scores(["A"], [], empty_matches_empty=False)["recall"] == 0.0
-    both = [gene_selection_scores(["A", "B", "A"], ["A", "C"], empty_matches_empty=flag) for flag in (True, False)]
+    both = [
+        gene_selection_scores(["A", "B", "A"], ["A", "C"], empty_matches_empty=flag)
+        for flag in (True, False)
+    ]
     assert both[0] == both[1]
-    assert both[0] == pytest.approx({"precision": 200 / 3, "recall": 50.0, "f1": 400 / 7})  # 2PR/(P+R) by hand
+    assert both[0] == pytest.approx(
+        {"precision": 200 / 3, "recall": 50.0, "f1": 400 / 7}
+    )  # 2PR/(P+R) by hand

@@ -25,8 +25,12 @@ class _Stub(BaseHTTPRequestHandler):
         terms = [t.strip('"') for t in form["q"][0].split(",")]
         _Stub.queries.append(terms)
         assert form["species"][0] == "human" and "alias" in form["scopes"][0]
-        hits = [{"query": t, "symbol": KNOWN[t.upper()], "_score": 10} if t.upper() in KNOWN
-                else {"query": t, "notfound": True} for t in terms]  # fmt: skip
+        hits = [
+            {"query": t, "symbol": KNOWN[t.upper()], "_score": 10}
+            if t.upper() in KNOWN
+            else {"query": t, "notfound": True}
+            for t in terms
+        ]
         body = json.dumps(hits).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

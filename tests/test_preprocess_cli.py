@@ -1,4 +1,4 @@
-"""genotex preprocess / inspect / synonyms: recipes, bad input, concurrent writers, a whole layout."""
+"""preprocess / inspect / synonyms: recipes, bad input, concurrent writers, a whole layout."""
 
 from __future__ import annotations
 
@@ -12,10 +12,18 @@ import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
-from genotex.preprocessing import RecipeError, Rule, Variable, apply_variable, load_recipe, parse_number
 from genotex.core import CohortInfo, CohortRecord
-from genotex.preprocessing import is_biased
-from genotex.preprocessing import find_xena_folder, trait_from_barcode
+from genotex.preprocessing import (
+    RecipeError,
+    Rule,
+    Variable,
+    apply_variable,
+    find_xena_folder,
+    is_biased,
+    load_recipe,
+    parse_number,
+    trait_from_barcode,
+)
 
 RECIPES = Path(__file__).parent / "recipes"
 
@@ -31,9 +39,17 @@ def _preprocess(*args: str):
 
 @pytest.mark.parametrize(
     ("text", "age", "value"),
-    [("58", True, 58.0), ("58y", True, 58.0), ("6 months", True, 0.5), ("26 weeks", True, 0.5), ("NA", True, None),
-     ("n.a", False, None), ("unknown", False, None), ("-2.5", False, -2.5)],
-)  # fmt: skip
+    [
+        ("58", True, 58.0),
+        ("58y", True, 58.0),
+        ("6 months", True, 0.5),
+        ("26 weeks", True, 0.5),
+        ("NA", True, None),
+        ("n.a", False, None),
+        ("unknown", False, None),
+        ("-2.5", False, -2.5),
+    ],
+)
 def test_numbers_with_units(text, age, value):
     parsed = parse_number(text, age=age)
     assert (parsed != parsed) if value is None else parsed == pytest.approx(value)
@@ -48,20 +64,53 @@ def test_rules_are_ordered_case_insensitive_and_female_is_not_male():
 
 def test_a_recipe_naming_a_missing_row_or_matching_nothing_is_an_error(tmp_path, shared, synonyms):
     bad_row = tmp_path / "r.toml"
-    bad_row.write_text('trait = "Breast_Cancer"\ncohort = "GSE51280"\n[input]\ngene_column = "GENE_SYMBOL"\n'
-                       "[variables.trait]\nrow = 12\nrules = [{match = 'Basal', value = 1}]\n")  # fmt: skip
-    result = _preprocess("--trait", "Breast_Cancer", "--cohort-dir", str(shared / "data/real/geo/GSE51280"),
-                         "--recipe", str(bad_row), "--synonyms", str(synonyms), "--out", str(tmp_path / "out"))  # fmt: skip
-    assert result.exit_code == 1 and "row 12 does not exist" in result.output and "Traceback" not in result.output
+    bad_row.write_text(
+        'trait = "Breast_Cancer"\ncohort = "GSE51280"\n[input]\ngene_column = "GENE_SYMBOL"\n'
+        "[variables.trait]\nrow = 12\nrules = [{match = 'Basal', value = 1}]\n"
+    )
+    result = _preprocess(
+        "--trait",
+        "Breast_Cancer",
+        "--cohort-dir",
+        str(shared / "data/real/geo/GSE51280"),
+        "--recipe",
+        str(bad_row),
+        "--synonyms",
+        str(synonyms),
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert (
+        result.exit_code == 1
+        and "row 12 does not exist" in result.output
+        and "Traceback" not in result.output
+    )
     nothing = tmp_path / "n.toml"
-    nothing.write_text(bad_row.read_text().replace("row = 12", "row = 0").replace("Basal", "Luminal"))
-    result = _preprocess("--trait", "Breast_Cancer", "--cohort-dir", str(shared / "data/real/geo/GSE51280"),
-                         "--recipe", str(nothing), "--synonyms", str(synonyms), "--out", str(tmp_path / "out"))  # fmt: skip
+    nothing.write_text(
+        bad_row.read_text().replace("row = 12", "row = 0").replace("Basal", "Luminal")
+    )
+    result = _preprocess(
+        "--trait",
+        "Breast_Cancer",
+        "--cohort-dir",
+        str(shared / "data/real/geo/GSE51280"),
+        "--recipe",
+        str(nothing),
+        "--synonyms",
+        str(synonyms),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.exit_code == 1 and "match no value" in result.output
-    assert not (tmp_path / "out" / "Breast_Cancer" / "cohort_info.json").exists()  # nothing half-written
+    assert not (
+        tmp_path / "out" / "Breast_Cancer" / "cohort_info.json"
+    ).exists()  # nothing half-written
 
 
-@pytest.mark.parametrize("content", ["not toml [", 'cohort = "GSE1"', 'trait = "T"\ncohort = "C"\n[variables.mood]\nrow = 1'])
+@pytest.mark.parametrize(
+    "content",
+    ["not toml [", 'cohort = "GSE1"', 'trait = "T"\ncohort = "C"\n[variables.mood]\nrow = 1'],
+)
 def test_malformed_recipes(tmp_path, content):
     path = tmp_path / "r.toml"
     path.write_text(content)
@@ -72,17 +121,42 @@ def test_malformed_recipes(tmp_path, content):
 
 def test_a_probe_column_absent_from_the_annotation(tmp_path, shared, synonyms):
     recipe = tmp_path / "r.json"
-    recipe.write_text(json.dumps({"trait": "Breast_Cancer", "cohort": "GSE51280",
-                                  "input": {"gene_column": "GENE_SYMBOL", "probe_column": "PROBE"},
-                                  "variables": {"trait": {"constant": 1}}}))  # fmt: skip
-    result = _preprocess("--trait", "Breast_Cancer", "--cohort-dir", str(shared / "data/real/geo/GSE51280"),
-                         "--recipe", str(recipe), "--synonyms", str(synonyms), "--out", str(tmp_path / "out"))  # fmt: skip
+    recipe.write_text(
+        json.dumps(
+            {
+                "trait": "Breast_Cancer",
+                "cohort": "GSE51280",
+                "input": {"gene_column": "GENE_SYMBOL", "probe_column": "PROBE"},
+                "variables": {"trait": {"constant": 1}},
+            }
+        )
+    )
+    result = _preprocess(
+        "--trait",
+        "Breast_Cancer",
+        "--cohort-dir",
+        str(shared / "data/real/geo/GSE51280"),
+        "--recipe",
+        str(recipe),
+        "--synonyms",
+        str(synonyms),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.exit_code == 1 and "no column 'PROBE'" in result.output
 
 
 def test_without_a_recipe_age_and_gender_rows_are_proposed(tmp_path, shared, synonyms):
-    result = _preprocess("--trait", "Breast_Cancer", "--cohort-dir", str(shared / "data/real/geo/GSE51280"),
-                         "--synonyms", str(synonyms), "--out", str(tmp_path / "out"))  # fmt: skip
+    result = _preprocess(
+        "--trait",
+        "Breast_Cancer",
+        "--cohort-dir",
+        str(shared / "data/real/geo/GSE51280"),
+        "--synonyms",
+        str(synonyms),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.exit_code == 1 and "needs a recipe" in result.output
     assert "[variables.age]\nrow = 3" in result.output
 
@@ -93,10 +167,16 @@ def test_concurrent_writers_never_lose_a_record(tmp_path):
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         pool.starmap(CohortInfo.update, [(path, record) for record in records])
     data = json.loads(path.read_text())
-    assert {k: (v["is_usable"], v["sample_size"]) for k, v in data.items()} == {f"GSE{i}": (True, i) for i in range(24)}
+    assert {k: (v["is_usable"], v["sample_size"]) for k, v in data.items()} == {
+        f"GSE{i}": (True, i) for i in range(24)
+    }
     CohortInfo.update(path, CohortRecord("GSE3"))  # a re-run replaces only its own record
     data = json.loads(path.read_text())
-    assert data["GSE3"]["is_usable"] is False and data["GSE3"]["sample_size"] is None and len(data) == 24
+    assert (
+        data["GSE3"]["is_usable"] is False
+        and data["GSE3"]["sample_size"] is None
+        and len(data) == 24
+    )
 
 
 def test_bias_rules():
@@ -107,9 +187,14 @@ def test_bias_rules():
 
 
 def test_tcga_traits_and_folders(shared):
-    assert [trait_from_barcode(s) for s in ("TCGA-AB-01", "TCGA-AB-11", "TCGA-AB-20")][:2] == [1.0, 0.0]
+    assert [trait_from_barcode(s) for s in ("TCGA-AB-01", "TCGA-AB-11", "TCGA-AB-20")][:2] == [
+        1.0,
+        0.0,
+    ]
     tcga = shared / "data" / "real" / "tcga"
-    assert find_xena_folder(tcga, "Large_B-cell_Lymphoma").name == "TCGA_Large_Bcell_Lymphoma_(DLBC)"
+    assert (
+        find_xena_folder(tcga, "Large_B-cell_Lymphoma").name == "TCGA_Large_Bcell_Lymphoma_(DLBC)"
+    )
     assert find_xena_folder(tcga, "Bile Duct Cancer").name == "TCGA_Bile_Duct_Cancer_(CHOL)"
     assert find_xena_folder(tcga, "Not_A_Cancer") is None
 
@@ -124,48 +209,88 @@ def test_inspect_every_real_geo_folder(shared):
 def test_synonym_commands(tmp_path, shared):
     out = tmp_path / "gene_synonym.json"
     result = CliRunner(env={"XDG_CACHE_HOME": str(tmp_path / "cache")}).invoke(
-        main, ["synonyms", "build", "--gene-info", str(shared / "data/real/ncbi/Homo_sapiens.gene_info.gz"),
-               "--out", str(out)])  # fmt: skip
+        main,
+        [
+            "synonyms",
+            "build",
+            "--gene-info",
+            str(shared / "data/real/ncbi/Homo_sapiens.gene_info.gz"),
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert list((tmp_path / "cache" / "genotex").glob("gene_synonym-*.json"))
-    lookup = CliRunner().invoke(main, ["synonyms", "lookup", "p53", "NOTAGENE", "--synonyms", str(out)])
+    lookup = CliRunner().invoke(
+        main, ["synonyms", "lookup", "p53", "NOTAGENE", "--synonyms", str(out)]
+    )
     assert "p53\tTP53" in lookup.output and "not a known" in lookup.output
 
 
 def test_a_whole_layout_from_its_root(tmp_path, shared, synonyms, monkeypatch):
     root = tmp_path / "bench"
     real = shared / "data" / "real"
-    shutil.copytree(real / "geo" / "GSE51280", root / "input" / "GEO" / "Breast_Cancer" / "GSE51280")
-    shutil.copytree(real / "geo" / "GSE19161", root / "input" / "GEO" / "Ovarian_Cancer" / "GSE19161")
-    shutil.copytree(real / "tcga" / "TCGA_Bile_Duct_Cancer_(CHOL)", root / "input" / "TCGA" / "TCGA_Bile_Duct_Cancer_(CHOL)")
+    shutil.copytree(
+        real / "geo" / "GSE51280", root / "input" / "GEO" / "Breast_Cancer" / "GSE51280"
+    )
+    shutil.copytree(
+        real / "geo" / "GSE19161", root / "input" / "GEO" / "Ovarian_Cancer" / "GSE19161"
+    )
+    shutil.copytree(
+        real / "tcga" / "TCGA_Bile_Duct_Cancer_(CHOL)",
+        root / "input" / "TCGA" / "TCGA_Bile_Duct_Cancer_(CHOL)",
+    )
     (root / "metadata").mkdir()
     shutil.copy(synonyms, root / "metadata" / "gene_synonym.json")
-    task_info = {t: {"related_genes": [], "conditions": []} for t in ("Breast_Cancer", "Ovarian_Cancer", "Bile_Duct_Cancer")}
+    task_info = {
+        t: {"related_genes": [], "conditions": []}
+        for t in ("Breast_Cancer", "Ovarian_Cancer", "Bile_Duct_Cancer")
+    }
     (root / "metadata" / "task_info.json").write_text(json.dumps(task_info))
     for trait, name in (("Breast_Cancer", "GSE51280.json"), ("Ovarian_Cancer", "GSE19161.toml")):
         (root / "recipes" / trait).mkdir(parents=True)
         shutil.copy(RECIPES / trait / name, root / "recipes" / trait / name)
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(main, ["preprocess", "--all", "--input", "input", "--out", "output/preprocess", "--jobs", "2"])
+    result = CliRunner().invoke(
+        main,
+        ["preprocess", "--all", "--input", "input", "--out", "output/preprocess", "--jobs", "2"],
+    )
     assert result.exit_code == 0, result.output
     assert "Bile_Duct_Cancer/Xena" in result.output and "usable: 45 samples" in result.output
     assert "Ovarian_Cancer/GSE19161  not usable: trait not available" in result.output
     assert (root / "output/preprocess/Bile_Duct_Cancer/Xena.csv").exists()
-    assert json.loads((root / "output/preprocess/Breast_Cancer/cohort_info.json").read_text())["GSE51280"]["is_biased"]
+    assert json.loads((root / "output/preprocess/Breast_Cancer/cohort_info.json").read_text())[
+        "GSE51280"
+    ]["is_biased"]
 
 
 def test_a_rerun_replaces_only_its_own_files_and_record(tmp_path):
     from genotex.preprocessing import CohortOutcome, write_cohort
 
     genes = pd.DataFrame({"S1": [1.0], "S2": [2.0]}, index=pd.Index(["TP53"], name="Gene"))
-    usable = CohortOutcome("T", "GSE1", CohortRecord.decide("GSE1", gene=True, trait=True, biased=False, age=False, gender=False, size=2),
-                           genes, genes, genes.T)  # fmt: skip
+    usable = CohortOutcome(
+        "T",
+        "GSE1",
+        CohortRecord.decide(
+            "GSE1", gene=True, trait=True, biased=False, age=False, gender=False, size=2
+        ),
+        genes,
+        genes,
+        genes.T,
+    )
     other = CohortOutcome("T", "GSE2", CohortRecord.decide("GSE2", gene=True, trait=False), genes)
     write_cohort(tmp_path, usable)
     write_cohort(tmp_path, other)
     assert (tmp_path / "T" / "GSE1.csv").exists()
-    biased = CohortOutcome("T", "GSE1", CohortRecord.decide("GSE1", gene=True, trait=True, biased=True, age=False, gender=False, size=2),
-                           genes, genes)  # fmt: skip
+    biased = CohortOutcome(
+        "T",
+        "GSE1",
+        CohortRecord.decide(
+            "GSE1", gene=True, trait=True, biased=True, age=False, gender=False, size=2
+        ),
+        genes,
+        genes,
+    )
     write_cohort(tmp_path, biased)
     assert not (tmp_path / "T" / "GSE1.csv").exists()  # the stale linked table is gone
     assert (tmp_path / "T" / "gene_data" / "GSE2.csv").exists()

@@ -1,4 +1,4 @@
-"""Preprocessing parity on real inputs (../shared/data/real) against ../shared/fixtures/preprocess."""
+"""Preprocessing parity on real inputs (shared/data/real) against shared/fixtures/preprocess."""
 
 from __future__ import annotations
 
@@ -29,9 +29,18 @@ COHORTS = [
 def preprocessed(shared, tmp_path_factory):
     out = tmp_path_factory.mktemp("preprocess")
     synonyms = shared / "fixtures" / "preprocess" / "metadata" / "gene_synonym.json"
-    for trait, cohort, folder, recipe in COHORTS:
-        args = ["preprocess", "--trait", trait, "--cohort-dir", str(shared / "data" / "real" / folder),
-                "--synonyms", str(synonyms), "--out", str(out)]  # fmt: skip
+    for trait, _cohort, folder, recipe in COHORTS:
+        args = [
+            "preprocess",
+            "--trait",
+            trait,
+            "--cohort-dir",
+            str(shared / "data" / "real" / folder),
+            "--synonyms",
+            str(synonyms),
+            "--out",
+            str(out),
+        ]
         if recipe:
             args += ["--recipe", str(RECIPES / recipe)]
         result = CliRunner().invoke(main, args)
@@ -41,7 +50,9 @@ def preprocessed(shared, tmp_path_factory):
 
 @pytest.mark.parametrize(("trait", "cohort"), [(t, c) for t, c, _, _ in COHORTS])
 def test_outputs_match_the_reference(shared, preprocessed, trait, cohort):
-    expected_root = shared / "fixtures" / "preprocess" / "expected" / "output" / "preprocess" / trait
+    expected_root = (
+        shared / "fixtures" / "preprocess" / "expected" / "output" / "preprocess" / trait
+    )
     for sub in ("gene_data", "clinical_data", ""):
         expected_path = expected_root / sub / f"{cohort}.csv"
         actual_path = preprocessed / trait / sub / f"{cohort}.csv"
@@ -51,9 +62,16 @@ def test_outputs_match_the_reference(shared, preprocessed, trait, cohort):
         expected = pd.read_csv(expected_path, index_col=0)
         actual = pd.read_csv(actual_path, index_col=0)
         expected.index, actual.index = expected.index.astype(str), actual.index.astype(str)
-        assert set(expected.index) == set(actual.index) and set(expected.columns) == set(actual.columns)
-        np.testing.assert_allclose(actual.loc[expected.index, expected.columns].to_numpy(float),
-                                   expected.to_numpy(float), rtol=1e-9, atol=1e-12, equal_nan=True)  # fmt: skip
+        assert set(expected.index) == set(actual.index) and set(expected.columns) == set(
+            actual.columns
+        )
+        np.testing.assert_allclose(
+            actual.loc[expected.index, expected.columns].to_numpy(float),
+            expected.to_numpy(float),
+            rtol=1e-9,
+            atol=1e-12,
+            equal_nan=True,
+        )
     expected_record = json.loads((expected_root / "cohort_info.json").read_text())[cohort]
     actual_record = json.loads((preprocessed / trait / "cohort_info.json").read_text())[cohort]
     expected_record.pop("note"), actual_record.pop("note")
@@ -61,17 +79,26 @@ def test_outputs_match_the_reference(shared, preprocessed, trait, cohort):
 
 
 def test_the_shared_comparator_agrees(shared, preprocessed):
-    done = subprocess.run([sys.executable, str(shared / "tools" / "compare_preprocess.py"),
-                           str(shared / "fixtures" / "preprocess" / "expected" / "output" / "preprocess"),
-                           str(preprocessed), *(f"{t}/{c}" for t, c, _, _ in COHORTS)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(shared / "tools" / "compare_preprocess.py"),
+            str(shared / "fixtures" / "preprocess" / "expected" / "output" / "preprocess"),
+            str(preprocessed),
+            *(f"{t}/{c}" for t, c, _, _ in COHORTS),
+        ],
+        capture_output=True,
+        text=True,
+    )
     last = done.stdout.strip().splitlines()[-1]
     assert done.returncode == 0 and last == "preprocess parity 16/16", done.stdout
 
 
 def test_the_synonym_table_built_from_gene_info_equals_the_published_one_but_its_dash_key(shared):
     built = build_synonym_table(shared / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz")
-    published = json.loads((shared / "fixtures" / "preprocess" / "metadata" / "gene_synonym.json").read_text())
+    published = json.loads(
+        (shared / "fixtures" / "preprocess" / "metadata" / "gene_synonym.json").read_text()
+    )
     assert "-" in published and "-" not in built
     published.pop("-")
     assert built == published

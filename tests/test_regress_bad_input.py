@@ -16,8 +16,13 @@ def _cohort(folder, trait, cohort, table: str, **record):
     (folder / trait / f"{cohort}.csv").write_text(table)
     info_path = folder / trait / "cohort_info.json"
     info = json.loads(info_path.read_text()) if info_path.exists() else {}
-    info[cohort] = {"is_usable": True, "is_available": True, "has_age": record.get("has_age", False),
-                    "has_gender": False, "sample_size": record.get("n", 30)}  # fmt: skip
+    info[cohort] = {
+        "is_usable": True,
+        "is_available": True,
+        "has_age": record.get("has_age", False),
+        "has_gender": False,
+        "sample_size": record.get("n", 30),
+    }
     info_path.write_text(json.dumps(info))
 
 
@@ -26,7 +31,9 @@ def _table(trait, n=30, genes=8, seed=0, extra=None):
     columns = [trait, *(extra or {}), *(f"G{i}" for i in range(genes))]
     lines = ["," + ",".join(columns)]
     for i in range(n):
-        values = [float(i % 2)] + [v[i] for v in (extra or {}).values()] + list(rng.normal(size=genes))
+        values = (
+            [float(i % 2)] + [v[i] for v in (extra or {}).values()] + list(rng.normal(size=genes))
+        )
         lines.append(f"S{i}," + ",".join(str(v) for v in values))
     return "\n".join(lines) + "\n"
 
@@ -41,8 +48,19 @@ def tree(tmp_path):
 
 def _run(tmp_path, data, info, *args):
     (tmp_path / "task_info.json").write_text(json.dumps(info))
-    return CliRunner().invoke(main, ["regress", "--data", str(data), "--task-info", str(tmp_path / "task_info.json"),
-                                     "--out", str(tmp_path / "out"), *args])  # fmt: skip
+    return CliRunner().invoke(
+        main,
+        [
+            "regress",
+            "--data",
+            str(data),
+            "--task-info",
+            str(tmp_path / "task_info.json"),
+            "--out",
+            str(tmp_path / "out"),
+            *args,
+        ],
+    )
 
 
 @pytest.mark.parametrize(
@@ -63,7 +81,9 @@ def test_a_bad_cohort_fails_its_problem_only(tree, table, reason):
     assert result.exit_code == 1 and "Traceback" not in result.output
     status = json.loads((tmp_path / "out" / "status.json").read_text())
     assert status["Good|None"]["status"] == "ok"
-    assert status["Bad|None"]["status"].startswith("failed") and reason in status["Bad|None"]["status"]
+    assert (
+        status["Bad|None"]["status"].startswith("failed") and reason in status["Bad|None"]["status"]
+    )
     assert not (tmp_path / "out" / "Bad").exists()
     assert (tmp_path / "out" / "Good" / "significant_genes_condition_None.json").exists()
 
@@ -73,7 +93,10 @@ def test_a_missing_cohort_file_fails_with_the_file_named(tree):
     (data / "Good" / "GSE1.csv").unlink()
     result = _run(tmp_path, data, info, "--all")
     status = json.loads((tmp_path / "out" / "status.json").read_text())
-    assert status["Good|None"]["status"].startswith("failed") and "GSE1.csv" in status["Good|None"]["status"]
+    assert (
+        status["Good|None"]["status"].startswith("failed")
+        and "GSE1.csv" in status["Good|None"]["status"]
+    )
     assert result.exit_code == 1
 
 
@@ -85,7 +108,10 @@ def test_a_condition_absent_from_the_table(tree):
     (data / "Good" / "cohort_info.json").write_text(json.dumps(record))
     _run(tmp_path, data, info, "--all")
     status = json.loads((tmp_path / "out" / "status.json").read_text())
-    assert status["Good|Age"]["status"].startswith("failed") and "'Age'" in status["Good|Age"]["status"]
+    assert (
+        status["Good|Age"]["status"].startswith("failed")
+        and "'Age'" in status["Good|Age"]["status"]
+    )
 
 
 def test_no_usable_cohort_is_a_skip_not_a_failure(tree):

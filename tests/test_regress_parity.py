@@ -24,9 +24,18 @@ from genotex.cli import main
 def _regress(case: Path, out: Path, *extra: str):
     return CliRunner().invoke(
         main,
-        ["regress", "--all", "--data", str(case / "output" / "preprocess"),
-         "--task-info", str(case / "metadata" / "task_info.json"), "--out", str(out), *extra],
-    )  # fmt: skip
+        [
+            "regress",
+            "--all",
+            "--data",
+            str(case / "output" / "preprocess"),
+            "--task-info",
+            str(case / "metadata" / "task_info.json"),
+            "--out",
+            str(out),
+            *extra,
+        ],
+    )
 
 
 def _close(expected, actual, path=""):
@@ -36,12 +45,14 @@ def _close(expected, actual, path=""):
             _close(expected[key], actual[key], f"{path}/{key}")
     elif isinstance(expected, list):
         assert len(expected) == len(actual), path
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             _close(e, a, f"{path}[{i}]")
     elif isinstance(expected, str):
         assert expected == actual, path
     else:
-        assert abs(actual - expected) <= 1e-6 * max(1.0, abs(expected)), f"{path}: {expected} vs {actual}"
+        assert abs(actual - expected) <= 1e-6 * max(1.0, abs(expected)), (
+            f"{path}: {expected} vs {actual}"
+        )
 
 
 def _check_case(case: Path, out: Path) -> tuple[int, int]:
@@ -56,8 +67,11 @@ def _check_case(case: Path, out: Path) -> tuple[int, int]:
         produced = out / trait / name
         assert produced.exists() == (expected["status"] == "ok"), key
         if expected["status"] == "ok" and expected["model"] == "Lasso":
-            _close(json.loads((case / "expected" / "regress" / trait / name).read_text()),
-                   json.loads(produced.read_text()), key)  # fmt: skip
+            _close(
+                json.loads((case / "expected" / "regress" / trait / name).read_text()),
+                json.loads(produced.read_text()),
+                key,
+            )
             exact += 1
     return exact, len(status)
 
@@ -82,10 +96,21 @@ def test_the_shared_comparator_counts_every_non_lmm_problem(synthetic_run, share
     import sys
 
     case, out = synthetic_run
-    done = subprocess.run([sys.executable, str(shared / "tools" / "compare_regress.py"), str(case / "expected"),
-                           str(out)], capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(shared / "tools" / "compare_regress.py"),
+            str(case / "expected"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     matched, total = done.stdout.strip().splitlines()[-1].split()[2].split("/")
-    lmm = sum(v["model"] == "LMM" for v in json.loads((case / "expected" / "status.json").read_text()).values())
+    lmm = sum(
+        v["model"] == "LMM"
+        for v in json.loads((case / "expected" / "status.json").read_text()).values()
+    )
     assert int(matched) == int(total) - lmm
 
 
@@ -95,7 +120,9 @@ def test_outputs_are_byte_identical_across_runs_and_with_jobs(synthetic_run, tmp
     result = _regress(case, again, "--jobs", "2")
     assert result.exit_code == 0, result.output
     first = sorted(p.relative_to(out) for p in out.rglob("*.json") if p.name != "status.json")
-    assert first == sorted(p.relative_to(again) for p in again.rglob("*.json") if p.name != "status.json")
+    assert first == sorted(
+        p.relative_to(again) for p in again.rglob("*.json") if p.name != "status.json"
+    )
     for relative in first:
         assert (out / relative).read_bytes() == (again / relative).read_bytes(), relative
 
@@ -105,14 +132,27 @@ def test_a_rerun_skips_finished_problems_unless_forced(synthetic_run, tmp_path):
     out = tmp_path / "r"
     args = ["--trait", "Prostate_Cancer", "--condition", "Liver_cirrhosis"]
     runner = CliRunner()
-    base = ["regress", "--data", str(case / "output" / "preprocess"), "--task-info",
-            str(case / "metadata" / "task_info.json"), "--out", str(out), *args]  # fmt: skip
+    base = [
+        "regress",
+        "--data",
+        str(case / "output" / "preprocess"),
+        "--task-info",
+        str(case / "metadata" / "task_info.json"),
+        "--out",
+        str(out),
+        *args,
+    ]
     assert runner.invoke(main, base).exit_code == 0
     target = out / "Prostate_Cancer" / "significant_genes_condition_Liver_cirrhosis.json"
     stamp = target.stat().st_mtime_ns
     assert runner.invoke(main, base).exit_code == 0
     assert target.stat().st_mtime_ns == stamp
-    assert "output exists" in json.loads((out / "status.json").read_text())["Prostate_Cancer|Liver_cirrhosis"]["status"]
+    assert (
+        "output exists"
+        in json.loads((out / "status.json").read_text())["Prostate_Cancer|Liver_cirrhosis"][
+            "status"
+        ]
+    )
     target.write_text('{"significant_genes": {}}')  # incomplete: redone
     assert runner.invoke(main, base).exit_code == 0
     assert "Variable" in json.loads(target.read_text())["significant_genes"]
@@ -123,15 +163,31 @@ def test_a_rerun_skips_finished_problems_unless_forced(synthetic_run, tmp_path):
 def test_dask_local_cluster_gives_the_same_answers(synthetic_run, tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     case, out = synthetic_run
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
         result = CliRunner().invoke(
             main,
-            ["regress", "--trait", "Prostate_Cancer", "--trait", "Autism_spectrum_disorder_(ASD)",
-             "--data", str(case / "output" / "preprocess"), "--task-info", str(case / "metadata" / "task_info.json"),
-             "--out", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address],
-        )  # fmt: skip
+            [
+                "regress",
+                "--trait",
+                "Prostate_Cancer",
+                "--trait",
+                "Autism_spectrum_disorder_(ASD)",
+                "--data",
+                str(case / "output" / "preprocess"),
+                "--task-info",
+                str(case / "metadata" / "task_info.json"),
+                "--out",
+                str(tmp_path / "dask"),
+                "--scheduler",
+                cluster.scheduler_address,
+            ],
+        )
     assert result.exit_code == 0, result.output
-    produced = sorted(p.relative_to(tmp_path / "dask") for p in (tmp_path / "dask").rglob("significant_*.json"))
+    produced = sorted(
+        p.relative_to(tmp_path / "dask") for p in (tmp_path / "dask").rglob("significant_*.json")
+    )
     assert len(produced) == 4
     for relative in produced:
         assert (tmp_path / "dask" / relative).read_bytes() == (out / relative).read_bytes()

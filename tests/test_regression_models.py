@@ -11,20 +11,18 @@ from sklearn.metrics import accuracy_score, f1_score, precision_score, r2_score,
 
 from genotex.regression import (
     FALLBACK_ALPHA,
-    cross_validate,
-    legacy_fold_indices,
-    prediction_scores,
-    selection_scores,
-    significant_genes,
-)
-from genotex.regression import (
     LassoModel,
     LMMModel,
     Residualizer,
+    cross_validate,
     detect_batch_effect,
     estimate_log_delta,
     fit_null_model,
+    legacy_fold_indices,
     normalize,
+    prediction_scores,
+    selection_scores,
+    significant_genes,
 )
 
 
@@ -46,7 +44,9 @@ def test_normalize_uses_training_statistics_and_population_std():
     train = np.array([[1.0, 5.0], [3.0, 5.0]])
     test = np.array([[2.0, 7.0]])
     norm_train, norm_test = normalize(train, test)
-    np.testing.assert_allclose(norm_train, [[-1.0, 0.0], [1.0, 0.0]])  # std 1 (ddof 0); constant column centred
+    np.testing.assert_allclose(
+        norm_train, [[-1.0, 0.0], [1.0, 0.0]]
+    )  # std 1 (ddof 0); constant column centred
     np.testing.assert_allclose(norm_test, [[0.0, 2.0]])
 
 
@@ -73,7 +73,9 @@ def test_residualizer_regresses_out_the_condition_by_least_squares():
     lasso = Lasso(alpha=0.01).fit(x, y - np.column_stack([np.ones(40), z]) @ beta)
     np.testing.assert_allclose(model.coef_, lasso.coef_, rtol=1e-8, atol=1e-12)
     assert model.condition_coef_ == pytest.approx(beta[1], rel=1e-10)
-    np.testing.assert_allclose(model.predict(x, z), lasso.predict(x) + beta[0] + beta[1] * z, rtol=1e-8)
+    np.testing.assert_allclose(
+        model.predict(x, z), lasso.predict(x) + beta[0] + beta[1] * z, rtol=1e-8
+    )
 
 
 def _literal_null_model(x, y):
@@ -93,7 +95,9 @@ def _literal_null_model(x, y):
     best, best_value = grid[int(np.argmin(values))], min(values)
     for i in range(1, 500):
         if values[i] < values[i - 1] and values[i] < values[i + 1]:
-            xmin, fval, *_ = scipy.optimize.brent(nll, (uy, s), (grid[i - 1], grid[i], grid[i + 1]), full_output=True)
+            xmin, fval, *_ = scipy.optimize.brent(
+                nll, (uy, s), (grid[i - 1], grid[i], grid[i + 1]), full_output=True
+            )
             if fval < best_value:
                 best, best_value = xmin, fval
     rotated = np.diag((s + np.exp(best)) ** -0.5) @ u.T @ x
@@ -138,7 +142,10 @@ def test_selection_scores_by_hand():
     assert scores["precision"] == pytest.approx(200 / 3)
     assert scores["recall"] == pytest.approx(50.0)
     assert scores["jaccard"] == pytest.approx(40.0)
-    assert selection_scores([], ["A"])["precision"] == 0.0 and selection_scores(["A"], [])["recall"] == 0.0
+    assert (
+        selection_scores([], ["A"])["precision"] == 0.0
+        and selection_scores(["A"], [])["recall"] == 0.0
+    )
 
 
 def test_prediction_scores_agree_with_scikit_learn():
@@ -148,7 +155,9 @@ def test_prediction_scores_agree_with_scikit_learn():
     scores = prediction_scores(truth, predicted, binary=True)
     guess, actual = (predicted > 0.5).astype(int), (truth > 0.5).astype(int)
     assert scores["accuracy"] == pytest.approx(accuracy_score(actual, guess) * 100)
-    assert scores["precision"] == pytest.approx(precision_score(actual, guess, zero_division=0) * 100)
+    assert scores["precision"] == pytest.approx(
+        precision_score(actual, guess, zero_division=0) * 100
+    )
     assert scores["recall"] == pytest.approx(recall_score(actual, guess, zero_division=0) * 100)
     assert scores["f1"] == pytest.approx(f1_score(actual, guess, zero_division=0) * 100)
     continuous = prediction_scores(truth + predicted, predicted, binary=False)
@@ -161,7 +170,9 @@ def test_cross_validation_falls_back_when_no_alpha_finds_a_known_gene():
     x = rng.normal(size=(40, 20))
     y = (x[:, 0] > 0).astype(float)
     genes = [f"G{i}" for i in range(20)]
-    choice = cross_validate(x, y, None, genes, ["NOT_MEASURED"], lmm=False, binary=True, grid=(1e-3, 1e-2))
+    choice = cross_validate(
+        x, y, None, genes, ["NOT_MEASURED"], lmm=False, binary=True, grid=(1e-3, 1e-2)
+    )
     assert choice.fallback and choice.alpha == FALLBACK_ALPHA
     found = cross_validate(x, y, None, genes, ["G0"], lmm=False, binary=True, grid=(1e-3, 1e-2))
     assert not found.fallback and found.performance["selection"]["precision"] > 0

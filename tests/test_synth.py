@@ -28,9 +28,13 @@ def test_layout_of_a_generated_example(tmp_path):
     example = write_example(tmp_path, SMALL, seed=1)
     info = load_task_info(example.task_info)
     for trait in info.traits:
-        records = json.loads((example.ref_output / "preprocess" / trait / "cohort_info.json").read_text())
+        records = json.loads(
+            (example.ref_output / "preprocess" / trait / "cohort_info.json").read_text()
+        )
         for cohort, record in records.items():
-            assert record["is_available"] == (record["is_gene_available"] and record["is_trait_available"])
+            assert record["is_available"] == (
+                record["is_gene_available"] and record["is_trait_available"]
+            )
             assert record["is_usable"] == (record["is_available"] and not record["is_biased"])
             linked = example.ref_output / "preprocess" / trait / f"{cohort}.csv"
             assert linked.exists() == record["is_usable"]

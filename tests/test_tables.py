@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genotex.core import _tables as tables
 from genotex.core import TableError, read_header, read_table
+from genotex.core import _tables as tables
 
 
 @pytest.fixture(params=["general", "wide"])
@@ -25,7 +25,9 @@ def test_fixture_tables_read_as_pandas_reads_them(eval_fixtures, reader_path):
         table = read_table(path, features_are_rows=False)
         assert list(table.row_labels) == [str(x) for x in expected.index], path
         assert list(table.column_labels) == list(expected.columns), path
-        np.testing.assert_allclose(table.values, expected.to_numpy(dtype=float), rtol=1e-15, equal_nan=True)
+        np.testing.assert_allclose(
+            table.values, expected.to_numpy(dtype=float), rtol=1e-15, equal_nan=True
+        )
 
 
 def test_pandas_na_spellings_are_missing_and_short_rows_padded(tmp_path, reader_path):

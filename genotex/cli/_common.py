@@ -1,4 +1,4 @@
-"""What every command shares: error handling, `--debug`, progress bars, greedy multi-value options."""
+"""What every command shares: error handling, `--debug`, progress bars, multi-value options."""
 
 from __future__ import annotations
 
@@ -72,13 +72,18 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                 _fail(str(exc))
             if isinstance(exc, OSError):
                 _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
-            _fail(f"unexpected {exc.__class__.__name__}: {exc} (run again with --debug for the traceback)")
+            _fail(
+                f"unexpected {exc.__class__.__name__}: {exc} "
+                "(run again with --debug for the traceback)"
+            )
 
     return wrapper
 
 
 def debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(function)
+    return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(
+        function
+    )
 
 
 def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
@@ -89,7 +94,9 @@ def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable
             return items
         from tqdm import tqdm
 
-        return tqdm(items, desc=description, total=total, file=sys.stderr, leave=False, disable=None)
+        return tqdm(
+            items, desc=description, total=total, file=sys.stderr, leave=False, disable=None
+        )
 
     return progress
 
@@ -102,5 +109,3 @@ def main() -> None:
     Evaluate a submission with `genotex eval -p PRED -r REF`; try it on a
     generated example with `genotex demo`.
     """
-
-

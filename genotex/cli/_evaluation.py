@@ -12,28 +12,77 @@ from ._common import GreedyCommand, debug_option, handle_errors, main, tqdm_prog
 
 
 @main.command("eval", cls=GreedyCommand)
-@click.option("-p", "--pred", "pred", required=True, type=click.Path(path_type=Path),
-              help="The prediction's output/ folder (holding preprocess/ and regress/).")
-@click.option("-r", "--ref", "ref", default=Path("output"), show_default=True,
-              type=click.Path(path_type=Path), help="The reference output/ folder.")
-@click.option("-t", "--tasks", "tasks", multiple=True,
-              type=click.Choice(["selection", "preprocessing", "analysis"]),
-              help="Tasks to evaluate (several after one flag); default: all three.")
-@click.option("-s", "--subtasks", "subtasks", multiple=True,
-              type=click.Choice(["gene", "clinical", "linked"]),
-              help="Preprocessing subtasks (several after one flag); default: all three.")
-@click.option("--task-info", type=click.Path(path_type=Path), default=None,
-              help="task_info.json; default: metadata/task_info.json next to REF.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
-              help="Write the full report (unrounded numbers, problems found) as JSON.")
-@click.option("--csv", "csv_dir", type=click.Path(path_type=Path), default=None,
-              help="Write per-trait, per-problem and per-file tables as CSV into this folder.")
-@click.option("--details", is_flag=True,
-              help="Also print per-trait, per-problem and per-file tables.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes for scoring preprocessed tables.")
-@click.option("--max-file-mb", type=click.FloatRange(min=0, min_open=True), default=512,
-              show_default=True, help="Prediction files larger than this are treated as unreadable.")
+@click.option(
+    "-p",
+    "--pred",
+    "pred",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The prediction's output/ folder (holding preprocess/ and regress/).",
+)
+@click.option(
+    "-r",
+    "--ref",
+    "ref",
+    default=Path("output"),
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The reference output/ folder.",
+)
+@click.option(
+    "-t",
+    "--tasks",
+    "tasks",
+    multiple=True,
+    type=click.Choice(["selection", "preprocessing", "analysis"]),
+    help="Tasks to evaluate (several after one flag); default: all three.",
+)
+@click.option(
+    "-s",
+    "--subtasks",
+    "subtasks",
+    multiple=True,
+    type=click.Choice(["gene", "clinical", "linked"]),
+    help="Preprocessing subtasks (several after one flag); default: all three.",
+)
+@click.option(
+    "--task-info",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="task_info.json; default: metadata/task_info.json next to REF.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the full report (unrounded numbers, problems found) as JSON.",
+)
+@click.option(
+    "--csv",
+    "csv_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write per-trait, per-problem and per-file tables as CSV into this folder.",
+)
+@click.option(
+    "--details", is_flag=True, help="Also print per-trait, per-problem and per-file tables."
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes for scoring preprocessed tables.",
+)
+@click.option(
+    "--max-file-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=512,
+    show_default=True,
+    help="Prediction files larger than this are treated as unreadable.",
+)
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @debug_option
 @handle_errors
@@ -49,7 +98,7 @@ def eval_command(
     jobs: int,
     max_file_mb: float,
     no_progress: bool,
-) -> None:  # fmt: skip
+) -> None:
     """Score a prediction tree against the reference with the published GenoTEX metrics."""
     from ..evaluation import SUBTASKS, TASKS, EvalOptions, evaluate
 

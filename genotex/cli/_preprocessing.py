@@ -1,4 +1,4 @@
-"""`genotex preprocess`, `inspect`, `synonyms` and `download`: raw inputs to the benchmark's tables."""
+"""`genotex preprocess`, `inspect`, `synonyms` and `download`: raw inputs to benchmark tables."""
 
 from __future__ import annotations
 
@@ -32,24 +32,53 @@ def _synonyms(path: Path | None):
 
 @main.command("preprocess")
 @click.option("--trait", default=None, help="The trait (one cohort mode).")
-@click.option("--cohort-dir", type=click.Path(path_type=Path), default=None,
-              help="A GEO series folder or a Xena cohort folder, anywhere on disk.")
-@click.option("--recipe", type=click.Path(path_type=Path), default=None,
-              help="The cohort's recipe (GEO).")
-@click.option("--all", "all_cohorts", is_flag=True, help="Every cohort of the layout under --input.")
-@click.option("--input", "input_root", type=click.Path(path_type=Path), default=Path("input"),
-              show_default=True)
-@click.option("--recipes", type=click.Path(path_type=Path), default=None,
-              help="Recipes as RECIPES/<trait>/<GSE>.toml|json (default: ./recipes when present).")
-@click.option("--task-info", type=click.Path(path_type=Path),
-              default=Path("metadata/task_info.json"), show_default=True)
-@click.option("--synonyms", type=click.Path(path_type=Path), default=None,
-              help="gene_synonym.json, Homo_sapiens.gene_info(.gz), or 'mygene' (MyGene.info, "
-                   "online); default: metadata/gene_synonym.json.")
-@click.option("--gene-info", type=click.Path(path_type=Path), default=None,
-              help="NCBI gene_info, for platforms keyed by Entrez GeneID.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("output/preprocess"),
-              show_default=True)
+@click.option(
+    "--cohort-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A GEO series folder or a Xena cohort folder, anywhere on disk.",
+)
+@click.option(
+    "--recipe", type=click.Path(path_type=Path), default=None, help="The cohort's recipe (GEO)."
+)
+@click.option(
+    "--all", "all_cohorts", is_flag=True, help="Every cohort of the layout under --input."
+)
+@click.option(
+    "--input",
+    "input_root",
+    type=click.Path(path_type=Path),
+    default=Path("input"),
+    show_default=True,
+)
+@click.option(
+    "--recipes",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Recipes as RECIPES/<trait>/<GSE>.toml|json (default: ./recipes when present).",
+)
+@click.option(
+    "--task-info",
+    type=click.Path(path_type=Path),
+    default=Path("metadata/task_info.json"),
+    show_default=True,
+)
+@click.option(
+    "--synonyms",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="gene_synonym.json, Homo_sapiens.gene_info(.gz), or 'mygene' (MyGene.info, "
+    "online); default: metadata/gene_synonym.json.",
+)
+@click.option(
+    "--gene-info",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="NCBI gene_info, for platforms keyed by Entrez GeneID.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
 @debug_option
 @handle_errors
@@ -65,7 +94,7 @@ def preprocess_command(
     gene_info: Path | None,
     out: Path,
     jobs: int,
-) -> None:  # fmt: skip
+) -> None:
     """Turn raw GEO / TCGA files into the benchmark's CSVs and cohort_info.json."""
     from ..preprocessing import gene_id_symbols
 
@@ -113,8 +142,14 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
 
 @main.command("inspect")
 @click.argument("cohort_dir", type=click.Path(path_type=Path))
-@click.option("--values", "max_values", type=int, default=8, show_default=True,
-              help="Values shown per row or column.")
+@click.option(
+    "--values",
+    "max_values",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Values shown per row or column.",
+)
 @debug_option
 @handle_errors
 def inspect_command(cohort_dir: Path, max_values: int) -> None:
@@ -130,10 +165,15 @@ def synonyms_group() -> None:
 
 
 @synonyms_group.command("build")
-@click.option("--gene-info", type=click.Path(path_type=Path), required=True,
-              help="NCBI Homo_sapiens.gene_info(.gz).")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Write gene_synonym.json here too.")
+@click.option(
+    "--gene-info",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="NCBI Homo_sapiens.gene_info(.gz).",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=None, help="Write gene_synonym.json here too."
+)
 @debug_option
 @handle_errors
 def synonyms_build(gene_info: Path, out: Path | None) -> None:
@@ -162,16 +202,34 @@ def synonyms_lookup(aliases: tuple[str, ...], synonyms: Path | None) -> None:
 
 @main.command("download")
 @click.argument("what", type=click.Choice(["geo", "tcga", "gene-info"]))
-@click.option("--manifest", type=click.Path(path_type=Path), default=None,
-              help="The benchmark's geo_manifest.json / tcga_manifest.json (geo, tcga).")
-@click.option("--out", type=click.Path(path_type=Path), required=True,
-              help="The folder (geo, tcga) or the file (gene-info) to write.")
-@click.option("--base-url", default=None,
-              help="Where the files are (default: the public sources; a mirror, a local server).")
-@click.option("--only", multiple=True,
-              help="Only this trait (geo) or cohort folder (tcga); repeatable.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Parallel downloads.")
+@click.option(
+    "--manifest",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The benchmark's geo_manifest.json / tcga_manifest.json (geo, tcga).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The folder (geo, tcga) or the file (gene-info) to write.",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="Where the files are (default: the public sources; a mirror, a local server).",
+)
+@click.option(
+    "--only", multiple=True, help="Only this trait (geo) or cohort folder (tcga); repeatable."
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Parallel downloads.",
+)
 @click.option("--sha256", default=None, help="gene-info: the expected sha256, if known.")
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 @debug_option
@@ -185,7 +243,7 @@ def download_command(
     jobs: int,
     sha256: str | None,
     no_progress: bool,
-) -> None:  # fmt: skip
+) -> None:
     """Download the benchmark's inputs by its manifests: resumable, verified by sha256.
 
     GEO files come from NCBI's GEO (over HTTPS), Xena files from the UCSC Xena
@@ -197,8 +255,14 @@ def download_command(
     if what != "gene-info" and manifest is None:
         raise click.UsageError(f"downloading {what} needs --manifest")
     results = download_inputs(
-        what, out, manifest=manifest, base_url=base_url, only=only, sha256=sha256,
-        jobs=jobs, progress=not no_progress,
+        what,
+        out,
+        manifest=manifest,
+        base_url=base_url,
+        only=only,
+        sha256=sha256,
+        jobs=jobs,
+        progress=not no_progress,
     )
     counts: dict[str, int] = {}
     for result in results:
@@ -211,5 +275,7 @@ def download_command(
     for result in failed:
         click.echo(f"  FAILED {result.download.path}: {result.status.removeprefix('failed: ')}")
     if failed:
-        click.echo("Re-run the same command to retry: finished files are kept, partial ones resumed.")
+        click.echo(
+            "Re-run the same command to retry: finished files are kept, partial ones resumed."
+        )
         sys.exit(1)

@@ -13,26 +13,57 @@ from ._common import debug_option, handle_errors, main
 
 
 @main.command("regress")
-@click.option("--trait", "traits", multiple=True,
-              help="A trait to answer (repeatable); all its problems unless --condition.")
-@click.option("--condition", default=None,
-              help="Answer only (trait, condition); 'None' for the unconditional problem.")
+@click.option(
+    "--trait",
+    "traits",
+    multiple=True,
+    help="A trait to answer (repeatable); all its problems unless --condition.",
+)
+@click.option(
+    "--condition",
+    default=None,
+    help="Answer only (trait, condition); 'None' for the unconditional problem.",
+)
 @click.option("--all", "all_problems", is_flag=True, help="Answer every problem of task_info.json.")
-@click.option("--data", type=click.Path(path_type=Path), default=Path("output/preprocess"),
-              show_default=True,
-              help="The preprocess folder holding <trait>/cohort_info.json and linked CSVs.")
-@click.option("--task-info", type=click.Path(path_type=Path),
-              default=Path("metadata/task_info.json"), show_default=True,
-              help="task_info.json (related genes and conditions).")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("output/regress"),
-              show_default=True, help="Where significant_genes_condition_<C>.json files are written.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Problems answered in parallel processes.")
-@click.option("--scheduler", default=None,
-              help="Address of an existing Dask distributed scheduler to run on.")
+@click.option(
+    "--data",
+    type=click.Path(path_type=Path),
+    default=Path("output/preprocess"),
+    show_default=True,
+    help="The preprocess folder holding <trait>/cohort_info.json and linked CSVs.",
+)
+@click.option(
+    "--task-info",
+    type=click.Path(path_type=Path),
+    default=Path("metadata/task_info.json"),
+    show_default=True,
+    help="task_info.json (related genes and conditions).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("output/regress"),
+    show_default=True,
+    help="Where significant_genes_condition_<C>.json files are written.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Problems answered in parallel processes.",
+)
+@click.option(
+    "--scheduler", default=None, help="Address of an existing Dask distributed scheduler to run on."
+)
 @click.option("--force", is_flag=True, help="Redo problems whose output already exists.")
-@click.option("--summary", type=click.Path(path_type=Path), default=None,
-              help="Run summary JSON (status.json schema); default: OUT/status.json.")
+@click.option(
+    "--summary",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Run summary JSON (status.json schema); default: OUT/status.json.",
+)
 @debug_option
 @handle_errors
 def regress_command(
@@ -46,7 +77,7 @@ def regress_command(
     scheduler: str | None,
     force: bool,
     summary: Path | None,
-) -> None:  # fmt: skip
+) -> None:
     """Answer problems with the standardized GenoTEX regression pipeline."""
     from ..core import TaskInfo
     from ..regression import run_problems
@@ -60,8 +91,14 @@ def regress_command(
         raise GenotexError("the data folder does not exist", path=data)
     info = TaskInfo.read(task_info)
     status = run_problems(
-        info.select(traits, condition), data, info, out,
-        jobs=jobs, scheduler=scheduler, force=force, summary=summary or out / "status.json",
+        info.select(traits, condition),
+        data,
+        info,
+        out,
+        jobs=jobs,
+        scheduler=scheduler,
+        force=force,
+        summary=summary or out / "status.json",
     )
     counts = status.counts()
     click.echo(

@@ -28,14 +28,22 @@ Re-run a stage yourself, from {folder}:
 
 
 @main.command("demo")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder for the generated benchmark (default: a new temporary folder).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder for the generated benchmark (default: a new temporary folder).",
+)
 @click.option("--seed", type=int, default=7, show_default=True, help="Seed of the generator.")
-@click.option("--eval-only", is_flag=True,
-              help="Only the quick evaluation demo (a generated reference and prediction).")
+@click.option(
+    "--eval-only",
+    is_flag=True,
+    help="Only the quick evaluation demo (a generated reference and prediction).",
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--details", is_flag=True,
-              help="Also print the per-trait, per-problem and per-file tables.")
+@click.option(
+    "--details", is_flag=True, help="Also print the per-trait, per-problem and per-file tables."
+)
 @debug_option
 @handle_errors
 def demo_command(out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool) -> None:
@@ -53,7 +61,9 @@ def demo_command(out: Path | None, seed: int, eval_only: bool, jobs: int, detail
         click.echo(f"\nTry it yourself:\n  genotex eval -p {pred} -r {ref} --details", err=True)
     else:
         logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
-        click.echo(f"generating a small benchmark in {folder} and running the pipeline ...", err=True)
+        click.echo(
+            f"generating a small benchmark in {folder} and running the pipeline ...", err=True
+        )
         run = run_demo(folder, seed=seed, jobs=jobs)
         emit_report(run.report, details=details, json_path=json_path, csv_dir=None)
         stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())

@@ -63,7 +63,14 @@ from ._selection import (
     usable_cohorts,
 )
 from ._status import ProblemStatus, RunStatus, StatusError
-from ._tables import PANDAS_NA_VALUES, LabelledTable, TableError, read_header, read_table, write_table
+from ._tables import (
+    PANDAS_NA_VALUES,
+    LabelledTable,
+    TableError,
+    read_header,
+    read_table,
+    write_table,
+)
 from ._task_info import TaskInfo, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 __all__ = ["atomic_output", "write_text_atomic"]
 
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside `path` to write to; renamed over `path` only if the block succeeds."""
+    """A temporary path beside `path` to write to, renamed over `path` if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

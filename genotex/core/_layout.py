@@ -79,7 +79,7 @@ class ProblemId:
         return is_one_step(self.condition)
 
     @classmethod
-    def from_key(cls, key: str) -> "ProblemId":
+    def from_key(cls, key: str) -> ProblemId:
         trait, _, condition = key.partition("|")
         return cls(trait, None if condition in {"", "None"} else condition)
 

@@ -9,8 +9,8 @@ by the averages, as in the reference.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 

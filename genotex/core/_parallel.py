@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["ordered_map"]
 

@@ -1,4 +1,5 @@
-"""A regression result, `significant_genes_condition_<C>.json` (layout.md), read and written here only.
+"""A regression result, `significant_genes_condition_<C>.json` (layout.md), read and written here
+only.
 
 The validity rule is evaluation's (evaluation.md § 4): a JSON object whose
 `significant_genes.Variable` is a list of gene symbols. Anything else is a
@@ -45,7 +46,9 @@ class ResultFile:
 
     @classmethod
     def from_dict(cls, data: object) -> ResultFile:
-        """Validate a parsed result; raise `MalformedResult` with one sentence when it does not score."""
+        """Validate a parsed result; raise `MalformedResult` with one sentence when it does not
+        score.
+        """
         if not isinstance(data, dict):
             raise MalformedResult("it is not a JSON object")
         genes = data.get("significant_genes")

@@ -6,15 +6,14 @@ and the regression pipeline's choice of data (regression.md § 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Union
 
 from ._cohort_info import CohortInfo, CohortRecord
 from ._layout import ProblemId
-from ._task_info import TaskInfo
 from ._tables import TableError, read_header
+from ._task_info import TaskInfo
 from ._untrusted import MISSING, GuardedTree, RejectedFile
 
 __all__ = [
@@ -26,7 +25,7 @@ __all__ = [
 ]
 
 #: A one-step answer is a cohort ID; a two-step answer is (trait cohort, condition cohort).
-Selection = Union[str, tuple[str, str], None]
+Selection = str | tuple[str, str] | None
 
 _NON_GENE_COLUMNS = ("Age", "Gender")
 

@@ -29,7 +29,7 @@ class ProblemStatus:
 
     @property
     def kind(self) -> str:
-        """"ok", "skipped" or "failed" (the word before the reason)."""
+        """ "ok", "skipped" or "failed" (the word before the reason)."""
         return self.status.split(":", 1)[0]
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,7 +82,9 @@ class RunStatus:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise StatusError(f"cannot be read as JSON ({exc.__class__.__name__})", path=path) from None
+            raise StatusError(
+                f"cannot be read as JSON ({exc.__class__.__name__})", path=path
+            ) from None
         return cls.from_dict(data, source=path)
 
     def write(self, path: str | Path) -> None:

@@ -25,7 +25,14 @@ import polars as pl
 from ._atomic import atomic_output
 from ._errors import GenotexError
 
-__all__ = ["TableError", "LabelledTable", "read_table", "read_header", "write_table", "PANDAS_NA_VALUES"]
+__all__ = [
+    "TableError",
+    "LabelledTable",
+    "read_table",
+    "read_header",
+    "write_table",
+    "PANDAS_NA_VALUES",
+]
 
 #: The strings pandas' `read_csv` reads as missing by default (the reference's NaN).
 PANDAS_NA_VALUES = [
@@ -71,15 +78,21 @@ class LabelledTable:
         Raises `TableError` if a non-numeric cell lies inside the block.
         """
         if self.features_are_rows:
-            rows, columns = self._positions(self.row_labels, features), self._positions(
-                self.column_labels, samples
+            rows, columns = (
+                self._positions(self.row_labels, features),
+                self._positions(self.column_labels, samples),
             )
         else:
-            rows, columns = self._positions(self.row_labels, samples), self._positions(
-                self.column_labels, features
+            rows, columns = (
+                self._positions(self.row_labels, samples),
+                self._positions(self.column_labels, features),
             )
         self._check_numeric(rows, columns)
-        block = self.values[rows][:, columns] if not isinstance(rows, slice) else self.values[:, columns]
+        block = (
+            self.values[rows][:, columns]
+            if not isinstance(rows, slice)
+            else self.values[:, columns]
+        )
         return np.ascontiguousarray(block if self.features_are_rows else block.T)
 
     @staticmethod
@@ -93,7 +106,9 @@ class LabelledTable:
         if not self.bad_cells:
             return
         wanted_columns = (
-            set(range(len(self.column_labels))) if isinstance(columns, slice) else set(columns.tolist())
+            set(range(len(self.column_labels)))
+            if isinstance(columns, slice)
+            else set(columns.tolist())
         )
         for column, bad_rows in self.bad_cells.items():
             if column not in wanted_columns:
@@ -116,7 +131,9 @@ def read_header(path: str | Path) -> list[str]:
     try:
         row = _first_record(path)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise TableError(f"the header cannot be read ({exc.__class__.__name__})", path=path) from None
+        raise TableError(
+            f"the header cannot be read ({exc.__class__.__name__})", path=path
+        ) from None
     if not row:
         raise TableError("the file has no header row", path=path)
     return row[1:]
@@ -130,7 +147,9 @@ WIDE_TABLE_COLUMNS = 1000
 
 def _labels(series: pl.Series) -> pd.Index:
     """Row labels as text; NA spellings are missing labels, as pandas reads them."""
-    labels = pl.select(pl.when(series.is_in(PANDAS_NA_VALUES)).then(None).otherwise(series)).to_series()
+    labels = pl.select(
+        pl.when(series.is_in(PANDAS_NA_VALUES)).then(None).otherwise(series)
+    ).to_series()
     return pd.Index(labels.to_list(), dtype=object)
 
 
@@ -141,7 +160,9 @@ def _numbers(tokens: pl.Series) -> tuple[pl.Series, np.ndarray]:
     return numbers, (numbers.is_null() & ~missing).to_numpy()
 
 
-def _read_general(path: Path, header: list[str]) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
+def _read_general(
+    path: Path, header: list[str]
+) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
     """Any CSV, with polars' CSV reader (fastest on long tables: ~270 MB/s here).
 
     First as all-numbers with an explicit schema (no type inference, no NA-string
@@ -160,7 +181,9 @@ def _read_general(path: Path, header: list[str]) -> tuple[pd.Index, np.ndarray, 
     except pl.exceptions.ComputeError:
         frame = read(infer_schema=False)
         if frame.width != len(header):
-            raise TableError("the header and the rows disagree on the number of columns", path=path) from None
+            raise TableError(
+                "the header and the rows disagree on the number of columns", path=path
+            ) from None
         columns, bad_cells = [], {}
         for position, name in enumerate(names[1:]):
             numbers, bad = _numbers(frame.get_column(name))
@@ -173,7 +196,9 @@ def _read_general(path: Path, header: list[str]) -> tuple[pd.Index, np.ndarray, 
     return _labels(frame.get_column(names[0])), values.astype(np.float64, copy=False), bad_cells
 
 
-def _read_wide(path: Path, header: list[str]) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]] | None:
+def _read_wide(
+    path: Path, header: list[str]
+) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]] | None:
     """A wide unquoted CSV, split line by line in polars (~150 MB/s where its CSV reader does ~90).
 
     CSV readers pay per column; a linked table has ~18,000 columns and a few
@@ -225,7 +250,9 @@ def read_table(path: str | Path, *, features_are_rows: bool) -> LabelledTable:
     try:
         wide = len(header) > WIDE_TABLE_COLUMNS and not any("\n" in label for label in header)
         parsed = _read_wide(path, header) if wide else None
-        row_labels, values, bad_cells = parsed if parsed is not None else _read_general(path, header)
+        row_labels, values, bad_cells = (
+            parsed if parsed is not None else _read_general(path, header)
+        )
     except pl.exceptions.NoDataError:
         raise TableError("the file is empty", path=path) from None
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:

@@ -95,13 +95,16 @@ class TaskInfo:
     def to_dict(self) -> dict[str, dict[str, list[str]]]:
         """The JSON object, traits in their stored order."""
         return {
-            trait: {"related_genes": list(genes), "conditions": list(self.conditions.get(trait, ()))}
+            trait: {
+                "related_genes": list(genes),
+                "conditions": list(self.conditions.get(trait, ())),
+            }
             for trait, genes in self.related_genes.items()
         }
 
     @classmethod
     def read(cls, path: str | Path) -> TaskInfo:
-        """Read and validate a `task_info.json`; any problem is a `TaskInfoError` naming the file."""
+        """Read and validate a `task_info.json`; a fault is a `TaskInfoError` naming the file."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")

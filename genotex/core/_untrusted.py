@@ -52,11 +52,13 @@ class GuardedTree:
     prefix: str = ""
 
     @classmethod
-    def untrusted(cls, root: str | Path, *, max_file_mb: float = DEFAULT_MAX_FILE_MB) -> "GuardedTree":
+    def untrusted(
+        cls, root: str | Path, *, max_file_mb: float = DEFAULT_MAX_FILE_MB
+    ) -> GuardedTree:
         return cls(Path(os.path.realpath(root)), Path(root), int(max_file_mb * 1024 * 1024), True)
 
     @classmethod
-    def trusted(cls, root: str | Path, *, prefix: str = "REF:") -> "GuardedTree":
+    def trusted(cls, root: str | Path, *, prefix: str = "REF:") -> GuardedTree:
         return cls(Path(os.path.realpath(root)), Path(root), None, False, prefix)
 
     def path(self, *parts: str) -> Path:

@@ -1,4 +1,4 @@
-"""Task 3, statistical analysis: the gene list of every reference result file (evaluation.md § 3)."""
+"""Task 3, statistical analysis: every reference result file's gene list (evaluation.md § 3)."""
 
 from __future__ import annotations
 
@@ -51,10 +51,14 @@ def score_result_file(
     try:
         data = pred.read_json(pred_path)
     except RejectedFile as exc:
-        return _failed(problem, "malformed"), [Finding(exc.relative, f"{exc.reason}; the problem is failed")]
+        return _failed(problem, "malformed"), [
+            Finding(exc.relative, f"{exc.reason}; the problem is failed")
+        ]
     if data is MISSING:
         return _failed(problem, "missing"), [
-            Finding(pred.relative(pred_path), "the prediction has no such file; the problem is failed")
+            Finding(
+                pred.relative(pred_path), "the prediction has no such file; the problem is failed"
+            )
         ]
     try:
         result = ResultFile.from_dict(data)

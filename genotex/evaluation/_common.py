@@ -33,5 +33,3 @@ class Findings:
 
     def freeze(self) -> tuple[Finding, ...]:
         return tuple(Finding(file, reason) for file, reason in self._items)
-
-

@@ -83,7 +83,9 @@ def evaluate(
     findings = Findings()
     filtering = selection = preprocessing = analysis = None
     if "selection" in options.tasks:
-        filtering, selection = evaluate_selection(pred, ref, task_info, findings=findings, progress=progress)
+        filtering, selection = evaluate_selection(
+            pred, ref, task_info, findings=findings, progress=progress
+        )
     if "preprocessing" in options.tasks:
         preprocessing = evaluate_preprocessing(
             pred, ref, options.subtasks, jobs=options.jobs, findings=findings, progress=progress
@@ -100,5 +102,3 @@ def evaluate(
         "max_file_mb": options.max_file_mb,
     }
     return EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
-
-

@@ -1,4 +1,6 @@
-"""Task 2, preprocessing: AJ, SJ, feature correlation and CSC of every reference CSV (evaluation.md § 2)."""
+"""Task 2, preprocessing: AJ, SJ, feature correlation and CSC of every reference CSV (evaluation.md
+§ 2).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +21,13 @@ from ..core import (
 from ._common import Findings, Progress, no_progress
 from ._report import FileScore, Finding
 
-__all__ = ["SUBTASKS", "evaluate_preprocessing", "reference_csvs", "score_csv_pair", "table_similarity"]
+__all__ = [
+    "SUBTASKS",
+    "evaluate_preprocessing",
+    "reference_csvs",
+    "score_csv_pair",
+    "table_similarity",
+]
 
 SUBTASKS: tuple[str, ...] = ("gene", "clinical", "linked")
 
@@ -66,7 +74,9 @@ def reference_csvs(ref: GuardedTree, subtask: str) -> list[tuple[str, str]]:
         folder = trait_dir if subtask == "linked" else trait_dir / f"{subtask}_data"
         if not folder.is_dir():
             continue
-        for file in sorted(f.name for f in folder.iterdir() if f.name.endswith(".csv") and f.is_file()):
+        for file in sorted(
+            f.name for f in folder.iterdir() if f.name.endswith(".csv") and f.is_file()
+        ):
             pairs.append((trait_dir.name, file))
     return pairs
 
@@ -81,7 +91,9 @@ def score_csv_pair(
     zeros = dict.fromkeys(PREPROCESSING_METRICS, 0.0)
     if not pred.exists(pred_path):
         reason = "the prediction has no such file; scored 0"
-        return FileScore(subtask, key, **zeros, status="missing"), [Finding(pred.relative(pred_path), reason)]
+        return FileScore(subtask, key, **zeros, status="missing"), [
+            Finding(pred.relative(pred_path), reason)
+        ]
     try:
         ref_table = read_table(ref_path, features_are_rows=subtask != "linked")
     except TableError as exc:
@@ -100,7 +112,9 @@ def score_csv_pair(
     return FileScore(subtask, key, **scores), []
 
 
-def _score_csv_task(task: tuple[GuardedTree, GuardedTree, str, str, str]) -> tuple[FileScore | None, list[Finding]]:
+def _score_csv_task(
+    task: tuple[GuardedTree, GuardedTree, str, str, str],
+) -> tuple[FileScore | None, list[Finding]]:
     return score_csv_pair(*task)
 
 
@@ -117,7 +131,9 @@ def evaluate_preprocessing(
     findings = findings or Findings()
     progress = progress or no_progress
     if not os.path.isdir(pred.path("preprocess")):
-        findings.add(pred.relative(pred.path("preprocess")), "the prediction has no preprocess/ folder")
+        findings.add(
+            pred.relative(pred.path("preprocess")), "the prediction has no preprocess/ folder"
+        )
         return {subtask: None for subtask in subtasks}
     tasks = [
         (pred, ref, subtask, trait, file)
@@ -131,5 +147,3 @@ def evaluate_preprocessing(
         if score is not None:
             scores[score.subtask].append(score)
     return {subtask: tuple(rows) for subtask, rows in scores.items()}
-
-

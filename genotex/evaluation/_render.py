@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from pathlib import Path
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from ..core import (
     ANALYSIS_METRICS,
@@ -19,6 +19,7 @@ from ..core import (
 from ._report import OVERALL, EvalReport
 
 __all__ = ["format_table", "render_text", "write_csv_tables"]
+
 
 def _label(metric: str) -> str:
     return get_metric(metric).label
@@ -35,10 +36,11 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> st
     cells = [[_fmt(v) for v in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
-        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
 
     def line(values: Sequence[str]) -> str:
-        parts = [values[0].ljust(widths[0])] + [v.rjust(w) for v, w in zip(values[1:], widths[1:])]
+        rest = zip(values[1:], widths[1:], strict=True)
+        parts = [values[0].ljust(widths[0])] + [v.rjust(w) for v, w in rest]
         return "  ".join(parts).rstrip()
 
     out = [line(list(headers)), line(["-" * w for w in widths])]
@@ -46,7 +48,9 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> st
     return "\n".join(out)
 
 
-def _averages_row(label: str, averages: dict[str, float], metrics: Sequence[str], count: int) -> list:
+def _averages_row(
+    label: str, averages: dict[str, float], metrics: Sequence[str], count: int
+) -> list:
     return [label, *(averages.get(m, math.nan) for m in metrics), count]
 
 
@@ -63,7 +67,11 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
     blocks: list[str] = []
     if report.filtering is not None:
         metrics = FILTERING_METRICS
-        rows = [_averages_row("Dataset filtering (DF)", report.filtering_average(), metrics, len(report.filtering))]
+        rows = [
+            _averages_row(
+                "Dataset filtering (DF)", report.filtering_average(), metrics, len(report.filtering)
+            )
+        ]
         selection = report.selection or ()
         ds = report.selection_average().get("accuracy", math.nan)
         rows.append(["Dataset selection (DS)", "", "", "", ds, len(selection)])
@@ -87,7 +95,12 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
                 + format_table(
                     ["problem", "Acc", "reference", "prediction"],
                     (
-                        [s.problem.key, s.accuracy, _choice(s.reference_choice), _choice(s.predicted_choice)]
+                        [
+                            s.problem.key,
+                            s.accuracy,
+                            _choice(s.reference_choice),
+                            _choice(s.predicted_choice),
+                        ]
                         for s in selection
                     ),
                 )
@@ -99,9 +112,12 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
             if scores is None:
                 rows.append([subtask, *(["-"] * len(metrics)), "no preprocess/"])
                 continue
-            rows.append(_averages_row(subtask, report.preprocessing_average(subtask), metrics, len(scores)))
+            rows.append(
+                _averages_row(subtask, report.preprocessing_average(subtask), metrics, len(scores))
+            )
         blocks.append(
-            "== Preprocessing ==\n" + format_table(["subtask", *(_label(m) for m in metrics), "files"], rows)
+            "== Preprocessing ==\n"
+            + format_table(["subtask", *(_label(m) for m in metrics), "files"], rows)
         )
         if details:
             for subtask, scores in report.preprocessing.items():
@@ -133,14 +149,20 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
                 "-- analysis per trait --\n"
                 + format_table(
                     ["trait", *(_label(m) for m in metrics)],
-                    ([trait, *(avg[m] for m in metrics)] for trait, avg in report.analysis_by_trait().items()),
+                    (
+                        [trait, *(avg[m] for m in metrics)]
+                        for trait, avg in report.analysis_by_trait().items()
+                    ),
                 )
             )
             blocks.append(
                 "-- analysis per problem --\n"
                 + format_table(
                     ["problem", *(_label(m) for m in metrics), "status"],
-                    ([s.problem.key, *(getattr(s, m) for m in metrics), s.status] for s in report.analysis),
+                    (
+                        [s.problem.key, *(getattr(s, m) for m in metrics), s.status]
+                        for s in report.analysis
+                    ),
                 )
             )
     findings = report.findings
@@ -148,7 +170,9 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
         lines = [f"== Problems found ({len(findings)}) =="]
         lines += [f"- {f.file}: {f.reason}" for f in findings[:max_findings]]
         if len(findings) > max_findings:
-            lines.append(f"... and {len(findings) - max_findings} more (all of them are in --json / --csv)")
+            lines.append(
+                f"... and {len(findings) - max_findings} more (all of them are in --json / --csv)"
+            )
         blocks.append("\n".join(lines))
     else:
         blocks.append("== Problems found ==\nnone")
@@ -160,7 +184,16 @@ def _csv_text(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
     for row in rows:
-        writer.writerow(["" if isinstance(v, float) and math.isnan(v) else repr(v) if isinstance(v, float) else v for v in row])
+        writer.writerow(
+            [
+                ""
+                if isinstance(v, float) and math.isnan(v)
+                else repr(v)
+                if isinstance(v, float)
+                else v
+                for v in row
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -171,21 +204,36 @@ def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
     if report.filtering is not None:
         tables["filtering_per_trait.csv"] = _csv_text(
             ["trait", "tp", "fp", "tn", "fn", *FILTERING_METRICS],
-            ([s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in FILTERING_METRICS)] for s in report.filtering),
+            (
+                [s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in FILTERING_METRICS)]
+                for s in report.filtering
+            ),
         )
         tables["selection_per_problem.csv"] = _csv_text(
             ["trait", "condition", "category", "accuracy", "reference_choice", "predicted_choice"],
             (
-                [s.problem.trait, s.problem.condition or "None", s.problem.category, s.accuracy,
-                 _choice(s.reference_choice), _choice(s.predicted_choice)]
+                [
+                    s.problem.trait,
+                    s.problem.condition or "None",
+                    s.problem.category,
+                    s.accuracy,
+                    _choice(s.reference_choice),
+                    _choice(s.predicted_choice),
+                ]
                 for s in report.selection or ()
             ),
-        )  # fmt: skip
+        )
     if report.preprocessing is not None:
         tables["preprocessing_per_file.csv"] = _csv_text(
             ["subtask", "trait", "file", "status", *PREPROCESSING_METRICS],
             (
-                [s.subtask, s.trait, s.file, s.status, *(getattr(s, m) for m in PREPROCESSING_METRICS)]
+                [
+                    s.subtask,
+                    s.trait,
+                    s.file,
+                    s.status,
+                    *(getattr(s, m) for m in PREPROCESSING_METRICS),
+                ]
                 for scores in report.preprocessing.values()
                 for s in scores or ()
             ),
@@ -194,12 +242,19 @@ def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
         tables["analysis_per_problem.csv"] = _csv_text(
             ["trait", "condition", "category", "status", *ANALYSIS_METRICS],
             (
-                [s.problem.trait, s.problem.condition or "None", s.category, s.status,
-                 *(getattr(s, m) for m in ANALYSIS_METRICS)]
+                [
+                    s.problem.trait,
+                    s.problem.condition or "None",
+                    s.category,
+                    s.status,
+                    *(getattr(s, m) for m in ANALYSIS_METRICS),
+                ]
                 for s in report.analysis
             ),
-        )  # fmt: skip
-    tables["problems_found.csv"] = _csv_text(["file", "reason"], ([f.file, f.reason] for f in report.findings))
+        )
+    tables["problems_found.csv"] = _csv_text(
+        ["file", "reason"], ([f.file, f.reason] for f in report.findings)
+    )
     written = []
     for name, text in tables.items():
         write_text_atomic(folder / name, text)

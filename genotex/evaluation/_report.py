@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..core import (
@@ -215,7 +215,7 @@ class EvalReport:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "EvalReport":
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalReport:
         """Rebuild a report from `to_dict()` output (or a JSON file of it)."""
         filtering = selection = preprocessing = analysis = None
         if "selection" in data:
@@ -279,7 +279,10 @@ class EvalReport:
 
     def to_json(self) -> str:
         """Deterministic JSON text: sorted keys, NaN as null."""
-        return json.dumps(_nan_to_none(self.to_dict()), indent=1, sort_keys=True, allow_nan=False) + "\n"
+        return (
+            json.dumps(_nan_to_none(self.to_dict()), indent=1, sort_keys=True, allow_nan=False)
+            + "\n"
+        )
 
 
 def _num(value: Any) -> float:
@@ -294,5 +297,3 @@ def _nan_to_none(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_nan_to_none(v) for v in value]
     return value
-
-

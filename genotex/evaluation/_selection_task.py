@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from ..core import CohortInfoReader, CohortRecord, GuardedTree, TaskInfo, confusion_scores, select_cohorts
+from ..core import (
+    CohortInfoReader,
+    CohortRecord,
+    GuardedTree,
+    TaskInfo,
+    confusion_scores,
+    select_cohorts,
+)
 from ._common import Findings, Progress, no_progress
 from ._report import FilteringScore, SelectionScore
 
@@ -55,5 +62,3 @@ def evaluate_selection(
         accuracy = 100.0 if ref_choice == pred_choice else 0.0
         selection.append(SelectionScore(problem, accuracy, ref_choice, pred_choice))
     return tuple(filtering.values()), tuple(selection)
-
-

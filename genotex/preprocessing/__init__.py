@@ -23,7 +23,14 @@ from ._download import (
     plan_downloads,
     tcga_downloads,
 )
-from ._geo import GEOFormatError, SeriesMatrix, SoftFile, characteristics_dictionary, read_series_matrix, read_soft
+from ._geo import (
+    GEOFormatError,
+    SeriesMatrix,
+    SoftFile,
+    characteristics_dictionary,
+    read_series_matrix,
+    read_soft,
+)
 from ._inspect import inspect_cohort, proposal_text
 from ._pipeline import (
     RecipeNeeded,
@@ -34,7 +41,14 @@ from ._pipeline import (
     preprocess_geo,
     preprocess_tcga,
 )
-from ._probes import MappingError, choose_gene_column, entrez_to_symbol, extract_symbols, map_probes, probe_gene_pairs
+from ._probes import (
+    MappingError,
+    choose_gene_column,
+    entrez_to_symbol,
+    extract_symbols,
+    map_probes,
+    probe_gene_pairs,
+)
 from ._recipe import Recipe, RecipeError, Rule, Variable, load_recipe
 from ._symbols import (
     MyGeneSynonyms,
@@ -46,7 +60,14 @@ from ._symbols import (
     normalize_gene_table,
     write_synonym_table,
 )
-from ._tcga import XenaCohort, XenaError, clinical_features, find_xena_folder, read_xena, trait_from_barcode
+from ._tcga import (
+    XenaCohort,
+    XenaError,
+    clinical_features,
+    find_xena_folder,
+    read_xena,
+    trait_from_barcode,
+)
 from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
 
 __all__ = [

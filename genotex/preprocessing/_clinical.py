@@ -18,15 +18,32 @@ from ._recipe import Recipe, RecipeError, Rule, Variable
 
 __all__ = ["apply_variable", "clinical_table", "parse_number", "propose_rows"]
 
-_UNITS = {"year": 1.0, "yr": 1.0, "y": 1.0, "month": 1 / 12, "mo": 1 / 12, "week": 1 / 52, "wk": 1 / 52,
-          "day": 1 / 365.25, "d": 1 / 365.25}  # fmt: skip
+_UNITS = {
+    "year": 1.0, "yr": 1.0, "y": 1.0,
+    "month": 1 / 12, "mo": 1 / 12,
+    "week": 1 / 52, "wk": 1 / 52,
+    "day": 1 / 365.25, "d": 1 / 365.25,
+}  # fmt: skip
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _UNIT_AFTER = re.compile(r"^\s*(years?|yrs?|y|months?|mo|weeks?|wks?|days?|d)\b", re.IGNORECASE)
-_MISSING_WORDS = {"", "na", "n/a", "n.a", "n.a.", "nan", "none", "null", "unknown", "not available", "--", "-"}
+_MISSING_WORDS = {
+    "",
+    "na",
+    "n/a",
+    "n.a",
+    "n.a.",
+    "nan",
+    "none",
+    "null",
+    "unknown",
+    "not available",
+    "--",
+    "-",
+}
 
 
 def parse_number(text: str, *, age: bool = False) -> float:
-    """The first number in the text; for ages, converted to years by its unit (`6 months` -> 0.5)."""
+    """The first number in the text; an age is converted to years by its unit (`6 months`: 0.5)."""
     if text.strip().lower() in _MISSING_WORDS:
         return math.nan
     found = _NUMBER.search(text)
@@ -53,18 +70,27 @@ def _cell_text(cell: object, part: str) -> str | None:
 def _find_row(characteristics: pd.DataFrame, variable: Variable, source: Path | None) -> int:
     if variable.row is not None:
         if not 0 <= variable.row < len(characteristics):
-            raise RecipeError(f"{variable.name} row {variable.row} does not exist "
-                              f"(the cohort has {len(characteristics)} characteristics rows)", path=source)  # fmt: skip
+            raise RecipeError(
+                f"{variable.name} row {variable.row} does not exist "
+                f"(the cohort has {len(characteristics)} characteristics rows)",
+                path=source,
+            )
         return variable.row
     wanted = variable.key.strip().lower()
     for position in range(len(characteristics)):
-        keys = {str(c).split(":", 1)[0].strip().lower() for c in characteristics.iloc[position].dropna()}
+        keys = {
+            str(c).split(":", 1)[0].strip().lower() for c in characteristics.iloc[position].dropna()
+        }
         if wanted in keys:
             return position
-    raise RecipeError(f"no characteristics row has the key {variable.key!r} for {variable.name}", path=source)
+    raise RecipeError(
+        f"no characteristics row has the key {variable.key!r} for {variable.name}", path=source
+    )
 
 
-def apply_variable(characteristics: pd.DataFrame, variable: Variable, *, source: Path | None = None) -> pd.Series:
+def apply_variable(
+    characteristics: pd.DataFrame, variable: Variable, *, source: Path | None = None
+) -> pd.Series:
     """One clinical variable for every sample (NaN where the recipe says missing)."""
     if variable.constant is not None:
         return pd.Series(variable.constant, index=characteristics.columns, dtype=float)
@@ -81,7 +107,11 @@ def apply_variable(characteristics: pd.DataFrame, variable: Variable, *, source:
             else:
                 if variable.numeric:
                     value = parse_number(text, age=variable.name == "Age")
-                if math.isnan(value) and variable.unmatched is not None and text.lower() not in _MISSING_WORDS:
+                if (
+                    math.isnan(value)
+                    and variable.unmatched is not None
+                    and text.lower() not in _MISSING_WORDS
+                ):
                     value = variable.unmatched
         values.append(value)
     series = pd.Series(values, index=characteristics.columns, dtype=float)
@@ -118,13 +148,20 @@ def propose_rows(characteristics: pd.DataFrame) -> dict[str, Variable]:
         if "Age" not in proposal and any(_AGE_KEYS.search(k) for k in keys):
             numbers = [parse_number(v, age=True) for v in after]
             if np.mean([not math.isnan(n) for n in numbers]) >= 0.5:
-                proposal["Age"] = Variable("Age", row=position, numeric=True, note="proposed: key names age")
+                proposal["Age"] = Variable(
+                    "Age", row=position, numeric=True, note="proposed: key names age"
+                )
         gender_words = bool(after) and set(after) <= {"male", "female", "m", "f"}
         if "Gender" not in proposal and (any(_GENDER_KEYS.search(k) for k in keys) or gender_words):
             proposal["Gender"] = Variable(
-                "Gender", row=position,
-                rules=(Rule("female", 0.0, "exact"), Rule("f", 0.0, "exact"),
-                       Rule("male", 1.0, "exact"), Rule("m", 1.0, "exact")),
+                "Gender",
+                row=position,
+                rules=(
+                    Rule("female", 0.0, "exact"),
+                    Rule("f", 0.0, "exact"),
+                    Rule("male", 1.0, "exact"),
+                    Rule("m", 1.0, "exact"),
+                ),
                 note="proposed: key names sex/gender",
-            )  # fmt: skip
+            )
     return proposal

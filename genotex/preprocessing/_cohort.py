@@ -38,7 +38,9 @@ MIN_LINKED_COLUMNS = 4
 
 
 def link(clinical: pd.DataFrame, genes: pd.DataFrame) -> pd.DataFrame:
-    """Samples x [clinical rows..., genes...]: the clinical rows stacked over the gene rows, transposed."""
+    """Samples x [clinical rows..., genes...]: the clinical rows stacked over the gene rows,
+    transposed.
+    """
     shared = [s for s in clinical.columns if s in set(genes.columns)]
     return pd.concat([clinical[shared], genes[shared]], axis=0).T
 
@@ -55,9 +57,15 @@ def handle_missing_values(linked: pd.DataFrame, trait: str) -> pd.DataFrame:
     df = linked[linked[trait].notna()]
     genes = df[gene_columns].to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        keep_genes = np.isnan(genes).mean(axis=0) <= MAX_GENE_MISSING if len(df) else np.zeros(len(gene_columns), bool)
+        keep_genes = (
+            np.isnan(genes).mean(axis=0) <= MAX_GENE_MISSING
+            if len(df)
+            else np.zeros(len(gene_columns), bool)
+        )
         genes = genes[:, keep_genes]
-        sample_missing = np.isnan(genes).mean(axis=1) if genes.shape[1] else np.full(len(df), np.nan)
+        sample_missing = (
+            np.isnan(genes).mean(axis=1) if genes.shape[1] else np.full(len(df), np.nan)
+        )
     keep_samples = sample_missing <= MAX_SAMPLE_MISSING
     genes = genes[keep_samples]
     clinical = df[covariates][keep_samples].copy()
@@ -72,13 +80,17 @@ def handle_missing_values(linked: pd.DataFrame, trait: str) -> pd.DataFrame:
     with np.errstate(invalid="ignore"):
         means = np.nanmean(genes, axis=0) if len(genes) else np.full(genes.shape[1], np.nan)
     genes = np.where(np.isnan(genes), means, genes)
-    kept_names = [c for c, k in zip(gene_columns, keep_genes) if k]
-    gene_frame = pd.DataFrame(genes, index=clinical.index, columns=pd.Index(kept_names, dtype=object))
+    kept_names = [c for c, k in zip(gene_columns, keep_genes, strict=True) if k]
+    gene_frame = pd.DataFrame(
+        genes, index=clinical.index, columns=pd.Index(kept_names, dtype=object)
+    )
     return pd.concat([clinical, gene_frame], axis=1)
 
 
 def is_biased(values: pd.Series) -> bool:
-    """Binary: fewer than 2 classes, or the rarer class < 10% and < 5 samples; else: all values equal."""
+    """Binary: fewer than 2 classes, or the rarer class < 10% and < 5 samples; else: all values
+    equal.
+    """
     counts = values.dropna().value_counts()
     if len(counts) <= 1:
         return True
@@ -114,24 +126,54 @@ class CohortOutcome:
         return "not usable"
 
 
-def decide(trait: str, cohort: str, genes: pd.DataFrame | None, clinical: pd.DataFrame | None, *,
-           note: str = "", index_name: str | None = None) -> CohortOutcome:  # fmt: skip
-    """The outcome of a cohort from its normalized gene table and its clinical rows (or their absence)."""
+def decide(
+    trait: str,
+    cohort: str,
+    genes: pd.DataFrame | None,
+    clinical: pd.DataFrame | None,
+    *,
+    note: str = "",
+    index_name: str | None = None,
+) -> CohortOutcome:
+    """The outcome of a cohort from its normalized gene table and its clinical rows (or their
+    absence).
+    """
     if genes is None or genes.empty:
-        return CohortOutcome(trait, cohort, CohortRecord.decide(cohort, gene=False, trait=clinical is not None, note=note))
+        return CohortOutcome(
+            trait,
+            cohort,
+            CohortRecord.decide(cohort, gene=False, trait=clinical is not None, note=note),
+        )
     if clinical is None or trait not in clinical.index:
-        return CohortOutcome(trait, cohort, CohortRecord.decide(cohort, gene=True, trait=False, note=note), gene_data=genes)
+        return CohortOutcome(
+            trait,
+            cohort,
+            CohortRecord.decide(cohort, gene=True, trait=False, note=note),
+            gene_data=genes,
+        )
     linked = handle_missing_values(link(clinical, genes), trait)
     if index_name:
         linked.index.name = index_name
     if linked.empty or linked.shape[1] <= MIN_LINKED_COLUMNS:
-        return CohortOutcome(trait, cohort, CohortRecord.decide(cohort, gene=False, trait=not linked.empty, note=note))
+        return CohortOutcome(
+            trait,
+            cohort,
+            CohortRecord.decide(cohort, gene=False, trait=not linked.empty, note=note),
+        )
     for covariate in COVARIATES:
         if covariate in linked.columns and is_biased(linked[covariate]):
             linked = linked.drop(columns=covariate)
     biased = is_biased(linked[trait])
-    record = CohortRecord.decide(cohort, gene=True, trait=True, biased=biased, age="Age" in linked.columns,
-                     gender="Gender" in linked.columns, size=len(linked), note=note)  # fmt: skip
+    record = CohortRecord.decide(
+        cohort,
+        gene=True,
+        trait=True,
+        biased=biased,
+        age="Age" in linked.columns,
+        gender="Gender" in linked.columns,
+        size=len(linked),
+        note=note,
+    )
     return CohortOutcome(trait, cohort, record, genes, clinical, None if biased else linked)
 
 

@@ -1,4 +1,4 @@
-"""Which files of a GEO cohort folder to read: the ones a recipe names, or the folder's only ones."""
+"""Which files of a GEO cohort folder to read: those a recipe names, or the folder's only ones."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ __all__ = ["cohort_file", "find_matrix", "find_platform"]
 def cohort_file(
     cohort_dir: Path, named: str | None, pattern: str, what: str, recipe: Recipe | None
 ) -> Path:
-    """The file the recipe names (relative to the cohort folder), or the folder's only `pattern` file."""
+    """The file the recipe names (relative to the cohort folder), or the folder's only `pattern`
+    file.
+    """
     if named:
         path = cohort_dir / named
         if not path.exists():
@@ -22,10 +24,14 @@ def cohort_file(
         return path
     found = sorted(cohort_dir.glob(pattern))
     if not found:
-        raise GEOFormatError(f"has no {pattern} file and the recipe names no {what}", path=cohort_dir)
+        raise GEOFormatError(
+            f"has no {pattern} file and the recipe names no {what}", path=cohort_dir
+        )
     if len(found) > 1:
         names = ", ".join(p.name for p in found)
-        raise GEOFormatError(f"has several {what}s ({names}): name one in the recipe", path=cohort_dir)
+        raise GEOFormatError(
+            f"has several {what}s ({names}): name one in the recipe", path=cohort_dir
+        )
     return found[0]
 
 
@@ -36,5 +42,7 @@ def find_matrix(cohort_dir: Path, recipe: Recipe | None = None) -> Path:
 
 
 def find_platform(cohort_dir: Path, recipe: Recipe) -> Path:
-    """The platform file named by the recipe (a family SOFT or a stand-alone GPL), or the family SOFT."""
+    """The platform file named by the recipe (a family SOFT or a stand-alone GPL), or the family
+    SOFT.
+    """
     return cohort_file(cohort_dir, recipe.platform, "*_family.soft*", "platform file", recipe)

@@ -15,10 +15,10 @@ import re
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Iterable
 
 from ..core import GenotexError
 
@@ -40,7 +40,9 @@ __all__ = [
 
 GEO_BASE = "https://ftp.ncbi.nlm.nih.gov/geo/series"
 XENA_BASE = "https://tcga.xenahubs.net/download"
-GENE_INFO_URL = "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
+GENE_INFO_URL = (
+    "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
+)
 _CHUNK = 1 << 20
 
 
@@ -74,7 +76,9 @@ def load_manifest(path: str | Path) -> dict[str, str]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ManifestError(f"cannot be read as JSON ({exc.__class__.__name__})", path=path) from None
+        raise ManifestError(
+            f"cannot be read as JSON ({exc.__class__.__name__})", path=path
+        ) from None
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         raise ManifestError('is not a manifest: no {"files": {path: sha256}} object', path=path)
@@ -82,12 +86,14 @@ def load_manifest(path: str | Path) -> dict[str, str]:
 
 
 def _geo_folder(accession: str) -> str:
-    """GEO's FTP folder of a series: GSE207744 -> GSE207nnn, GSE1234 -> GSE1nnn, GSE123 -> GSEnnn."""
+    """GEO's folder of a series: GSE207744 -> GSE207nnn, GSE1234 -> GSE1nnn, GSE123 -> GSEnnn."""
     digits = accession[3:]
     return f"GSE{digits[:-3]}nnn"
 
 
-def geo_downloads(files: dict[str, str], out: str | Path, *, base: str = GEO_BASE) -> list[Download]:
+def geo_downloads(
+    files: dict[str, str], out: str | Path, *, base: str = GEO_BASE
+) -> list[Download]:
     """Downloads of a GEO manifest: matrices from .../matrix/, family SOFT files from .../soft/."""
     out = Path(out)
     downloads = []
@@ -103,8 +109,12 @@ def geo_downloads(files: dict[str, str], out: str | Path, *, base: str = GEO_BAS
     return downloads
 
 
-def tcga_downloads(files: dict[str, str], out: str | Path, *, base: str = XENA_BASE) -> list[Download]:
-    """Downloads of a TCGA manifest: `TCGA.X.sampleMap_<file>` is `<base>/TCGA.X.sampleMap/<file>` on Xena."""
+def tcga_downloads(
+    files: dict[str, str], out: str | Path, *, base: str = XENA_BASE
+) -> list[Download]:
+    """Downloads of a TCGA manifest: `TCGA.X.sampleMap_<file>` is `<base>/TCGA.X.sampleMap/<file>`
+    on Xena.
+    """
     out = Path(out)
     downloads = []
     for relative, sha in sorted(files.items()):
@@ -124,8 +134,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch(download: Download, *, retries: int = 3, timeout: float = 60.0,
-          on_bytes: Callable[[int], None] | None = None) -> DownloadResult:  # fmt: skip
+def fetch(
+    download: Download,
+    *,
+    retries: int = 3,
+    timeout: float = 60.0,
+    on_bytes: Callable[[int], None] | None = None,
+) -> DownloadResult:
     """Fetch one file (resuming a `.part`), verify it, move it into place; never raises."""
     target = download.path
     if target.exists() and (download.sha256 is None or _sha256(target) == download.sha256):
@@ -150,7 +165,9 @@ def fetch(download: Download, *, retries: int = 3, timeout: float = 60.0,
                             on_bytes(len(chunk))
             break
         except urllib.error.HTTPError as exc:
-            if exc.code == 416 and offset:  # the .part is already complete (or longer): verify it below
+            if (
+                exc.code == 416 and offset
+            ):  # the .part is already complete (or longer): verify it below
                 break
             last_error = f"HTTP {exc.code} {exc.reason}"
             if exc.code in (403, 404, 410):
@@ -164,18 +181,26 @@ def fetch(download: Download, *, retries: int = 3, timeout: float = 60.0,
         actual = _sha256(part)
         if actual != download.sha256:
             part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
-            return DownloadResult(download, f"failed: sha256 {actual[:12]}... differs from the manifest's "
-                                            f"{download.sha256[:12]}...")  # fmt: skip
+            return DownloadResult(
+                download,
+                f"failed: sha256 {actual[:12]}... differs from the manifest's "
+                f"{download.sha256[:12]}...",
+            )
     part.replace(target)
     return DownloadResult(download, "resumed" if resumed else "downloaded", target.stat().st_size)
 
 
-def download_all(downloads: Iterable[Download], *, jobs: int = 4, progress: bool = True) -> list[DownloadResult]:
+def download_all(
+    downloads: Iterable[Download], *, jobs: int = 4, progress: bool = True
+) -> list[DownloadResult]:
     """Fetch every download with `jobs` threads and a progress bar; results in input order."""
     downloads = list(downloads)
     from tqdm import tqdm
 
-    with tqdm(total=len(downloads), unit="file", disable=not progress or None, desc="downloading") as bar:
+    with tqdm(
+        total=len(downloads), unit="file", disable=not progress or None, desc="downloading"
+    ) as bar:
+
         def one(download: Download) -> DownloadResult:
             result = fetch(download)
             bar.update(1)
@@ -238,7 +263,9 @@ def download_inputs(
     jobs: int = 4,
     progress: bool = True,
 ) -> list[DownloadResult]:
-    """Plan (`plan_downloads`) and fetch (`download_all`) the inputs of `what`; never raises per file."""
+    """Plan (`plan_downloads`) and fetch (`download_all`) the inputs of `what`; never raises per
+    file.
+    """
     downloads = plan_downloads(
         what, out, manifest=manifest, base_url=base_url, only=only, sha256=sha256
     )

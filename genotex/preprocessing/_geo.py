@@ -13,9 +13,9 @@ import functools
 import gzip
 import io
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -75,7 +75,9 @@ def _scan_matrix(path: Path) -> _MatrixLayout:
                     else:
                         metadata.append(line.decode("utf-8", "replace"))
                 elif header is None:
-                    header = next(csv.reader([line.decode("utf-8", "replace").rstrip("\r\n")], delimiter="\t"))
+                    header = next(
+                        csv.reader([line.decode("utf-8", "replace").rstrip("\r\n")], delimiter="\t")
+                    )
                 elif line.startswith(_TABLE_END.encode()):
                     return _MatrixLayout(metadata, header, skip, rows)
                 elif line.strip():
@@ -107,20 +109,34 @@ _BLOCK_LINES = 4096
 
 def _parse_block(lines: list[bytes], names: list[str], path: Path) -> pl.DataFrame:
     """One block of table lines: IDs text, values Float64 (non-numeric cells NaN)."""
-    read = functools.partial(pl.read_csv, b"".join(lines), separator="\t", quote_char='"', has_header=False,
-                             new_columns=names, truncate_ragged_lines=True)  # fmt: skip
+    read = functools.partial(
+        pl.read_csv,
+        b"".join(lines),
+        separator="\t",
+        quote_char='"',
+        has_header=False,
+        new_columns=names,
+        truncate_ragged_lines=True,
+    )
     try:
         try:
-            return read(schema={n: pl.String if i == 0 else pl.Float64 for i, n in enumerate(names)})
+            return read(
+                schema={n: pl.String if i == 0 else pl.Float64 for i, n in enumerate(names)}
+            )
         except pl.exceptions.ComputeError:  # a non-numeric cell: parse as text, cast leniently
             frame = read(infer_schema=False)
-            return frame.with_columns(pl.col(n).str.strip_chars().cast(pl.Float64, strict=False) for n in names[1:])
+            return frame.with_columns(
+                pl.col(n).str.strip_chars().cast(pl.Float64, strict=False) for n in names[1:]
+            )
     except pl.exceptions.PolarsError as exc:
-        raise GEOFormatError(f"has an unreadable expression table ({str(exc).splitlines()[0]})", path=path) from None
+        raise GEOFormatError(
+            f"has an unreadable expression table ({str(exc).splitlines()[0]})", path=path
+        ) from None
 
 
 def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
-    """The expression table, parsed by polars in blocks of lines into one preallocated float64 array.
+    """The expression table, parsed by polars in blocks of lines into one preallocated float64
+    array.
 
     Peak memory is the table plus one block (~1.7x the float table here, where
     parsing the whole file at once took 4x: the text, polars' copy and NumPy's).
@@ -151,11 +167,15 @@ def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
         if block:
             flush()
     index = pd.Index(ids, dtype=object, name="ID")
-    return pd.DataFrame(values, index=index, columns=pd.Index(layout.header[1:], dtype=object), copy=False)
+    return pd.DataFrame(
+        values, index=index, columns=pd.Index(layout.header[1:], dtype=object), copy=False
+    )
 
 
 def read_series_matrix(path: str | Path) -> SeriesMatrix:
-    """Read a series matrix; a truncated file or one without the table markers is a `GEOFormatError`."""
+    """Read a series matrix; a truncated file or one without the table markers is a
+    `GEOFormatError`.
+    """
     path = Path(path)
     layout = _scan_matrix(path)
     background, samples, characteristics = [], (), []
@@ -175,7 +195,9 @@ def read_series_matrix(path: str | Path) -> SeriesMatrix:
     return SeriesMatrix(path, "\n".join(background), tuple(columns), clinical, expression)
 
 
-def characteristics_dictionary(characteristics: pd.DataFrame, max_values: int = 30) -> dict[int, list[str]]:
+def characteristics_dictionary(
+    characteristics: pd.DataFrame, max_values: int = 30
+) -> dict[int, list[str]]:
     """Row number -> its distinct values, most frequent first (ties: first seen), at most 30."""
     result = {}
     for position, (_, row) in enumerate(characteristics.iterrows()):
@@ -190,19 +212,31 @@ class SoftFile:
 
     path: Path
     series: dict[str, list[str]] = field(default_factory=dict)  # !Series_* attributes
-    platforms: dict[str, pd.DataFrame] = field(default_factory=dict)  # GPL -> annotation table (text)
+    platforms: dict[str, pd.DataFrame] = field(
+        default_factory=dict
+    )  # GPL -> annotation table (text)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # GSM -> attributes
 
     @property
     def background(self) -> str:
-        return "\n".join(f"{key}\t{value}" for key in _BACKGROUND_KEYS for value in self.series.get(key, []))
+        return "\n".join(
+            f"{key}\t{value}" for key in _BACKGROUND_KEYS for value in self.series.get(key, [])
+        )
 
     def characteristics(self) -> pd.DataFrame:
         """Characteristics rows x samples, as in a series matrix (row i = i-th line per sample)."""
         columns = list(self.samples)
-        depth = max((len(a.get("!Sample_characteristics_ch1", [])) for a in self.samples.values()), default=0)
-        rows = [[(a.get("!Sample_characteristics_ch1", []) + [None] * depth)[i] for a in self.samples.values()]
-                for i in range(depth)]  # fmt: skip
+        depth = max(
+            (len(a.get("!Sample_characteristics_ch1", [])) for a in self.samples.values()),
+            default=0,
+        )
+        rows = [
+            [
+                (a.get("!Sample_characteristics_ch1", []) + [None] * depth)[i]
+                for a in self.samples.values()
+            ]
+            for i in range(depth)
+        ]
         return pd.DataFrame(rows, columns=columns, dtype=object)
 
     def platform(self, accession: str | None = None) -> pd.DataFrame:
@@ -211,23 +245,33 @@ class SoftFile:
             raise GEOFormatError("has no platform table", path=self.path)
         if accession is None:
             if len(self.platforms) > 1:
-                raise GEOFormatError(f"has several platforms ({', '.join(self.platforms)}): say which", path=self.path)
+                raise GEOFormatError(
+                    f"has several platforms ({', '.join(self.platforms)}): say which",
+                    path=self.path,
+                )
             return next(iter(self.platforms.values()))
         if accession not in self.platforms:
-            raise GEOFormatError(f"has no platform {accession} (it has {', '.join(self.platforms)})", path=self.path)
+            raise GEOFormatError(
+                f"has no platform {accession} (it has {', '.join(self.platforms)})", path=self.path
+            )
         return self.platforms[accession]
 
 
 def _lines(path: Path) -> Iterator[str]:
     try:
-        with _open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
+        with (
+            _open_binary(path) as raw,
+            io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle,
+        ):
             yield from handle
     except (OSError, EOFError, zlib.error) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
 
 
 def _platform_table(lines: list[str], path: Path) -> pd.DataFrame:
-    """A platform table; cells are unquoted as pandas' (and so GEOparse's) tab-separated reader does."""
+    """A platform table; cells are unquoted as pandas' (and so GEOparse's) tab-separated reader
+    does.
+    """
     records = list(csv.reader((line.rstrip("\r\n") for line in lines), delimiter="\t"))
     header = records[0]
     seen: dict[str, int] = {}
@@ -256,7 +300,9 @@ def read_soft(path: str | Path) -> SoftFile:
             continue
         if table is not None:
             if line.startswith("!platform_table_end"):
-                soft.platforms[accession] = _platform_table(table, path) if table else pd.DataFrame()
+                soft.platforms[accession] = (
+                    _platform_table(table, path) if table else pd.DataFrame()
+                )
                 table = None
             else:
                 table.append(line)

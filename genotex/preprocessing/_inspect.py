@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core import GenotexError
 from ._clinical import propose_rows
 from ._cohort_files import find_matrix
-from ..core import GenotexError
 from ._geo import characteristics_dictionary, read_series_matrix, read_soft
 
 __all__ = ["inspect_cohort", "proposal_text"]
@@ -39,7 +39,9 @@ def _platform_lines(platform: pd.DataFrame, accession: str, max_values: int) -> 
 
 
 def inspect_cohort(cohort_dir: str | Path, *, max_values: int = 8) -> str:
-    """Background, characteristics dictionary and platform columns of a GEO folder (or a GPL folder)."""
+    """Background, characteristics dictionary and platform columns of a GEO folder (or a GPL
+    folder).
+    """
     folder = Path(cohort_dir)
     if not folder.is_dir():
         raise GenotexError("is not a folder", path=folder)
@@ -51,14 +53,23 @@ def inspect_cohort(cohort_dir: str | Path, *, max_values: int = 8) -> str:
         raise GenotexError("holds no series matrix, family SOFT or GPL file", path=folder)
     for matrix_path in matrices:
         matrix = read_series_matrix(matrix_path)
-        lines += [f"-- {matrix_path.name}: {matrix.expression.shape[0]} rows x {len(matrix.samples)} samples",
-                  "Background:", *(_shorten("  " + line, 400) for line in matrix.background.splitlines())]  # fmt: skip
+        lines += [
+            f"-- {matrix_path.name}: {matrix.expression.shape[0]} rows"
+            f" x {len(matrix.samples)} samples",
+            "Background:",
+            *(_shorten("  " + line, 400) for line in matrix.background.splitlines()),
+        ]
         lines += _characteristics(matrix.characteristics, max_values)
     for soft_path in softs + others:
         soft = read_soft(soft_path)
-        lines.append(f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples")
+        lines.append(
+            f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples"
+        )
         if not matrices and soft.samples:
-            lines += ["Background:", *(_shorten("  " + line, 400) for line in soft.background.splitlines())]
+            lines += [
+                "Background:",
+                *(_shorten("  " + line, 400) for line in soft.background.splitlines()),
+            ]
             lines += _characteristics(soft.characteristics(), max_values)
         for accession, platform in soft.platforms.items():
             lines += _platform_lines(platform, accession, max_values)
@@ -66,7 +77,8 @@ def inspect_cohort(cohort_dir: str | Path, *, max_values: int = 8) -> str:
 
 
 def proposal_text(cohort_dir: str | Path, trait: str) -> str:
-    """A starting recipe (TOML) for a GEO cohort: the Age and Gender rows found, and every row's values.
+    """A starting recipe (TOML) for a GEO cohort: the Age and Gender rows found, and every row's
+    values.
 
     The trait's rules are left to the reader: the comment lines list each
     characteristics row with its most frequent values.

@@ -15,9 +15,15 @@ from ._cohort import CohortOutcome, decide, write_cohort
 from ._cohort_files import find_matrix, find_platform
 from ._geo import read_series_matrix, read_soft
 from ._inspect import proposal_text
-from ._probes import MappingError, choose_gene_column, entrez_to_symbol, map_probes, probe_gene_pairs
-from ._symbols import normalize_gene_table
+from ._probes import (
+    MappingError,
+    choose_gene_column,
+    entrez_to_symbol,
+    map_probes,
+    probe_gene_pairs,
+)
 from ._recipe import Recipe, RecipeError
+from ._symbols import normalize_gene_table
 from ._tcga import clinical_features, read_xena
 
 __all__ = [
@@ -33,8 +39,13 @@ __all__ = [
 log = logging.getLogger("genotex.preprocess")
 
 
-def geo_gene_table(cohort_dir: Path, recipe: Recipe, synonyms: Mapping[str, str], *,
-                   gene_ids: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:  # fmt: skip
+def geo_gene_table(
+    cohort_dir: Path,
+    recipe: Recipe,
+    synonyms: Mapping[str, str],
+    *,
+    gene_ids: Mapping[str, str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """(normalized genes x samples, characteristics, the gene column used) of a GEO cohort."""
     matrix = read_series_matrix(find_matrix(cohort_dir, recipe))
     platform = read_soft(find_platform(cohort_dir, recipe)).platform(recipe.platform_id)
@@ -47,17 +58,27 @@ def geo_gene_table(cohort_dir: Path, recipe: Recipe, synonyms: Mapping[str, str]
     pairs = probe_gene_pairs(platform, probe_column=recipe.probe_column, gene_column=column)
     if entrez:
         if gene_ids is None:
-            raise RecipeError("an Entrez gene column needs gene_info (--gene-info)", path=recipe.source)
+            raise RecipeError(
+                "an Entrez gene column needs gene_info (--gene-info)", path=recipe.source
+            )
         pairs = entrez_to_symbol(pairs, gene_ids)
     if not pairs["ID"].isin(matrix.expression.index).any():
-        raise MappingError(f"no probe ID of the platform's {recipe.probe_column!r} column is in the matrix")
+        raise MappingError(
+            f"no probe ID of the platform's {recipe.probe_column!r} column is in the matrix"
+        )
     genes = normalize_gene_table(map_probes(matrix.expression, pairs), synonyms)
     genes.index.name = "Gene"
     return genes, matrix.characteristics, column
 
 
-def preprocess_geo(cohort_dir: str | Path, recipe: Recipe | str | Path, synonyms: Mapping[str, str],
-                   out_root: str | Path, *, gene_ids: Mapping[str, str] | None = None) -> CohortOutcome:  # fmt: skip
+def preprocess_geo(
+    cohort_dir: str | Path,
+    recipe: Recipe | str | Path,
+    synonyms: Mapping[str, str],
+    out_root: str | Path,
+    *,
+    gene_ids: Mapping[str, str] | None = None,
+) -> CohortOutcome:
     """Preprocess one GEO cohort as its recipe says, and write its outputs and record."""
     cohort_dir = Path(cohort_dir)
     if not isinstance(recipe, Recipe):
@@ -66,14 +87,18 @@ def preprocess_geo(cohort_dir: str | Path, recipe: Recipe | str | Path, synonyms
     if not recipe.gene_usable:
         outcome = decide(recipe.trait, recipe.cohort, None, None, note=note)
     else:
-        genes, characteristics, column = geo_gene_table(cohort_dir, recipe, synonyms, gene_ids=gene_ids)
+        genes, characteristics, column = geo_gene_table(
+            cohort_dir, recipe, synonyms, gene_ids=gene_ids
+        )
         details = f"gene column {column!r}, {len(genes)} genes after normalization"
         log.info("%s/%s: %s", recipe.trait, recipe.cohort, details)
         trait = recipe.variables.get("trait")
         clinical = None
         if trait is not None and trait.available:
             clinical = clinical_table(characteristics, recipe)
-        outcome = replace(decide(recipe.trait, recipe.cohort, genes, clinical, note=note), details=details)
+        outcome = replace(
+            decide(recipe.trait, recipe.cohort, genes, clinical, note=note), details=details
+        )
     write_cohort(out_root, outcome)
     return outcome
 
@@ -171,5 +196,3 @@ def preprocess_cohort(
             f"the recipe is for the trait {recipe.trait!r}, not {trait!r}", path=recipe.source
         )
     return preprocess_geo(cohort_dir, recipe, synonyms, out_root, gene_ids=gene_ids)
-
-

@@ -8,7 +8,7 @@ reference's NaN-skipping pandas `sum`). Rows come out sorted by symbol.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,14 @@ import scipy.sparse
 
 from ..core import GenotexError
 
-__all__ = ["MappingError", "entrez_to_symbol", "choose_gene_column", "extract_symbols", "map_probes", "probe_gene_pairs"]
+__all__ = [
+    "MappingError",
+    "entrez_to_symbol",
+    "choose_gene_column",
+    "extract_symbols",
+    "map_probes",
+    "probe_gene_pairs",
+]
 
 SYMBOL_PATTERN = re.compile(r"\b(?!NR_|XR_|LOC\d+|LINC\d+)(?:[A-Z][A-Z0-9-]{1,9}|C\d+orf\d+)\b")
 _NOT_GENES = frozenset({"DNA", "RNA", "PCR", "EST", "CHR"})
@@ -37,7 +44,9 @@ def extract_symbols(text: object) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def probe_gene_pairs(annotation: pd.DataFrame, *, probe_column: str = "ID", gene_column: str) -> pd.DataFrame:
+def probe_gene_pairs(
+    annotation: pd.DataFrame, *, probe_column: str = "ID", gene_column: str
+) -> pd.DataFrame:
     """The (ID, Gene) columns of a platform table, IDs as stripped text, empty IDs dropped."""
     for column in (probe_column, gene_column):
         if column not in annotation.columns:
@@ -49,8 +58,13 @@ def probe_gene_pairs(annotation: pd.DataFrame, *, probe_column: str = "ID", gene
     return pairs[pairs["ID"] != ""]
 
 
-def choose_gene_column(annotation: pd.DataFrame, known_symbols: Iterable[str], *, probe_column: str = "ID",
-                       sample: int = 2000) -> str:  # fmt: skip
+def choose_gene_column(
+    annotation: pd.DataFrame,
+    known_symbols: Iterable[str],
+    *,
+    probe_column: str = "ID",
+    sample: int = 2000,
+) -> str:
     """The annotation column whose values most often yield symbols known to the synonym table."""
     known = {s.upper() for s in known_symbols}
     best, best_hits = None, 0
@@ -58,7 +72,9 @@ def choose_gene_column(annotation: pd.DataFrame, known_symbols: Iterable[str], *
     for column in annotation.columns:
         if column == probe_column:
             continue
-        hits = sum(1 for value in rows[column] if any(s.upper() in known for s in extract_symbols(value)))
+        hits = sum(
+            1 for value in rows[column] if any(s.upper() in known for s in extract_symbols(value))
+        )
         if hits > best_hits:
             best, best_hits = column, hits
     if best is None:
@@ -72,7 +88,7 @@ def map_probes(expression: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     symbols = [extract_symbols(text) for text in pairs["Gene"]]
     rows, genes, weights = [], [], []
     position = pd.Index(expression.index).get_indexer(pairs["ID"])
-    for probe_row, found in zip(position, symbols):
+    for probe_row, found in zip(position, symbols, strict=True):
         for gene in found:
             rows.append(probe_row)
             genes.append(gene)
@@ -89,7 +105,8 @@ def map_probes(expression: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
 
 def entrez_to_symbol(pairs: pd.DataFrame, gene_ids: Mapping[str, str]) -> pd.DataFrame:
     """Replace Entrez GeneIDs in the Gene column by official symbols (unknown IDs dropped)."""
-    mapped = pairs["Gene"].astype(str).str.strip().str.replace(r"\.0$", "", regex=True).map(gene_ids)
+    mapped = (
+        pairs["Gene"].astype(str).str.strip().str.replace(r"\.0$", "", regex=True).map(gene_ids)
+    )
     out = pairs.assign(Gene=mapped)
     return out[out["Gene"].notna()]
-

@@ -27,9 +27,17 @@ _TOP_KEYS = {"trait", "cohort", "note", "input", "gene", "variables"}
 _INPUT_KEYS = {"matrix", "platform", "platform_id", "probe_column", "gene_column"}
 _GENE_KEYS = {"usable", "note"}
 _VARIABLE_KEYS = {
-    "available", "row", "key", "part", "rules", "numeric", "constant", "unmatched",
-    "case_sensitive", "note",
-}  # fmt: skip
+    "available",
+    "row",
+    "key",
+    "part",
+    "rules",
+    "numeric",
+    "constant",
+    "unmatched",
+    "case_sensitive",
+    "note",
+}
 _RULE_KEYS = {"match", "value", "how"}
 _VARIABLE_NAMES = {"trait": "trait", "age": "Age", "gender": "Gender"}
 
@@ -40,7 +48,9 @@ class RecipeError(GenotexError):
 
 @dataclass(frozen=True)
 class Rule:
-    """`match` (substring, exact or regex, on the whole cell or the text after the colon) -> `value`."""
+    """`match` (substring, exact or regex, on the whole cell or the text after the colon) ->
+    `value`.
+    """
 
     match: str
     value: float
@@ -93,7 +103,9 @@ class Recipe:
     trait: str
     cohort: str
     matrix: str | None = None  # series matrix file, relative to the cohort folder
-    platform: str | None = None  # family SOFT or stand-alone GPL file (default: <cohort>_family.soft.gz)
+    platform: str | None = (
+        None  # family SOFT or stand-alone GPL file (default: <cohort>_family.soft.gz)
+    )
     platform_id: str | None = None  # which platform of a multi-platform SOFT
     probe_column: str = "ID"
     gene_column: str = "auto"  # or a column name; "entrez:<column>" for GeneID columns
@@ -104,7 +116,7 @@ class Recipe:
 
     @classmethod
     def from_dict(cls, data: object, *, source: str | Path | None = None) -> Recipe:
-        """Validate a parsed recipe; every fault is a `RecipeError` naming `source` and the field."""
+        """Validate a parsed recipe; a fault is a `RecipeError` naming `source` and the field."""
         check = _Checker(source)
         data = check.table(data, "the recipe", _TOP_KEYS)
         inputs = check.table(data.get("input", {}), "[input]", _INPUT_KEYS)
@@ -146,7 +158,9 @@ class Recipe:
 
     @classmethod
     def read(cls, path: str | Path) -> Recipe:
-        """Read a TOML or JSON recipe (by its suffix); every problem is a `RecipeError` naming the file."""
+        """Read a TOML or JSON recipe (by its suffix); every problem is a `RecipeError` naming the
+        file.
+        """
         path = Path(path)
         kind = "JSON" if path.suffix == ".json" else "TOML"
         try:
@@ -207,7 +221,11 @@ class _Checker:
         return value
 
     def number(self, value: object, where: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             self.fail(f"{where} must be a finite number, not {value!r}")
         return float(value)
 
@@ -258,9 +276,16 @@ def _variable(name: str, data: object, check: _Checker) -> Variable:
         case_sensitive=check.flag(data.get("case_sensitive", False), f"{name}.case_sensitive"),
         note=check.text(data.get("note", ""), f"{name}.note"),
     )
-    has_source = variable.constant is not None or variable.row is not None or variable.key is not None
+    has_source = (
+        variable.constant is not None or variable.row is not None or variable.key is not None
+    )
     if variable.available and not has_source:
         check.fail(f"variable {name!r} needs a row, a key or a constant (or available = false)")
-    if variable.available and variable.constant is None and not variable.rules and not variable.numeric:
+    if (
+        variable.available
+        and variable.constant is None
+        and not variable.rules
+        and not variable.numeric
+    ):
         check.fail(f"variable {name!r} needs rules or numeric = true")
     return variable

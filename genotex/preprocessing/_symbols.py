@@ -1,4 +1,6 @@
-"""Gene symbol normalization: the synonym table and its use (preprocessing.md § Gene symbol normalization)."""
+"""Gene symbol normalization: the synonym table and its use (preprocessing.md § Gene symbol
+normalization).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +8,12 @@ import gzip
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import pandas as pd
 
-from ..core import write_text_atomic
-from ..core import GenotexError
+from ..core import GenotexError, write_text_atomic
 
 __all__ = [
     "MyGeneSynonyms",
@@ -37,10 +38,14 @@ def _human_rows(gene_info: Path):
         with opener(gene_info, "rt", encoding="utf-8") as handle:
             header = handle.readline().lstrip("#").rstrip("\n").split("\t")
             try:
-                tax, gid, sym, syn = (header.index(c) for c in ("tax_id", "GeneID", "Symbol", "Synonyms"))
+                tax, gid, sym, syn = (
+                    header.index(c) for c in ("tax_id", "GeneID", "Symbol", "Synonyms")
+                )
             except ValueError:
-                raise SynonymError("is not an NCBI gene_info file (no tax_id/GeneID/Symbol/Synonyms header)",
-                                   path=gene_info) from None  # fmt: skip
+                raise SynonymError(
+                    "is not an NCBI gene_info file (no tax_id/GeneID/Symbol/Synonyms header)",
+                    path=gene_info,
+                ) from None
             for line in handle:
                 cells = line.rstrip("\n").split("\t")
                 if len(cells) > syn and cells[tax] == "9606":
@@ -77,7 +82,9 @@ def _cache_dir() -> Path:
     return Path(base) / "genotex"
 
 
-def cached_synonym_table(gene_info: str | Path, *, cache_dir: str | Path | None = None) -> dict[str, str]:
+def cached_synonym_table(
+    gene_info: str | Path, *, cache_dir: str | Path | None = None
+) -> dict[str, str]:
     """`build_synonym_table`, cached in the user cache folder by the gene_info file's sha256."""
     gene_info = Path(gene_info)
     digest = hashlib.sha256(gene_info.read_bytes()).hexdigest()[:16]
@@ -112,7 +119,9 @@ def load_synonyms(path: str | Path) -> Mapping[str, str]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise SynonymError(f"is not a readable synonym JSON ({exc.__class__.__name__})", path=path) from None
+        raise SynonymError(
+            f"is not a readable synonym JSON ({exc.__class__.__name__})", path=path
+        ) from None
     if not isinstance(data, dict):
         raise SynonymError("is not a JSON object of ALIAS: Symbol", path=path)
     return {k: v for k, v in data.items() if k != "-"}
@@ -148,17 +157,22 @@ class MyGeneSynonyms(Mapping[str, str]):
         try:
             import mygene
         except ImportError:  # pragma: no cover - depends on the installation
-            raise SynonymError("MyGene.info lookups need the mygene package: pip install mygene") from None
+            raise SynonymError(
+                "MyGene.info lookups need the mygene package: pip install mygene"
+            ) from None
         client = mygene.MyGeneInfo()
         if self.url:
             client.url = self.url
         for start in range(0, len(wanted), self.batch):
             chunk = wanted[start : start + self.batch]
             try:
-                hits = client.querymany(chunk, scopes="symbol,alias", fields="symbol", species="human",
-                                        verbose=False)  # fmt: skip
-            except Exception as exc:  # the client raises its HTTP library's errors
-                raise SynonymError(f"MyGene.info did not answer ({exc.__class__.__name__}: {exc})") from None
+                hits = client.querymany(
+                    chunk, scopes="symbol,alias", fields="symbol", species="human", verbose=False
+                )
+            except Exception as exc:  # noqa: BLE001 - requests or httpx errors, by client version
+                raise SynonymError(
+                    f"MyGene.info did not answer ({exc.__class__.__name__}: {exc})"
+                ) from None
             for hit in hits:
                 key = str(hit.get("query", "")).strip('"').upper()  # the client quotes its terms
                 if not hit.get("notfound") and hit.get("symbol") and key not in self._table:
@@ -173,4 +187,3 @@ class MyGeneSynonyms(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._table)
-

@@ -35,7 +35,9 @@ def _key(name: str) -> str:
 
 
 def find_xena_folder(tcga_root: str | Path, trait: str) -> Path | None:
-    """The Xena folder of a trait: `TCGA_<name>_(CODE)` whose <name> equals the trait, ignoring case and punctuation."""
+    """The Xena folder of a trait: `TCGA_<name>_(CODE)` whose <name> equals the trait, ignoring case
+    and punctuation.
+    """
     root = Path(tcga_root)
     if not root.is_dir():
         return None
@@ -68,17 +70,27 @@ def read_xena(folder: str | Path) -> XenaCohort:
     clinical_path = _one(folder, r"clinicalMatrix$")
     expression_path = _one(folder, r"PANCAN")
     try:
-        clinical = pd.read_csv(clinical_path, sep="\t", index_col=0, dtype=str, keep_default_na=False)
+        clinical = pd.read_csv(
+            clinical_path, sep="\t", index_col=0, dtype=str, keep_default_na=False
+        )
     except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise XenaError(f"cannot be read as a clinical matrix ({exc})", path=clinical_path) from None
+        raise XenaError(
+            f"cannot be read as a clinical matrix ({exc})", path=clinical_path
+        ) from None
     try:
         frame = pl.read_csv(expression_path, separator="\t", infer_schema=False)
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise XenaError(f"cannot be read as an expression table ({str(exc).splitlines()[0]})",
-                        path=expression_path) from None  # fmt: skip
+        raise XenaError(
+            f"cannot be read as an expression table ({str(exc).splitlines()[0]})",
+            path=expression_path,
+        ) from None
     genes = frame.get_column(frame.columns[0]).to_list()
-    values = frame.select(pl.col(c).cast(pl.Float64, strict=False) for c in frame.columns[1:]).to_numpy()
-    expression = pd.DataFrame(values, index=pd.Index(genes, dtype=object), columns=frame.columns[1:])
+    values = frame.select(
+        pl.col(c).cast(pl.Float64, strict=False) for c in frame.columns[1:]
+    ).to_numpy()
+    expression = pd.DataFrame(
+        values, index=pd.Index(genes, dtype=object), columns=frame.columns[1:]
+    )
     return XenaCohort(folder, clinical.replace("", np.nan), expression)
 
 
@@ -101,7 +113,7 @@ def _first_integer(cell: object) -> float:
 
 
 def choose_age_column(clinical: pd.DataFrame) -> str | None:
-    """`age_at_initial_pathologic_diagnosis`, else the column named like age with the most numbers."""
+    """`age_at_initial_pathologic_diagnosis`, else the age-like column with the most numbers."""
     if AGE_COLUMN in clinical.columns:
         return AGE_COLUMN
     candidates = [c for c in clinical.columns if "age" in c.lower()]
@@ -110,7 +122,9 @@ def choose_age_column(clinical: pd.DataFrame) -> str | None:
     return max(scored, key=lambda s: s[0])[1] if scored else None
 
 
-def clinical_features(clinical: pd.DataFrame, trait: str) -> tuple[pd.DataFrame, dict[str, str | None]]:
+def clinical_features(
+    clinical: pd.DataFrame, trait: str
+) -> tuple[pd.DataFrame, dict[str, str | None]]:
     """Rows trait, Age, Gender x samples, and the columns chosen for Age and Gender."""
     rows = {trait: pd.Series([trait_from_barcode(s) for s in clinical.index], index=clinical.index)}
     age_column = choose_age_column(clinical)

@@ -1,4 +1,4 @@
-"""Preprocess every cohort of a benchmark input tree (`input/GEO/<trait>/<GSE>`, `input/TCGA/...`)."""
+"""Preprocess every cohort of an input tree (`input/GEO/<trait>/<GSE>`, `input/TCGA/...`)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,12 @@ class CohortJob:
     recipe: Path | None  # None: a TCGA cohort
 
 
-def plan_layout(input_root: str | Path, recipes: str | Path | None, traits: list[str]) -> list[CohortJob]:
-    """Every GEO cohort with a recipe (`RECIPES/<trait>/<GSE>.toml|json`) and the TCGA cohort of each trait."""
+def plan_layout(
+    input_root: str | Path, recipes: str | Path | None, traits: list[str]
+) -> list[CohortJob]:
+    """Every GEO cohort with a recipe (`RECIPES/<trait>/<GSE>.toml|json`) and the TCGA cohort of
+    each trait.
+    """
     input_root = Path(input_root)
     jobs = []
     for trait in traits:
@@ -41,8 +45,12 @@ def plan_layout(input_root: str | Path, recipes: str | Path | None, traits: list
     return jobs
 
 
-def run_job(job: CohortJob, synonyms: Mapping[str, str], out_root: str | Path,
-            gene_ids: Mapping[str, str] | None = None) -> tuple[CohortJob, str]:  # fmt: skip
+def run_job(
+    job: CohortJob,
+    synonyms: Mapping[str, str],
+    out_root: str | Path,
+    gene_ids: Mapping[str, str] | None = None,
+) -> tuple[CohortJob, str]:
     """Preprocess one planned cohort; every expected failure becomes a one-line status."""
     try:
         if job.recipe is None:
@@ -54,9 +62,14 @@ def run_job(job: CohortJob, synonyms: Mapping[str, str], out_root: str | Path,
     return job, outcome.summary
 
 
-
-def run_jobs(jobs_list: list[CohortJob], synonyms: Mapping[str, str], out_root: str | Path, *,
-             gene_ids: Mapping[str, str] | None = None, jobs: int = 1) -> list[tuple[CohortJob, str]]:  # fmt: skip
+def run_jobs(
+    jobs_list: list[CohortJob],
+    synonyms: Mapping[str, str],
+    out_root: str | Path,
+    *,
+    gene_ids: Mapping[str, str] | None = None,
+    jobs: int = 1,
+) -> list[tuple[CohortJob, str]]:
     """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order."""
     task = functools.partial(run_job, synonyms=synonyms, out_root=out_root, gene_ids=gene_ids)
     return list(ordered_map(task, jobs_list, jobs))

@@ -9,8 +9,8 @@ so the chosen α and the CV numbers are identical.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -31,8 +31,9 @@ __all__ = [
 ]
 
 
-
-def legacy_fold_indices(n: int, k: int = N_FOLDS, seed: int = LEGACY_SEED) -> list[tuple[np.ndarray, np.ndarray]]:
+def legacy_fold_indices(
+    n: int, k: int = N_FOLDS, seed: int = LEGACY_SEED
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """(train, test) indices: `np.random.seed(42); np.random.shuffle(indices)`, k equal test folds.
 
     A local `RandomState(42)` gives the legacy global generator's sequence
@@ -49,7 +50,7 @@ def legacy_fold_indices(n: int, k: int = N_FOLDS, seed: int = LEGACY_SEED) -> li
 
 
 def significant_genes(coefficients: np.ndarray, genes: Sequence[str]) -> list[tuple[str, float]]:
-    """Genes with a non-zero coefficient, by absolute coefficient descending (ties: column order)."""
+    """Non-zero genes, largest absolute coefficient first (ties keep the column order)."""
     nonzero = np.flatnonzero(coefficients != 0)
     order = nonzero[np.argsort(-np.abs(coefficients[nonzero]), kind="stable")]
     return [(genes[i], float(coefficients[i])) for i in order]
@@ -66,7 +67,9 @@ def selection_scores(selected: Sequence[str], reference: Sequence[str]) -> dict[
     return scores
 
 
-def prediction_scores(truth: np.ndarray, predicted: np.ndarray, *, binary: bool) -> dict[str, float]:
+def prediction_scores(
+    truth: np.ndarray, predicted: np.ndarray, *, binary: bool
+) -> dict[str, float]:
     """Binary: accuracy, precision, recall, F1 (percent) at 0.5; continuous: NMSE and R²."""
     if binary:
         guess = predicted > 0.5
@@ -101,8 +104,16 @@ class Fold:
     null_model: NullModel | None
 
     @classmethod
-    def prepare(cls, x: np.ndarray, y: np.ndarray, z: np.ndarray | None, train: np.ndarray, test: np.ndarray,
-                *, lmm: bool) -> "Fold":  # fmt: skip
+    def prepare(
+        cls,
+        x: np.ndarray,
+        y: np.ndarray,
+        z: np.ndarray | None,
+        train: np.ndarray,
+        test: np.ndarray,
+        *,
+        lmm: bool,
+    ) -> Fold:
         x_train, x_test = normalize(x[train], x[test])
         z_train = z_test = None
         if z is not None:
@@ -117,7 +128,9 @@ class Fold:
             return Residualizer(LMMModel(alpha=alpha)).fit_residual(
                 self.x_train, self.target, self.beta_z, null_model=self.null_model
             )
-        return Residualizer(LassoModel(alpha=alpha)).fit_residual(self.x_train, self.target, self.beta_z)
+        return Residualizer(LassoModel(alpha=alpha)).fit_residual(
+            self.x_train, self.target, self.beta_z
+        )
 
 
 @dataclass(frozen=True)
@@ -134,11 +147,21 @@ def _mean(scores: list[dict[str, float]]) -> dict[str, float]:
     return {key: float(np.mean([s[key] for s in scores])) for key in scores[0]}
 
 
-def cross_validate(x: np.ndarray, y: np.ndarray, z: np.ndarray | None, genes: Sequence[str],
-                   known_genes: Sequence[str], *, lmm: bool, binary: bool,
-                   grid: Sequence[float] = ALPHA_GRID) -> CVChoice:  # fmt: skip
+def cross_validate(
+    x: np.ndarray,
+    y: np.ndarray,
+    z: np.ndarray | None,
+    genes: Sequence[str],
+    known_genes: Sequence[str],
+    *,
+    lmm: bool,
+    binary: bool,
+    grid: Sequence[float] = ALPHA_GRID,
+) -> CVChoice:
     """5-fold CV of every α; choose the α with the highest mean selection precision."""
-    folds = [Fold.prepare(x, y, z, train, test, lmm=lmm) for train, test in legacy_fold_indices(len(y))]
+    folds = [
+        Fold.prepare(x, y, z, train, test, lmm=lmm) for train, test in legacy_fold_indices(len(y))
+    ]
     gene_set = set(genes)
     reference = [g for g in known_genes if g in gene_set]
     prediction_key = "f1" if binary else "r_squared"

@@ -38,7 +38,7 @@ class ProblemSkipped(Exception):
 
 
 class ProblemFailed(GenotexError):
-    """The problem's data exist but cannot be analysed (unreadable, non-numeric, constant trait...)."""
+    """The problem's data exist but cannot be analysed (unreadable, non-numeric, constant trait)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,8 @@ class ProblemData:
 
 
 def _logistic_l1() -> LogisticRegression:
-    """`LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)`, as the reference.
+    """`LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)`, as the
+    reference.
 
     scikit-learn 1.8 deprecated `penalty`; `l1_ratio=1` is the same model there.
     """
@@ -71,7 +72,9 @@ def _logistic_l1() -> LogisticRegression:
     return LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)
 
 
-def predict_condition(x_condition: np.ndarray, y_condition: np.ndarray, x_trait: np.ndarray) -> tuple[np.ndarray, str]:
+def predict_condition(
+    x_condition: np.ndarray, y_condition: np.ndarray, x_trait: np.ndarray
+) -> tuple[np.ndarray, str]:
     """Train the condition on its cohort's regressor genes; predict it in the trait cohort."""
     binary = len(np.unique(y_condition)) == 2
     wide = x_condition.shape[1] > x_condition.shape[0]
@@ -115,14 +118,16 @@ def _check_finite(values: np.ndarray, what: str, path: Path) -> None:
 
 
 def _warn(file: str, reason: str) -> None:
-    """What the cohort reader finds wrong in the data folder (a bad record, an unreadable header)."""
+    """What the cohort reader finds wrong in the data folder (bad record, unreadable header)."""
     log.warning("%s: %s", file, reason)
 
 
 def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> ProblemData:
     """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s)."""
     data_dir = Path(data_dir)
-    reader = CohortInfoReader(GuardedTree.trusted(data_dir, prefix=""), _warn, unreadable_as_missing=True, folder="")
+    reader = CohortInfoReader(
+        GuardedTree.trusted(data_dir, prefix=""), _warn, unreadable_as_missing=True, folder=""
+    )
     trait, condition = problem.trait, problem.condition
     choice = select_cohorts(reader, problem, task_info, report=_warn)
     if choice is None:
@@ -138,7 +143,9 @@ def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) 
     if trait not in labels:
         raise ProblemFailed(f"the table has no column {trait!r}", path=trait_path)
     if problem.one_step and condition is not None:
-        dropped = {other for other in _AGE_GENDER if other != condition}  # keep the condition itself
+        dropped = {
+            other for other in _AGE_GENDER if other != condition
+        }  # keep the condition itself
     else:
         dropped = set(_AGE_GENDER)
     keep = [i for i, label in enumerate(labels) if label not in dropped]
@@ -155,8 +162,12 @@ def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) 
         condition_id = choice[1]
         condition_path = data_dir / condition / f"{condition_id}.csv"
         condition_table = _load(data_dir, condition, condition_id)
-        regressors = tuple(gene_regressors(trait, condition, labels, condition_table.column_labels, task_info))
-        x_condition = np.column_stack([_column(condition_table, g, condition_path) for g in regressors])
+        regressors = tuple(
+            gene_regressors(trait, condition, labels, condition_table.column_labels, task_info)
+        )
+        x_condition = np.column_stack(
+            [_column(condition_table, g, condition_path) for g in regressors]
+        )
         y_condition = _column(condition_table, condition, condition_path)
         _check_finite(x_condition, "the condition cohort's regressor genes", condition_path)
         _check_finite(y_condition, f"the condition column {condition!r}", condition_path)
@@ -173,7 +184,17 @@ def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) 
     if x.shape[1] == 0:
         raise ProblemFailed("the table has no gene columns", path=trait_path)
     if len(y) < N_FOLDS:
-        raise ProblemFailed(f"fewer samples ({len(y)}) than cross-validation folds ({N_FOLDS})", path=trait_path)
+        raise ProblemFailed(
+            f"fewer samples ({len(y)}) than cross-validation folds ({N_FOLDS})", path=trait_path
+        )
     cohorts = (trait_id,) if isinstance(choice, str) else tuple(choice)
-    return ProblemData(problem, cohorts, np.asfortranarray(x), y.copy(), None if z is None else z.copy(),
-                       tuple(labels[i] for i in gene_positions), regressors, condition_model)  # fmt: skip
+    return ProblemData(
+        problem,
+        cohorts,
+        np.asfortranarray(x),
+        y.copy(),
+        None if z is None else z.copy(),
+        tuple(labels[i] for i in gene_positions),
+        regressors,
+        condition_model,
+    )

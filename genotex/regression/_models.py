@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
 from ._constants import BATCH_GAP_NUMERATOR, LOG_DELTA_INTERVALS, LOG_DELTA_RANGE, N_TOP_EIGENVALUES
@@ -32,8 +32,9 @@ __all__ = [
 ]
 
 
-
-def normalize(train: np.ndarray, test: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+def normalize(
+    train: np.ndarray, test: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Z-score columns by the training set's mean and population std (std 0: only centred)."""
     mean = np.mean(train, axis=0)
     std = np.std(train, axis=0)
@@ -134,7 +135,8 @@ def estimate_log_delta(
     intervals: int = LOG_DELTA_INTERVALS,
     log_delta_range: tuple[float, float] = LOG_DELTA_RANGE,
 ) -> float:
-    """log δ of least negative log-likelihood: a grid over the range, each local minimum refined by Brent.
+    """log δ of least negative log-likelihood: a grid over the range, each local minimum refined by
+    Brent.
 
     The likelihood sees y only through (Uᵀy)², so δ does not depend on the
     eigenvectors' signs (the rotation of X that follows does).
@@ -232,7 +234,9 @@ class Residualizer(BaseEstimator):
     def __init__(self, model: LassoModel | LMMModel) -> None:
         self.model = model
 
-    def fit(self, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None, **fit_params) -> Residualizer:
+    def fit(
+        self, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None, **fit_params
+    ) -> Residualizer:
         target, beta_z = self.residual(y, z)
         return self.fit_residual(x, target, beta_z, **fit_params)
 

@@ -14,7 +14,14 @@ from ._cv import CVChoice, cross_validate, significant_genes
 from ._data import ProblemData, load_problem
 from ._models import LassoModel, LMMModel, Residualizer, detect_batch_effect, normalize
 
-__all__ = ["RegressionResult", "analyse", "answer_problem", "is_done", "result_path", "write_result"]
+__all__ = [
+    "RegressionResult",
+    "analyse",
+    "answer_problem",
+    "is_done",
+    "result_path",
+    "write_result",
+]
 
 
 @dataclass(frozen=True)
@@ -47,12 +54,21 @@ class RegressionResult:
         """One log line: cohorts, model and why, α, the condition's coefficient."""
         cohorts = " + ".join(self.cohorts)
         why = "batch effect (eigenvalue gap)" if self.batch_effect else "no batch effect"
-        alpha = f"{self.alpha:g}" + (" (fallback: no alpha selected a known gene)" if self.alpha_fallback else "")
-        parts = [f"cohort {cohorts}", f"{self.model} ({why})", f"alpha {alpha}", f"{len(self.genes)} genes"]
+        alpha = f"{self.alpha:g}" + (
+            " (fallback: no alpha selected a known gene)" if self.alpha_fallback else ""
+        )
+        parts = [
+            f"cohort {cohorts}",
+            f"{self.model} ({why})",
+            f"alpha {alpha}",
+            f"{len(self.genes)} genes",
+        ]
         if self.condition_coefficient is not None:
             parts.append(f"{self.problem.condition} coefficient {self.condition_coefficient:.4g}")
         if self.condition_model:
-            parts.append(f"condition predicted by {self.condition_model} on {len(self.regressors)} genes")
+            parts.append(
+                f"condition predicted by {self.condition_model} on {len(self.regressors)} genes"
+            )
         if not self.converged:
             parts.append("the final fit hit max_iter")
         return "; ".join(parts)
@@ -61,8 +77,15 @@ class RegressionResult:
 def analyse(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     """Batch-effect test, CV over the α grid, final fit on all samples, ranked genes."""
     lmm = detect_batch_effect(data.x)
-    choice: CVChoice = cross_validate(data.x, data.y, data.z, data.genes, task_info.genes_of(data.problem.trait),
-                                      lmm=lmm, binary=data.binary)  # fmt: skip
+    choice: CVChoice = cross_validate(
+        data.x,
+        data.y,
+        data.z,
+        data.genes,
+        task_info.genes_of(data.problem.trait),
+        lmm=lmm,
+        binary=data.binary,
+    )
     x, _ = normalize(data.x)
     z = None if data.z is None else normalize(data.z)[0]
     model = Residualizer(LMMModel(alpha=choice.alpha) if lmm else LassoModel(alpha=choice.alpha))
@@ -85,7 +108,9 @@ def analyse(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     )
 
 
-def answer_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> RegressionResult:
+def answer_problem(
+    data_dir: str | Path, problem: ProblemId, task_info: TaskInfo
+) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
 
     Raises `ProblemSkipped` (no data) or `ProblemFailed` (unusable data).

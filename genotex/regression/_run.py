@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from threadpoolctl import threadpool_limits
 
@@ -45,7 +45,9 @@ class ProblemOutcome:
         return ProblemStatus(self.problem.key, self.seconds, self.status, self.model, self.detail)
 
 
-def solve(data_dir: str, problem: ProblemId, task_info: TaskInfo) -> tuple[RegressionResult | None, ProblemOutcome]:
+def solve(
+    data_dir: str, problem: ProblemId, task_info: TaskInfo
+) -> tuple[RegressionResult | None, ProblemOutcome]:
     """Answer one problem, turning every expected failure into an outcome (never raises)."""
     started = time.perf_counter()
     try:
@@ -61,7 +63,9 @@ def solve(data_dir: str, problem: ProblemId, task_info: TaskInfo) -> tuple[Regre
     return result, ProblemOutcome(problem, "ok", seconds, result.model, result.describe())
 
 
-def _solve_task(task: tuple[str, ProblemId, TaskInfo]) -> tuple[RegressionResult | None, ProblemOutcome]:
+def _solve_task(
+    task: tuple[str, ProblemId, TaskInfo],
+) -> tuple[RegressionResult | None, ProblemOutcome]:
     return solve(*task)
 
 
@@ -114,7 +118,9 @@ def run_problems(
     pending = []
     for problem in problems:
         if not force and is_done(out_dir, problem):
-            outcomes[problem] = ProblemOutcome(problem, "skipped: output exists (use --force to redo)", 0.0)
+            outcomes[problem] = ProblemOutcome(
+                problem, "skipped: output exists (use --force to redo)", 0.0
+            )
             _report(outcomes[problem], on_outcome)
         else:
             pending.append(problem)
@@ -139,25 +145,36 @@ def _report(outcome: ProblemOutcome, on_outcome: Callable[[ProblemOutcome], None
         on_outcome(outcome)
 
 
-def _execute(tasks: list, *, jobs: int, scheduler: str | None) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
+def _execute(
+    tasks: list, *, jobs: int, scheduler: str | None
+) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
     if scheduler is not None:
         yield from _execute_on_dask(tasks, scheduler)
     elif jobs <= 1 or len(tasks) <= 1:
         yield from map(_solve_task, tasks)
     else:
-        context = multiprocessing.get_context("spawn")  # polars' and BLAS' threads do not survive fork
-        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context, initializer=_single_blas_thread) as pool:
+        context = multiprocessing.get_context(
+            "spawn"
+        )  # polars' and BLAS' threads do not survive fork
+        with ProcessPoolExecutor(
+            min(jobs, len(tasks)), mp_context=context, initializer=_single_blas_thread
+        ) as pool:
             futures = [pool.submit(_solve_task, task) for task in tasks]
             for future in as_completed(futures):
                 yield future.result()
 
 
-def _execute_on_dask(tasks: list, address: str) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
+def _execute_on_dask(
+    tasks: list, address: str
+) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
     """Run the problems on an existing dask.distributed cluster (its workers must see the data)."""
     try:
-        from dask.distributed import Client, as_completed as dask_completed
+        from dask.distributed import Client
+        from dask.distributed import as_completed as dask_completed
     except ImportError:  # pragma: no cover - depends on the installation
-        raise GenotexError("--scheduler needs dask.distributed: pip install 'genotex[dask]'") from None
+        raise GenotexError(
+            "--scheduler needs dask.distributed: pip install 'genotex[dask]'"
+        ) from None
     with Client(address) as client:
         futures = client.map(_solve_task, tasks, pure=False)
         for future in dask_completed(futures):

@@ -42,8 +42,12 @@ def run_demo(folder: str | Path, *, seed: int = 7, jobs: int = 1) -> DemoRun:
     task_info = TaskInfo.read(bench.task_info)
     statuses = []
     done = preprocess_tree(
-        root / "input", root / "output" / "preprocess", synonyms, task_info,
-        recipes=root / "recipes", jobs=jobs,
+        root / "input",
+        root / "output" / "preprocess",
+        synonyms,
+        task_info,
+        recipes=root / "recipes",
+        jobs=jobs,
     )
     for job, status in done:
         statuses.append((f"{job.trait}/{job.cohort}", status))
@@ -52,8 +56,12 @@ def run_demo(folder: str | Path, *, seed: int = 7, jobs: int = 1) -> DemoRun:
 
     started = time.perf_counter()
     run_problems(
-        list(task_info.problems()), root / "output" / "preprocess", task_info,
-        root / "output" / "regress", jobs=jobs, force=True,
+        list(task_info.problems()),
+        root / "output" / "preprocess",
+        task_info,
+        root / "output" / "regress",
+        jobs=jobs,
+        force=True,
         summary=root / "output" / "regress" / "status.json",
     )
     seconds["regress"] = time.perf_counter() - started

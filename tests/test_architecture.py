@@ -1,0 +1,137 @@
+"""The package's shape, as the README's package map and CONTRIBUTING rules state it.
+
+Arrows point from the CLI to workflows to stages to core; no stage imports
+another; modules stay under 400 lines and functions under 60 (docstrings
+excluded); each package lists its public names; evaluation never loads
+scikit-learn or SciPy.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "genotex"
+README = PACKAGE.parent / "README.md"
+STAGES = ("preprocessing", "regression", "evaluation")
+#: What each layer may import besides itself.
+ALLOWED = {
+    "core": set(),
+    "preprocessing": {"core"},
+    "regression": {"core"},
+    "evaluation": {"core"},
+    "workflows": {"core", *STAGES},
+    "cli": {"core", "workflows", *STAGES},
+}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if ".venv" not in p.parts)
+
+
+def _layer(path: Path) -> str | None:
+    relative = path.relative_to(PACKAGE).parts
+    return relative[0] if len(relative) > 1 else None
+
+
+def _imported_layers(path: Path) -> set[str]:
+    """The genotex layers a module imports (relative or absolute), wherever the import stands."""
+    layers = set()
+    depth_of_package = len(path.relative_to(PACKAGE).parts) - 1
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(path.relative_to(PACKAGE).parts[:-1])
+                up = node.level - 1
+                if up > depth_of_package:
+                    continue
+                parts = base[: len(base) - up] + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.startswith("genotex."):
+                parts = node.module.split(".")[1:]
+            else:
+                continue
+            if parts and parts[0] in ALLOWED:
+                layers.add(parts[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "genotex" and len(parts) > 1 and parts[1] in ALLOWED:
+                    layers.add(parts[1])
+    return layers
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_from_the_cli_to_workflows_to_stages_to_core(path):
+    layer = _layer(path)
+    if layer is None:
+        return  # genotex/__init__.py, __main__.py, _version.py: the front door
+    foreign = _imported_layers(path) - {layer} - ALLOWED[layer]
+    assert not foreign, f"{layer} must not import {sorted(foreign)}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_and_functions_stay_small(path):
+    text = path.read_text()
+    assert text.count("\n") <= 400, f"{path.name} has {text.count(chr(10))} lines (at most 400)"
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # the docstring does not count
+            if not body:
+                continue
+            length = body[-1].end_lineno - body[0].lineno + 1
+            assert length <= 60, f"{node.name} has a {length}-line body (at most 60)"
+
+
+@pytest.mark.parametrize("package", ["core", "workflows", *STAGES])
+def test_each_package_lists_its_public_names_over_private_modules(package):
+    module = importlib.import_module(f"genotex.{package}")
+    assert module.__all__, f"genotex.{package} has no __all__"
+    for name in module.__all__:
+        assert hasattr(module, name), f"genotex.{package}.__all__ names {name!r}, which is absent"
+    files = [p.name for p in (PACKAGE / package).glob("*.py") if p.name != "__init__.py"]
+    assert all(name.startswith("_") for name in files), f"public modules in {package}: {files}"
+
+
+def test_the_top_level_api_is_one_call_per_stage():
+    import genotex
+
+    for name in ("preprocess_cohort", "preprocess_tree", "answer_problem", "run_problems", "evaluate"):
+        assert name in genotex.__all__ and callable(getattr(genotex, name))
+        assert getattr(genotex, name).__doc__, f"genotex.{name} has no docstring"
+
+
+def test_evaluation_loads_neither_scikit_learn_nor_scipy(tmp_path):
+    """`import genotex`, the evaluation API and a whole `genotex eval` run: no sklearn, no scipy."""
+    from genotex.workflows import SynthSpec, write_example
+
+    example = write_example(tmp_path, SynthSpec(n_traits=2, n_cohorts=3, n_genes=50), seed=1)
+    code = (
+        "import sys\n"
+        "from genotex import evaluate, EvalReport\n"
+        "from genotex.cli import main\n"
+        f"sys.argv = ['genotex', 'eval', '-p', {str(example.pred_output)!r},"
+        f" '-r', {str(example.ref_output)!r}, '--no-progress']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "loaded = sorted(m for m in ('sklearn', 'scipy') if m in sys.modules)\n"
+        "print('LOADED', loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "LOADED []" in done.stdout
+
+
+def test_the_readme_package_map_matches_the_tree():
+    text = README.read_text()
+    table = text[text.index("## Package map") :]
+    listed = set(re.findall(r"`(genotex(?:\.\w+)?)`", table[: table.index("\n## ", 5)]))
+    packages = {f"genotex.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= listed, f"not in the README's package map: {sorted(packages - listed)}"
+    assert listed <= packages | {"genotex"}, f"in the map but not a package: {sorted(listed - packages)}"
