@@ -62,120 +62,104 @@ def _choice(choice: object) -> str:
     return str(choice)
 
 
+def _labels(metrics: Sequence[str]) -> list[str]:
+    return [_label(m) for m in metrics]
+
+
+def _selection_blocks(report: EvalReport, details: bool) -> list[str]:
+    metrics = FILTERING_METRICS
+    filtering, selection = report.filtering or (), report.selection or ()
+    ds = report.selection_average().get("accuracy", math.nan)
+    rows = [
+        _averages_row(
+            "Dataset filtering (DF)", report.filtering_average(), metrics, len(filtering)
+        ),
+        ["Dataset selection (DS)", "", "", "", ds, len(selection)],
+    ]
+    blocks = ["== Dataset selection ==\n" + format_table(["task", *_labels(metrics), "n"], rows)]
+    if details:
+        per_trait = (
+            [s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in metrics)] for s in filtering
+        )
+        headers = ["trait", "TP", "FP", "TN", "FN", *_labels(metrics)]
+        blocks.append("-- DF per trait --\n" + format_table(headers, per_trait))
+        per_problem = (
+            [s.problem.key, s.accuracy, _choice(s.reference_choice), _choice(s.predicted_choice)]
+            for s in selection
+        )
+        headers = ["problem", "Acc", "reference", "prediction"]
+        blocks.append("-- DS per problem --\n" + format_table(headers, per_problem))
+    return blocks
+
+
+def _preprocessing_blocks(report: EvalReport, details: bool) -> list[str]:
+    metrics = PREPROCESSING_METRICS
+    rows = []
+    for subtask, scores in (report.preprocessing or {}).items():
+        if scores is None:
+            rows.append([subtask, *(["-"] * len(metrics)), "no preprocess/"])
+        else:
+            averages = report.preprocessing_average(subtask)
+            rows.append(_averages_row(subtask, averages, metrics, len(scores)))
+    headers = ["subtask", *_labels(metrics), "files"]
+    blocks = ["== Preprocessing ==\n" + format_table(headers, rows)]
+    for subtask, scores in (report.preprocessing or {}).items():
+        if details and scores:
+            per_file = ([s.file, *(getattr(s, m) for m in metrics), s.status] for s in scores)
+            headers = ["file", *_labels(metrics), "status"]
+            blocks.append(f"-- {subtask} per file --\n" + format_table(headers, per_file))
+    return blocks
+
+
+def _analysis_blocks(report: EvalReport, details: bool) -> list[str]:
+    metrics, scores = ANALYSIS_METRICS, report.analysis or ()
+    if not scores:
+        return ["== Statistical analysis ==\n(no scored problems)"]
+    by_category = report.analysis_by_category()
+    counts = {c: sum(1 for s in scores if s.category == c) for c in CATEGORIES}
+    counts[OVERALL] = len(scores)
+    rows = [
+        _averages_row(name, by_category[name], metrics, counts[name])
+        for name in (*CATEGORIES, OVERALL)
+        if counts[name]
+    ]
+    headers = ["category", *_labels(metrics), "n"]
+    blocks = ["== Statistical analysis ==\n" + format_table(headers, rows)]
+    if details:
+        per_trait = (
+            [trait, *(avg[m] for m in metrics)] for trait, avg in report.analysis_by_trait().items()
+        )
+        blocks.append(
+            "-- analysis per trait --\n" + format_table(["trait", *_labels(metrics)], per_trait)
+        )
+        per_problem = ([s.problem.key, *(getattr(s, m) for m in metrics), s.status] for s in scores)
+        headers = ["problem", *_labels(metrics), "status"]
+        blocks.append("-- analysis per problem --\n" + format_table(headers, per_problem))
+    return blocks
+
+
+def _findings_block(report: EvalReport, max_findings: int) -> str:
+    findings = report.findings
+    if not findings:
+        return "== Problems found ==\nnone"
+    lines = [f"== Problems found ({len(findings)}) =="]
+    lines += [f"- {f.file}: {f.reason}" for f in findings[:max_findings]]
+    if len(findings) > max_findings:
+        more = len(findings) - max_findings
+        lines.append(f"... and {more} more (all of them are in --json / --csv)")
+    return "\n".join(lines)
+
+
 def render_text(report: EvalReport, *, details: bool = False, max_findings: int = 40) -> str:
     """The printed evaluation: per-task summaries, optional details, problems found."""
     blocks: list[str] = []
     if report.filtering is not None:
-        metrics = FILTERING_METRICS
-        rows = [
-            _averages_row(
-                "Dataset filtering (DF)", report.filtering_average(), metrics, len(report.filtering)
-            )
-        ]
-        selection = report.selection or ()
-        ds = report.selection_average().get("accuracy", math.nan)
-        rows.append(["Dataset selection (DS)", "", "", "", ds, len(selection)])
-        blocks.append(
-            "== Dataset selection ==\n"
-            + format_table(["task", *(_label(m) for m in metrics), "n"], rows)
-        )
-        if details:
-            blocks.append(
-                "-- DF per trait --\n"
-                + format_table(
-                    ["trait", "TP", "FP", "TN", "FN", *(_label(m) for m in metrics)],
-                    (
-                        [s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in metrics)]
-                        for s in report.filtering
-                    ),
-                )
-            )
-            blocks.append(
-                "-- DS per problem --\n"
-                + format_table(
-                    ["problem", "Acc", "reference", "prediction"],
-                    (
-                        [
-                            s.problem.key,
-                            s.accuracy,
-                            _choice(s.reference_choice),
-                            _choice(s.predicted_choice),
-                        ]
-                        for s in selection
-                    ),
-                )
-            )
+        blocks += _selection_blocks(report, details)
     if report.preprocessing is not None:
-        metrics = PREPROCESSING_METRICS
-        rows = []
-        for subtask, scores in report.preprocessing.items():
-            if scores is None:
-                rows.append([subtask, *(["-"] * len(metrics)), "no preprocess/"])
-                continue
-            rows.append(
-                _averages_row(subtask, report.preprocessing_average(subtask), metrics, len(scores))
-            )
-        blocks.append(
-            "== Preprocessing ==\n"
-            + format_table(["subtask", *(_label(m) for m in metrics), "files"], rows)
-        )
-        if details:
-            for subtask, scores in report.preprocessing.items():
-                if scores:
-                    blocks.append(
-                        f"-- {subtask} per file --\n"
-                        + format_table(
-                            ["file", *(_label(m) for m in metrics), "status"],
-                            ([s.file, *(getattr(s, m) for m in metrics), s.status] for s in scores),
-                        )
-                    )
+        blocks += _preprocessing_blocks(report, details)
     if report.analysis is not None:
-        metrics = ANALYSIS_METRICS
-        headers = ["category", *(_label(m) for m in metrics), "n"]
-        if not report.analysis:
-            blocks.append("== Statistical analysis ==\n(no scored problems)")
-        else:
-            by_category = report.analysis_by_category()
-            counts = {c: sum(1 for s in report.analysis if s.category == c) for c in CATEGORIES}
-            counts[OVERALL] = len(report.analysis)
-            rows = [
-                _averages_row(name, by_category[name], metrics, counts[name])
-                for name in (*CATEGORIES, OVERALL)
-                if counts[name]
-            ]
-            blocks.append("== Statistical analysis ==\n" + format_table(headers, rows))
-        if details and report.analysis:
-            blocks.append(
-                "-- analysis per trait --\n"
-                + format_table(
-                    ["trait", *(_label(m) for m in metrics)],
-                    (
-                        [trait, *(avg[m] for m in metrics)]
-                        for trait, avg in report.analysis_by_trait().items()
-                    ),
-                )
-            )
-            blocks.append(
-                "-- analysis per problem --\n"
-                + format_table(
-                    ["problem", *(_label(m) for m in metrics), "status"],
-                    (
-                        [s.problem.key, *(getattr(s, m) for m in metrics), s.status]
-                        for s in report.analysis
-                    ),
-                )
-            )
-    findings = report.findings
-    if findings:
-        lines = [f"== Problems found ({len(findings)}) =="]
-        lines += [f"- {f.file}: {f.reason}" for f in findings[:max_findings]]
-        if len(findings) > max_findings:
-            lines.append(
-                f"... and {len(findings) - max_findings} more (all of them are in --json / --csv)"
-            )
-        blocks.append("\n".join(lines))
-    else:
-        blocks.append("== Problems found ==\nnone")
+        blocks += _analysis_blocks(report, details)
+    blocks.append(_findings_block(report, max_findings))
     return "\n\n".join(blocks) + "\n"
 
 
@@ -197,66 +181,70 @@ def _csv_text(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
-def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
-    """Write the per-trait, per-problem and per-file tables as CSV files; return their paths."""
-    folder = Path(folder)
+def _csv_tables(report: EvalReport) -> dict[str, str]:
+    """File name -> CSV text of every per-item table the report holds."""
     tables: dict[str, str] = {}
     if report.filtering is not None:
+        metrics = FILTERING_METRICS
+        rows = (
+            [s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in metrics)]
+            for s in report.filtering
+        )
         tables["filtering_per_trait.csv"] = _csv_text(
-            ["trait", "tp", "fp", "tn", "fn", *FILTERING_METRICS],
-            (
-                [s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in FILTERING_METRICS)]
-                for s in report.filtering
-            ),
+            ["trait", "tp", "fp", "tn", "fn", *metrics], rows
         )
-        tables["selection_per_problem.csv"] = _csv_text(
-            ["trait", "condition", "category", "accuracy", "reference_choice", "predicted_choice"],
-            (
-                [
-                    s.problem.trait,
-                    s.problem.condition or "None",
-                    s.problem.category,
-                    s.accuracy,
-                    _choice(s.reference_choice),
-                    _choice(s.predicted_choice),
-                ]
-                for s in report.selection or ()
-            ),
+        headers = [
+            "trait",
+            "condition",
+            "category",
+            "accuracy",
+            "reference_choice",
+            "predicted_choice",
+        ]
+        rows = (
+            [
+                s.problem.trait,
+                s.problem.condition or "None",
+                s.problem.category,
+                s.accuracy,
+                _choice(s.reference_choice),
+                _choice(s.predicted_choice),
+            ]
+            for s in report.selection or ()
         )
+        tables["selection_per_problem.csv"] = _csv_text(headers, rows)
     if report.preprocessing is not None:
-        tables["preprocessing_per_file.csv"] = _csv_text(
-            ["subtask", "trait", "file", "status", *PREPROCESSING_METRICS],
-            (
-                [
-                    s.subtask,
-                    s.trait,
-                    s.file,
-                    s.status,
-                    *(getattr(s, m) for m in PREPROCESSING_METRICS),
-                ]
-                for scores in report.preprocessing.values()
-                for s in scores or ()
-            ),
+        metrics = PREPROCESSING_METRICS
+        rows = (
+            [s.subtask, s.trait, s.file, s.status, *(getattr(s, m) for m in metrics)]
+            for scores in report.preprocessing.values()
+            for s in scores or ()
         )
+        headers = ["subtask", "trait", "file", "status", *metrics]
+        tables["preprocessing_per_file.csv"] = _csv_text(headers, rows)
     if report.analysis is not None:
-        tables["analysis_per_problem.csv"] = _csv_text(
-            ["trait", "condition", "category", "status", *ANALYSIS_METRICS],
-            (
-                [
-                    s.problem.trait,
-                    s.problem.condition or "None",
-                    s.category,
-                    s.status,
-                    *(getattr(s, m) for m in ANALYSIS_METRICS),
-                ]
-                for s in report.analysis
-            ),
+        metrics = ANALYSIS_METRICS
+        rows = (
+            [
+                s.problem.trait,
+                s.problem.condition or "None",
+                s.category,
+                s.status,
+                *(getattr(s, m) for m in metrics),
+            ]
+            for s in report.analysis
         )
-    tables["problems_found.csv"] = _csv_text(
-        ["file", "reason"], ([f.file, f.reason] for f in report.findings)
-    )
+        headers = ["trait", "condition", "category", "status", *metrics]
+        tables["analysis_per_problem.csv"] = _csv_text(headers, rows)
+    findings = ([f.file, f.reason] for f in report.findings)
+    tables["problems_found.csv"] = _csv_text(["file", "reason"], findings)
+    return tables
+
+
+def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
+    """Write the per-trait, per-problem and per-file tables as CSV files; return their paths."""
     written = []
-    for name, text in tables.items():
-        write_text_atomic(folder / name, text)
-        written.append(folder / name)
+    for name, text in _csv_tables(report).items():
+        write_text_atomic(Path(folder) / name, text)
+        written.append(Path(folder) / name)
     return written

@@ -122,72 +122,91 @@ def _warn(file: str, reason: str) -> None:
     log.warning("%s: %s", file, reason)
 
 
-def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> ProblemData:
-    """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s)."""
-    data_dir = Path(data_dir)
+def _choose(data_dir: Path, problem: ProblemId, task_info: TaskInfo) -> tuple[str, ...]:
+    """The chosen cohort(s): (trait cohort,) or (trait cohort, condition cohort); else skipped."""
     reader = CohortInfoReader(
         GuardedTree.trusted(data_dir, prefix=""), _warn, unreadable_as_missing=True, folder=""
     )
-    trait, condition = problem.trait, problem.condition
     choice = select_cohorts(reader, problem, task_info, report=_warn)
-    if choice is None:
-        if reader.read(trait) is None:
-            raise ProblemSkipped(f"no readable cohort_info.json for {trait}")
-        if not problem.one_step and reader.read(condition) is None:
-            raise ProblemSkipped(f"no readable cohort_info.json for {condition}")
-        raise ProblemSkipped("no usable cohort" if problem.one_step else "no usable cohort pair")
-    trait_id = choice if isinstance(choice, str) else choice[0]
-    trait_path = data_dir / trait / f"{trait_id}.csv"
-    table = _load(data_dir, trait, trait_id)
+    if choice is not None:
+        return (choice,) if isinstance(choice, str) else tuple(choice)
+    if reader.read(problem.trait) is None:
+        raise ProblemSkipped(f"no readable cohort_info.json for {problem.trait}")
+    if not problem.one_step and reader.read(problem.condition) is None:
+        raise ProblemSkipped(f"no readable cohort_info.json for {problem.condition}")
+    raise ProblemSkipped("no usable cohort" if problem.one_step else "no usable cohort pair")
+
+
+def _predicted_condition(
+    data_dir: Path,
+    problem: ProblemId,
+    condition_id: str,
+    table: LabelledTable,
+    trait_path: Path,
+    task_info: TaskInfo,
+) -> tuple[np.ndarray, tuple[str, ...], str]:
+    """Two-step: (Z predicted in the trait cohort, the regressor genes, the condition model)."""
+    trait, condition = problem.trait, problem.condition
+    condition_path = data_dir / condition / f"{condition_id}.csv"
+    condition_table = _load(data_dir, condition, condition_id)
+    labels = list(table.column_labels)
+    regressors = tuple(
+        gene_regressors(trait, condition, labels, condition_table.column_labels, task_info)
+    )
+    x_condition = np.column_stack([_column(condition_table, g, condition_path) for g in regressors])
+    y_condition = _column(condition_table, condition, condition_path)
+    _check_finite(x_condition, "the condition cohort's regressor genes", condition_path)
+    _check_finite(y_condition, f"the condition column {condition!r}", condition_path)
+    x_regressors = np.column_stack([_column(table, g, trait_path) for g in regressors])
+    z, model = predict_condition(x_condition, y_condition, x_regressors)
+    return z, regressors, model
+
+
+def _check_problem(
+    x: np.ndarray, y: np.ndarray, z: np.ndarray | None, problem: ProblemId, path: Path
+) -> None:
+    """Refuse data the pipeline cannot analyse, with the reason and the file."""
+    _check_finite(y, f"the trait column {problem.trait!r}", path)
+    _check_finite(x, "the gene columns", path)
+    if z is not None:
+        _check_finite(z, f"the condition {problem.condition!r}", path)
+    if len(np.unique(y)) < 2:
+        raise ProblemFailed(f"the trait column {problem.trait!r} is constant", path=path)
+    if x.shape[1] == 0:
+        raise ProblemFailed("the table has no gene columns", path=path)
+    if len(y) < N_FOLDS:
+        reason = f"fewer samples ({len(y)}) than cross-validation folds ({N_FOLDS})"
+        raise ProblemFailed(reason, path=path)
+
+
+def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> ProblemData:
+    """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s).
+
+    Raises `ProblemSkipped` when no cohort (pair) can answer it and
+    `ProblemFailed` when the chosen data cannot be analysed.
+    """
+    data_dir = Path(data_dir)
+    trait, condition = problem.trait, problem.condition
+    cohorts = _choose(data_dir, problem, task_info)
+    trait_path = data_dir / trait / f"{cohorts[0]}.csv"
+    table = _load(data_dir, trait, cohorts[0])
     labels = list(table.column_labels)
     if trait not in labels:
         raise ProblemFailed(f"the table has no column {trait!r}", path=trait_path)
-    if problem.one_step and condition is not None:
-        dropped = {
-            other for other in _AGE_GENDER if other != condition
-        }  # keep the condition itself
-    else:
-        dropped = set(_AGE_GENDER)
-    keep = [i for i, label in enumerate(labels) if label not in dropped]
     y = _column(table, trait, trait_path)
     regressors: tuple[str, ...] = ()
-    condition_model = None
-    z = None
-    if condition is None:
-        gene_positions = [i for i in keep if labels[i] != trait]
-    elif problem.one_step:
-        z = _column(table, condition, trait_path)
-        gene_positions = [i for i in keep if labels[i] not in (trait, condition)]
-    else:
-        condition_id = choice[1]
-        condition_path = data_dir / condition / f"{condition_id}.csv"
-        condition_table = _load(data_dir, condition, condition_id)
-        regressors = tuple(
-            gene_regressors(trait, condition, labels, condition_table.column_labels, task_info)
+    condition_model = z = None
+    if condition is not None and problem.one_step:
+        z = _column(table, condition, trait_path)  # Age or Gender, from the same table
+    elif condition is not None:
+        z, regressors, condition_model = _predicted_condition(
+            data_dir, problem, cohorts[1], table, trait_path, task_info
         )
-        x_condition = np.column_stack(
-            [_column(condition_table, g, condition_path) for g in regressors]
-        )
-        y_condition = _column(condition_table, condition, condition_path)
-        _check_finite(x_condition, "the condition cohort's regressor genes", condition_path)
-        _check_finite(y_condition, f"the condition column {condition!r}", condition_path)
-        x_regressors = np.column_stack([_column(table, g, trait_path) for g in regressors])
-        z, condition_model = predict_condition(x_condition, y_condition, x_regressors)
-        gene_positions = [i for i in keep if labels[i] not in (trait, condition)]
+    # Age and Gender are never genes; a one-step condition is Z, the trait is Y
+    not_genes = {*_AGE_GENDER, trait, condition}
+    gene_positions = [i for i, label in enumerate(labels) if label not in not_genes]
     x = table.values[:, gene_positions]
-    _check_finite(y, f"the trait column {trait!r}", trait_path)
-    _check_finite(x, "the gene columns", trait_path)
-    if z is not None:
-        _check_finite(z, f"the condition {condition!r}", trait_path)
-    if len(np.unique(y)) < 2:
-        raise ProblemFailed(f"the trait column {trait!r} is constant", path=trait_path)
-    if x.shape[1] == 0:
-        raise ProblemFailed("the table has no gene columns", path=trait_path)
-    if len(y) < N_FOLDS:
-        raise ProblemFailed(
-            f"fewer samples ({len(y)}) than cross-validation folds ({N_FOLDS})", path=trait_path
-        )
-    cohorts = (trait_id,) if isinstance(choice, str) else tuple(choice)
+    _check_problem(x, y, z, problem, trait_path)
     return ProblemData(
         problem,
         cohorts,

@@ -230,28 +230,21 @@ def _result(genes: list[str], rng: np.random.Generator) -> dict:
     }
 
 
-def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int = 0) -> Example:
-    """Write `ref/` (metadata + output), `pred/output` into `folder`; return their paths."""
-    root = Path(folder)
-    rng = np.random.default_rng(seed)
-    universe = _gene_universe(spec.n_genes)
-    traits = _trait_names(spec.n_traits)
-    related = {
-        t: [universe[i] for i in rng.choice(len(universe), spec.n_related, replace=False)]
-        for t in traits
-    }
-    task_info = {
+def _task_info(traits: list[str], related: dict[str, list[str]]) -> dict:
+    """Each trait conditioned on Age, Gender and the next trait (one trait: Age and Gender)."""
+    if len(traits) == 1:
+        return {traits[0]: {"related_genes": related[traits[0]], "conditions": ["Age", "Gender"]}}
+    return {
         t: {
             "related_genes": related[t],
             "conditions": ["Age", "Gender", traits[(i + 1) % len(traits)]],
         }
         for i, t in enumerate(traits)
-        if len(traits) > 1
-    } or {traits[0]: {"related_genes": related[traits[0]], "conditions": ["Age", "Gender"]}}
-    ref_output, pred_output = root / "ref" / "output", root / "pred" / "output"
-    task_info_path = root / "ref" / "metadata" / "task_info.json"
-    _write_json(task_info_path, task_info)
+    }
 
+
+def _draw_cohorts(rng, spec: SynthSpec, traits, universe, related) -> dict[str, list[_Cohort]]:
+    """Cohorts spread round-robin over the traits; one of them is a TCGA cohort (`Xena`)."""
     used_ids: set[int] = set()
     cohorts: dict[str, list[_Cohort]] = {t: [] for t in traits}
     for index in range(spec.n_cohorts):
@@ -265,42 +258,43 @@ def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int 
             used_ids.add(number)
             cohort_id = f"GSE{number}"
         cohorts[trait].append(_make_cohort(rng, trait, cohort_id, spec, universe, related[trait]))
+    return cohorts
 
+
+def _write_preprocess(rng, spec: SynthSpec, cohorts, ref_output: Path, pred_output: Path) -> None:
+    """The reference's tables and records, and the prediction's perturbed, partly missing ones."""
+    traits = list(cohorts)
+    kinds = ("gene", "clinical", "linked")
     for trait in traits:
-        _write_json(
-            ref_output / "preprocess" / trait / "cohort_info.json",
-            {c.cohort_id: c.record for c in cohorts[trait]},
-        )
+        records = {c.cohort_id: c.record for c in cohorts[trait]}
+        _write_json(ref_output / "preprocess" / trait / "cohort_info.json", records)
         predicted = [_perturb(rng, c, spec) for c in cohorts[trait]]
-        if trait != traits[-1] or len(traits) == 1:
-            _write_json(
-                pred_output / "preprocess" / trait / "cohort_info.json",
-                {c.cohort_id: c.record for c in predicted},
-            )
+        if trait != traits[-1] or len(traits) == 1:  # the last trait's record file is left out
+            records = {c.cohort_id: c.record for c in predicted}
+            _write_json(pred_output / "preprocess" / trait / "cohort_info.json", records)
         for cohort, guess in zip(cohorts[trait], predicted, strict=True):
-            _write_cohort(
-                ref_output, cohort, write=dict.fromkeys(("gene", "clinical", "linked"), True)
-            )
-            missing = {
-                kind: bool(rng.random() >= spec.missing_share)
-                for kind in ("gene", "clinical", "linked")
-            }
+            _write_cohort(ref_output, cohort, write=dict.fromkeys(kinds, True))
+            missing = {kind: bool(rng.random() >= spec.missing_share) for kind in kinds}
             _write_cohort(pred_output, guess, write=missing)
 
+
+def _write_results(rng, spec, cohorts, task_info, universe, related, ref_output, pred_output):
+    """Reference gene lists per problem; predictions that keep ~70% of them plus noise.
+
+    `spec.malformed_results` two-step predictions hold a string where the list should be.
+    """
     malformed_left = spec.malformed_results
-    for trait in traits:
+    for trait in cohorts:
         for condition in (None, *task_info.get(trait, {}).get("conditions", ())):
-            usable = [c for c in cohorts[trait] if c.record["is_usable"]]
-            if not usable:
+            if not [c for c in cohorts[trait] if c.record["is_usable"]]:
                 continue
             others = rng.choice(len(universe), min(40, len(universe)), replace=False)
             pool = list(dict.fromkeys([*related[trait], *(universe[i] for i in others)]))
             n_genes = int(rng.integers(min(5, len(pool)), min(len(pool), 45) + 1))
             truth = [pool[i] for i in rng.choice(len(pool), n_genes, replace=False)]
             name = regress_file_name(condition)
-            _write_json(
-                ref_output / "regress" / trait / name, _result(list(dict.fromkeys(truth)), rng)
-            )
+            reference = _result(list(dict.fromkeys(truth)), rng)
+            _write_json(ref_output / "regress" / trait / name, reference)
             if rng.random() < spec.missing_share:
                 continue
             kept = [g for g in truth if rng.random() < 0.7]
@@ -312,4 +306,27 @@ def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int 
                 result["significant_genes"]["Variable"] = ", ".join(guess)  # a string, not a list
                 malformed_left -= 1
             _write_json(pred_output / "regress" / trait / name, result)
+
+
+def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int = 0) -> Example:
+    """Write `ref/` (metadata + output), `pred/output` into `folder`; return their paths.
+
+    Everything is drawn from one generator seeded with `seed`: the same seed
+    gives the same bytes.
+    """
+    root = Path(folder)
+    rng = np.random.default_rng(seed)
+    universe = _gene_universe(spec.n_genes)
+    traits = _trait_names(spec.n_traits)
+    related = {
+        t: [universe[i] for i in rng.choice(len(universe), spec.n_related, replace=False)]
+        for t in traits
+    }
+    task_info = _task_info(traits, related)
+    ref_output, pred_output = root / "ref" / "output", root / "pred" / "output"
+    task_info_path = root / "ref" / "metadata" / "task_info.json"
+    _write_json(task_info_path, task_info)
+    cohorts = _draw_cohorts(rng, spec, traits, universe, related)
+    _write_preprocess(rng, spec, cohorts, ref_output, pred_output)
+    _write_results(rng, spec, cohorts, task_info, universe, related, ref_output, pred_output)
     return Example(root, ref_output, pred_output, task_info_path)

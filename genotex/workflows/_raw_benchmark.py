@@ -89,6 +89,30 @@ def _simulate(
     return _Cohort(trait, cohort, samples, status, age, gender, table, not all_cases)
 
 
+def _demo_recipe(c: _Cohort) -> Recipe:
+    """The hand-written recipe a demo cohort comes with (trait from row 0, Age 1, Gender 2)."""
+    trait = {"row": 0, "rules": [{"match": "control", "value": 0}, {"match": "case", "value": 1}]}
+    gender_rules = [
+        {"match": "female", "how": "exact", "value": 0},
+        {"match": "male", "how": "exact", "value": 1},
+    ]
+    return Recipe.from_dict(
+        {
+            "trait": c.trait,
+            "cohort": c.cohort,
+            "note": "generated demo cohort",
+            "input": {"probe_column": "ID", "gene_column": "Gene Symbol"},
+            "variables": {
+                "trait": trait
+                if c.trait_available
+                else {"available": False, "note": "every sample is a case"},
+                "age": {"row": 1, "numeric": True},
+                "gender": {"row": 2, "rules": gender_rules},
+            },
+        }
+    )
+
+
 def _write_geo(root: Path, c: _Cohort, gpl: str, aliases: dict[str, str], rng) -> None:
     """Series matrix + family SOFT; probes: one per gene, plus shared ` /// ` probes."""
     folder = root / "input" / "GEO" / c.trait / c.cohort
@@ -140,31 +164,7 @@ def _write_geo(root: Path, c: _Cohort, gpl: str, aliases: dict[str, str], rng) -
         soft += [f"^SAMPLE = {sample}", f"!Sample_title = {sample}"]
         soft += [f"!Sample_characteristics_ch1 = {cell}" for cell in cells]
     _write_gz(folder / f"{c.cohort}_family.soft.gz", "\n".join(soft) + "\n")
-    recipe = {
-        "trait": c.trait,
-        "cohort": c.cohort,
-        "note": "generated demo cohort",
-        "input": {"probe_column": "ID", "gene_column": "Gene Symbol"},
-        "variables": {
-            "trait": (
-                {
-                    "row": 0,
-                    "rules": [{"match": "control", "value": 0}, {"match": "case", "value": 1}],
-                }
-                if c.trait_available
-                else {"available": False, "note": "every sample is a case"}
-            ),
-            "age": {"row": 1, "numeric": True},
-            "gender": {
-                "row": 2,
-                "rules": [
-                    {"match": "female", "how": "exact", "value": 0},
-                    {"match": "male", "how": "exact", "value": 1},
-                ],
-            },
-        },
-    }
-    Recipe.from_dict(recipe).write(root / "recipes" / c.trait / f"{c.cohort}.json")
+    _demo_recipe(c).write(root / "recipes" / c.trait / f"{c.cohort}.json")
 
 
 def _write_xena(root: Path, c: _Cohort) -> None:
@@ -206,38 +206,30 @@ def _write_reference(out: Path, c: _Cohort) -> None:
     CohortInfo.update(base / "cohort_info.json", record)
 
 
-def write_raw_benchmark(
-    folder: str | Path, *, seed: int = 7, n_genes: int = 240, samples: tuple[int, int] = (60, 90)
-) -> RawBenchmark:
-    """A small benchmark root: input/, metadata/, recipes/, and reference/output/ (the truth)."""
-    root = Path(folder)
-    rng = np.random.default_rng(seed)
-    genes = _genes(n_genes)
-    planted = {t: list(rng.choice(genes[10:], 8, replace=False)) for t in _TRAITS}
-    effects = {
-        t: list(np.sort(rng.uniform(0.8, 2.0, 8))[::-1] * rng.choice([-1, 1], 8)) for t in _TRAITS
-    }
-    known_extra = {t: list(rng.choice(genes[10:], 6, replace=False)) for t in _TRAITS}
-    conditions = {
-        "Asthma": ["Age", "Gender", "Obesity"],
-        "Obesity": ["Gender"],
-        "Psoriasis": ["Age"],
-    }
+#: Each trait's conditions: Age, Gender and a two-step pair (Asthma | Obesity).
+_CONDITIONS = {"Asthma": ["Age", "Gender", "Obesity"], "Obesity": ["Gender"], "Psoriasis": ["Age"]}
+
+
+def _write_metadata(root: Path, genes: list[str], planted, known_extra) -> dict[str, str]:
+    """task_info.json and gene_synonym.json; returns the aliases the platforms use for some genes.
+
+    Official symbols map to themselves; genes 20-39 are annotated by an alias
+    (e.g. MMP2-A) that the synonym table resolves.
+    """
     task_info = {
-        t: {"related_genes": planted[t] + known_extra[t], "conditions": conditions[t]}
+        t: {"related_genes": planted[t] + known_extra[t], "conditions": _CONDITIONS[t]}
         for t in _TRAITS
     }
     TaskInfo.from_dict(task_info).write(root / "metadata" / "task_info.json")
-    # the synonym table: official symbols map to themselves; the platform annotates some genes by an
-    # alias
-    aliases = {
-        g: f"{g}-A" for g in genes[20:40]
-    }  # e.g. MMP2-A: an alias the synonym table resolves
+    aliases = {g: f"{g}-A" for g in genes[20:40]}
     synonyms = {g.upper(): g for g in genes} | {a.upper(): g for g, a in aliases.items()}
-    (root / "metadata" / "gene_synonym.json").write_text(
-        json.dumps(synonyms, indent=1, sort_keys=True) + "\n"
-    )
-    reference = root / "reference" / "output"
+    text = json.dumps(synonyms, indent=1, sort_keys=True) + "\n"
+    (root / "metadata" / "gene_synonym.json").write_text(text)
+    return aliases
+
+
+def _write_cohorts(root, rng, genes, planted, effects, aliases, samples) -> list[_Cohort]:
+    """Five GEO series (one of them all cases) and one Xena cohort, with their true tables."""
     cohorts = []
     next_id = iter(range(100001, 100100))
     for trait in _TRAITS:
@@ -245,15 +237,9 @@ def write_raw_benchmark(
             gse = f"GSE{next(next_id)}"
             n = int(rng.integers(samples[0], samples[1] + 1))
             gsm = [f"GSM{7000000 + 100 * int(gse[3:]) % 10**6 + i}" for i in range(n)]
+            all_cases = trait == "Obesity" and k == 1
             cohort = _simulate(
-                rng,
-                trait,
-                gse,
-                gsm,
-                genes,
-                planted[trait],
-                effects[trait],
-                all_cases=(trait == "Obesity" and k == 1),
+                rng, trait, gse, gsm, genes, planted[trait], effects[trait], all_cases=all_cases
             )
             _write_geo(root, cohort, f"GPL{90000 + len(cohorts)}", aliases, rng)
             cohorts.append(cohort)
@@ -271,18 +257,34 @@ def write_raw_benchmark(
         status=tumour,
     )
     _write_xena(root, xena)
-    cohorts.append(xena)
-    for cohort in cohorts:
+    return [*cohorts, xena]
+
+
+def write_raw_benchmark(
+    folder: str | Path, *, seed: int = 7, n_genes: int = 240, samples: tuple[int, int] = (60, 90)
+) -> RawBenchmark:
+    """A small benchmark root: input/, metadata/, recipes/, and reference/output/ (the truth).
+
+    Each trait has 8 planted genes; every problem's true answer is its trait's
+    planted genes ranked by effect size.
+    """
+    root = Path(folder)
+    rng = np.random.default_rng(seed)
+    genes = _genes(n_genes)
+    planted = {t: list(rng.choice(genes[10:], 8, replace=False)) for t in _TRAITS}
+    effects = {
+        t: list(np.sort(rng.uniform(0.8, 2.0, 8))[::-1] * rng.choice([-1, 1], 8)) for t in _TRAITS
+    }
+    known_extra = {t: list(rng.choice(genes[10:], 6, replace=False)) for t in _TRAITS}
+    aliases = _write_metadata(root, genes, planted, known_extra)
+    reference = root / "reference" / "output"
+    for cohort in _write_cohorts(root, rng, genes, planted, effects, aliases, samples):
         _write_reference(reference, cohort)
-    for trait, info in task_info.items():
-        ranked = [
-            g
-            for _, g in sorted(
-                zip(np.abs(effects[trait]), planted[trait], strict=True), key=lambda p: -p[0]
-            )
-        ]
-        for condition in (None, *info["conditions"]):
-            path = reference / "regress" / trait / regress_file_name(condition)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            ResultFile(tuple(ranked)).write(path)
+    for trait in _TRAITS:
+        by_effect = sorted(
+            zip(np.abs(effects[trait]), planted[trait], strict=True), key=lambda p: -p[0]
+        )
+        ranked = tuple(g for _, g in by_effect)
+        for condition in (None, *_CONDITIONS[trait]):
+            ResultFile(ranked).write(reference / "regress" / trait / regress_file_name(condition))
     return RawBenchmark(root, reference, root / "metadata" / "task_info.json")
