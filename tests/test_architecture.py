@@ -103,7 +103,13 @@ def test_each_package_lists_its_public_names_over_private_modules(package):
 def test_the_top_level_api_is_one_call_per_stage():
     import genotex
 
-    for name in ("preprocess_cohort", "preprocess_tree", "answer_problem", "run_problems", "evaluate"):
+    for name in (
+        "preprocess_cohort",
+        "preprocess_tree",
+        "answer_problem",
+        "run_problems",
+        "evaluate",
+    ):
         assert name in genotex.__all__ and callable(getattr(genotex, name))
         assert getattr(genotex, name).__doc__, f"genotex.{name} has no docstring"
 
@@ -134,4 +140,6 @@ def test_the_readme_package_map_matches_the_tree():
     listed = set(re.findall(r"`(genotex(?:\.\w+)?)`", table[: table.index("\n## ", 5)]))
     packages = {f"genotex.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     assert packages <= listed, f"not in the README's package map: {sorted(packages - listed)}"
-    assert listed <= packages | {"genotex"}, f"in the map but not a package: {sorted(listed - packages)}"
+    assert listed <= packages | {"genotex"}, (
+        f"in the map but not a package: {sorted(listed - packages)}"
+    )

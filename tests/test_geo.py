@@ -71,15 +71,40 @@ def test_series_matrix_values_agree_with_the_samples_value_columns(real, series)
         )
 
 
-def test_series_matrix_quirks(real):
-    quoted = read_series_matrix(real / "GSE19161" / "GSE19161_series_matrix.txt.gz")
-    assert quoted.expression.index[0] == "121_at" and quoted.expression.shape == (658, 61)
-    unquoted = read_series_matrix(real / "GSE51280" / "GSE51280_series_matrix.txt.gz")
-    assert unquoted.expression.index[0] == "20" and isinstance(unquoted.expression.index[0], str)
-    assert int(unquoted.expression.isna().sum().sum()) == 29  # the empty cells
-    rows = characteristics_dictionary(unquoted.characteristics)
-    assert rows[3][0].startswith("age: ") and len(rows) == 7
-    assert "mrivolume: NA" in rows[5]
+def _raw_matrix(path):
+    """A series matrix read with nothing but the standard library: the expected values' source."""
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    begin = lines.index("!series_matrix_table_begin")
+    end = lines.index("!series_matrix_table_end")
+    header, *rows = (line.split("\t") for line in lines[begin + 1 : end] if line.strip())
+    characteristics = [
+        [cell.strip('"') for cell in line.split("\t")[1:]]
+        for line in lines[:begin]
+        if line.startswith("!Sample_characteristics_ch1")
+    ]
+    return header, rows, characteristics
+
+
+@pytest.mark.parametrize("series", ["GSE19161", "GSE51280"])
+def test_series_matrix_quirks_against_the_raw_file(real, series):
+    path = real / series / f"{series}_series_matrix.txt.gz"
+    header, rows, characteristics = _raw_matrix(path)
+    matrix = read_series_matrix(path)
+    assert matrix.expression.shape == (len(rows), len(header) - 1)
+    ids = [
+        row[0].strip('"') for row in rows
+    ]  # quoted (GSE19161) or not (GSE51280): text either way
+    assert list(matrix.expression.index) == ids and all(
+        isinstance(i, str) for i in matrix.expression.index
+    )
+    empty = sum(cell.strip().strip('"') == "" for row in rows for cell in row[1:])
+    assert int(matrix.expression.isna().sum().sum()) == empty  # empty cells are missing values
+    rows_found = characteristics_dictionary(matrix.characteristics)
+    assert len(rows_found) == len(characteristics)
+    for position, cells in enumerate(characteristics):
+        distinct = {c for c in cells if c}
+        assert set(rows_found[position]) <= distinct
+        assert len(rows_found[position]) == min(len(distinct), 30)  # at most 30 values a row
 
 
 def test_symbols_split_multi_gene_probes_and_skip_noise():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing
 import shutil
 from pathlib import Path
@@ -187,10 +188,11 @@ def test_bias_rules():
 
 
 def test_tcga_traits_and_folders(shared):
-    assert [trait_from_barcode(s) for s in ("TCGA-AB-01", "TCGA-AB-11", "TCGA-AB-20")][:2] == [
-        1.0,
-        0.0,
-    ]
+    tumour, normal, control = (
+        trait_from_barcode(s) for s in ("TCGA-AB-01", "TCGA-AB-11", "TCGA-AB-20")
+    )
+    assert (tumour, normal) == (1.0, 0.0)
+    assert math.isnan(control)  # 20-29 are control samples: neither tumour nor normal tissue
     tcga = shared / "data" / "real" / "tcga"
     assert (
         find_xena_folder(tcga, "Large_B-cell_Lymphoma").name == "TCGA_Large_Bcell_Lymphoma_(DLBC)"
