@@ -181,3 +181,11 @@ def test_the_regression_convention_for_empty_lists_differs_only_on_empty_sides()
     assert both[0] == pytest.approx(
         {"precision": 200 / 3, "recall": 50.0, "f1": 400 / 7}
     )  # 2PR/(P+R) by hand
+
+
+def test_df_f1_is_computed_from_precision_and_recall_as_the_published_evaluator():
+    # tp=1, fp=0, fn=4: the evaluator's 2PR/(P+R) and scikit-learn's 2TP/(2TP+FP+FN)
+    # differ in the last bit
+    precision, recall = 1 / 1, 1 / 5
+    assert confusion_scores(1, 0, 0, 4)["f1"] == 2 * precision * recall / (precision + recall) * 100
+    assert confusion_scores(1, 0, 0, 4, f1_from_counts=True)["f1"] == 2 / 6 * 100

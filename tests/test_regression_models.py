@@ -209,3 +209,11 @@ def test_the_residualizer_fits_a_clone_and_reports_convergence():
     collinear = factors @ rng.normal(size=(10, 300)) + 0.01 * rng.normal(size=(40, 300))
     capped = LassoModel(alpha=1e-5).fit(collinear, rng.normal(size=40))
     assert capped.n_iter_ == 1000 and not capped.converged_  # the cap is recorded, not hidden
+
+
+def test_cv_f1_is_scikit_learns_to_the_last_bit():
+    # 1 true positive, 4 false negatives: 2PR/(P+R) = 0.33333333333333337, 2TP/(2TP+FP+FN) = 1/3
+    truth = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 0.0])
+    predicted = np.array([0.9, 0.1, 0.1, 0.1, 0.1, 0.1])
+    scores = prediction_scores(truth, predicted, binary=True)
+    assert scores["f1"] == f1_score(truth > 0.5, predicted > 0.5) * 100  # exactly, as the reference

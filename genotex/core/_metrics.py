@@ -108,11 +108,28 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator > 0 else 0.0
 
 
-def confusion_scores(tp: int, fp: int, tn: int, fn: int) -> dict[str, float]:
-    """Precision, recall, F1 and accuracy (percent); 0 wherever a denominator is 0."""
+def confusion_scores(
+    tp: int, fp: int, tn: int, fn: int, *, f1_from_counts: bool = False
+) -> dict[str, float]:
+    """Precision, recall, F1 and accuracy (percent) of confusion counts; 0 where a denominator is 0.
+
+    Parameters
+    ----------
+    tp, fp, tn, fn
+        The confusion counts.
+    f1_from_counts
+        How F1 is computed. False: 2PR/(P+R), as the published evaluator
+        computes DF F1 (evaluation.md § 1). True: 2TP/(2TP+FP+FN), as
+        scikit-learn's `f1_score` computes the regression pipeline's CV F1
+        (regression.md § 5). The two are equal in exact arithmetic but can
+        differ in the last bit, and each must reproduce its reference exactly.
+    """
     precision = _ratio(tp, tp + fp)
     recall = _ratio(tp, tp + fn)
-    f1 = _ratio(2 * precision * recall, precision + recall)
+    if f1_from_counts:
+        f1 = _ratio(2 * tp, 2 * tp + fp + fn)
+    else:
+        f1 = _ratio(2 * precision * recall, precision + recall)
     accuracy = _ratio(tp + tn, tp + tn + fp + fn)
     return {
         "precision": precision * 100,

@@ -78,7 +78,7 @@ def prediction_scores(
         fp = int(np.sum(guess & ~actual))
         fn = int(np.sum(~guess & actual))
         tn = int(np.sum(~guess & ~actual))
-        scores = confusion_scores(tp, fp, tn, fn)
+        scores = confusion_scores(tp, fp, tn, fn, f1_from_counts=True)
         return {key: scores[key] for key in ("accuracy", "precision", "recall", "f1")}
     residual = np.sum((truth - predicted) ** 2)
     total = np.sum((truth - np.mean(truth)) ** 2)
