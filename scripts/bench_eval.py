@@ -3,7 +3,7 @@
 
 Each run is a separate `genotex eval` process, so start-up and imports are
 included, as in the reference timings it is compared with. Trees are made by
-`genotex.synth` (the generator behind `genotex demo`) and kept in --workdir,
+`genotex.workflows.write_example` (the generator behind `genotex demo`) and kept in --workdir,
 so that repeated runs do not regenerate them.
 
     python scripts/bench_eval.py                       # the two reference-anchored sizes

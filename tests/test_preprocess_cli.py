@@ -298,3 +298,35 @@ def test_a_rerun_replaces_only_its_own_files_and_record(tmp_path):
     assert (tmp_path / "T" / "gene_data" / "GSE2.csv").exists()
     records = json.loads((tmp_path / "T" / "cohort_info.json").read_text())
     assert records["GSE1"]["is_biased"] is True and records["GSE2"]["is_trait_available"] is False
+
+
+def test_a_recipe_for_another_trait_is_a_usage_error_naming_both(tmp_path, shared, synonyms):
+    result = _preprocess(
+        "--trait", "Breast_Cancer",
+        "--cohort-dir", str(shared / "data/real/geo/GSE19161"),
+        "--recipe", str(RECIPES / "Ovarian_Cancer" / "GSE19161.toml"),
+        "--synonyms", str(synonyms), "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "'Breast_Cancer'" in result.output and "'Ovarian_Cancer'" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_library_decides_geo_or_tcga_from_the_folder(tmp_path, shared, synonyms):
+    from genotex.preprocessing import (
+        RecipeNeeded,
+        is_tcga_folder,
+        load_synonyms,
+        preprocess_cohort,
+    )
+
+    table = load_synonyms(synonyms)
+    xena = find_xena_folder(shared / "data/real/tcga", "Bile_Duct_Cancer")
+    assert is_tcga_folder(xena) and not is_tcga_folder(shared / "data/real/geo/GSE19161")
+    outcome = preprocess_cohort(xena, "Bile_Duct_Cancer", table, tmp_path)
+    assert outcome.cohort == "Xena" and "Age from" in outcome.details
+    with pytest.raises(RecipeNeeded) as refused:
+        preprocess_cohort(shared / "data/real/geo/GSE19161", "Ovarian_Cancer", table, tmp_path)
+    assert (
+        "[variables." in refused.value.proposal or "characteristics rows" in refused.value.proposal
+    )

@@ -30,7 +30,8 @@ class MalformedResult(GenotexError, ValueError):
 class ResultFile:
     """The ranked genes of one problem, their coefficients, and the CV numbers behind them.
 
-    `extra` keeps any other top-level key (e.g. a `method` object) so that a
+    `extra` keeps any other top-level key (e.g. a `method` object) and
+    `gene_extra` any other list beside `Variable` (e.g. `p_value`), so that a
     read-then-write round trip loses nothing.
     """
 
@@ -38,6 +39,7 @@ class ResultFile:
     coefficients: tuple[float, ...] | None = None
     cv_performance: Any = None  # as read: a mapping when well formed, None when absent
     extra: Mapping[str, Any] = field(default_factory=dict)
+    gene_extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. p_value lists (layout.md)
 
     @property
     def complete(self) -> bool:
@@ -65,11 +67,14 @@ class ResultFile:
         )
         cv = data.get("cv_performance")
         extra = {k: v for k, v in data.items() if k not in ("significant_genes", "cv_performance")}
+        derived = ("Variable", "Absolute Coefficient") + (("Coefficient",) if valid else ())
+        gene_extra = {k: v for k, v in genes.items() if k not in derived}
         return cls(
             tuple(variable),
             tuple(float(c) for c in coefficients) if valid else None,
             cv,
             extra,
+            gene_extra,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +83,7 @@ class ResultFile:
         if self.coefficients is not None:
             significant["Coefficient"] = list(self.coefficients)
             significant["Absolute Coefficient"] = [abs(c) for c in self.coefficients]
+        significant.update(self.gene_extra)
         out: dict[str, Any] = {"significant_genes": significant}
         if self.cv_performance is not None:
             out["cv_performance"] = self.cv_performance

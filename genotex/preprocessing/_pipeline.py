@@ -36,7 +36,7 @@ __all__ = [
     "preprocess_tcga",
 ]
 
-log = logging.getLogger("genotex.preprocess")
+log = logging.getLogger("genotex.preprocessing")
 
 
 def geo_gene_table(
