@@ -22,21 +22,14 @@ from genotex.cli import main
 from genotex.core import RunStatus
 
 
+def _case_args(case: Path, out: Path) -> list[str]:
+    """`regress` options reading a fixture case and writing to `out`."""
+    data, info = case / "output" / "preprocess", case / "metadata" / "task_info.json"
+    return ["regress", "--data", str(data), "--task-info", str(info), "--out", str(out)]
+
+
 def _regress(case: Path, out: Path, *extra: str):
-    return CliRunner().invoke(
-        main,
-        [
-            "regress",
-            "--all",
-            "--data",
-            str(case / "output" / "preprocess"),
-            "--task-info",
-            str(case / "metadata" / "task_info.json"),
-            "--out",
-            str(out),
-            *extra,
-        ],
-    )
+    return CliRunner().invoke(main, [*_case_args(case, out), "--all", *extra])
 
 
 def _close(expected, actual, path=""):
@@ -135,16 +128,7 @@ def test_a_rerun_skips_finished_problems_unless_forced(synthetic_run, tmp_path):
     out = tmp_path / "r"
     args = ["--trait", "Prostate_Cancer", "--condition", "Liver_cirrhosis"]
     runner = CliRunner()
-    base = [
-        "regress",
-        "--data",
-        str(case / "output" / "preprocess"),
-        "--task-info",
-        str(case / "metadata" / "task_info.json"),
-        "--out",
-        str(out),
-        *args,
-    ]
+    base = [*_case_args(case, out), *args]
     assert runner.invoke(main, base).exit_code == 0
     target = out / "Prostate_Cancer" / "significant_genes_condition_Liver_cirrhosis.json"
     stamp = target.stat().st_mtime_ns
@@ -178,19 +162,9 @@ def test_dask_local_cluster_gives_the_same_answers(synthetic_run, tmp_path):
         result = CliRunner().invoke(
             main,
             [
-                "regress",
-                "--trait",
-                "Prostate_Cancer",
-                "--trait",
-                "Autism_spectrum_disorder_(ASD)",
-                "--data",
-                str(case / "output" / "preprocess"),
-                "--task-info",
-                str(case / "metadata" / "task_info.json"),
-                "--out",
-                str(tmp_path / "dask"),
-                "--scheduler",
-                cluster.scheduler_address,
+                *_case_args(case, tmp_path / "dask"),
+                *("--trait", "Prostate_Cancer", "--trait", "Autism_spectrum_disorder_(ASD)"),
+                *("--scheduler", cluster.scheduler_address),
             ],
         )
     assert result.exit_code == 0, result.output

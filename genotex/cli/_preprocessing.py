@@ -107,16 +107,24 @@ def preprocess_command(
     gene_ids = gene_id_symbols(gene_info) if gene_info else None
     if all_cohorts:
         recipes = recipes or (Path("recipes") if Path("recipes").is_dir() else None)
-        _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs)
+        debug = bool(click.get_current_context().params.get("debug"))
+        _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs, debug)
     else:
         _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids)
 
 
-def _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs) -> None:
+def _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs, debug) -> None:
     from ..preprocessing import preprocess_tree
 
     results = preprocess_tree(
-        input_root, out, table, task_info, recipes=recipes, gene_ids=gene_ids, jobs=jobs
+        input_root,
+        out,
+        table,
+        task_info,
+        recipes=recipes,
+        gene_ids=gene_ids,
+        jobs=jobs,
+        debug=debug,
     )
     width = max((len(f"{j.trait}/{j.cohort}") for j, _ in results), default=10)
     for job, status in results:
@@ -150,13 +158,21 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
     show_default=True,
     help="Values shown per row or column.",
 )
+@click.option(
+    "--synonyms",
+    type=click.Path(path_type=Path),
+    default=None,
+    help='The synonym table, to show which column gene_column = "auto" reads '
+    "(default: metadata/gene_synonym.json when present).",
+)
 @debug_option
 @handle_errors
-def inspect_command(cohort_dir: Path, max_values: int) -> None:
+def inspect_command(cohort_dir: Path, max_values: int, synonyms: Path | None) -> None:
     """What to read before writing a recipe: background, characteristics, platform columns."""
     from ..preprocessing import inspect_cohort
 
-    click.echo(inspect_cohort(cohort_dir, max_values=max_values))
+    table = _synonyms(synonyms) if synonyms or _DEFAULT_SYNONYMS.exists() else None
+    click.echo(inspect_cohort(cohort_dir, max_values=max_values, synonyms=table))
 
 
 @main.group("synonyms")

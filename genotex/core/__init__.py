@@ -16,7 +16,7 @@ scikit-learn / SciPy, so evaluation stays light.
 - Plumbing: `atomic_output`, `write_text_atomic`, `ordered_map`, the errors.
 """
 
-from ._atomic import atomic_output, write_text_atomic
+from ._atomic import atomic_output, remove_stale_temporaries, write_text_atomic
 from ._cohort_info import CohortInfo, CohortRecord
 from ._errors import (
     GenotexError,
@@ -33,6 +33,7 @@ from ._layout import (
     condition_from_regress_file,
     is_one_step,
     normalize_trait_name,
+    output_path,
     regress_file_name,
 )
 from ._metrics import (
@@ -122,10 +123,12 @@ __all__ = [
     "load_task_info",
     "nanmean",
     "normalize_trait_name",
+    "output_path",
     "ordered_map",
     "read_header",
     "read_table",
     "regress_file_name",
+    "remove_stale_temporaries",
     "select_cohorts",
     "two_step_pairs",
     "usable_cohorts",

@@ -1,14 +1,22 @@
-"""Atomic file output: a reader sees the old file or the new one, never half of one."""
+"""Atomic file output: a reader sees the old file or the new one, never half of one.
+
+Temporary files are named `.<name>.<pid>-<random>.tmp` beside their target, so
+that a later run can tell the leftovers of a killed process (whose pid is no
+longer running) from those of a live one, and remove only the former.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_output", "write_text_atomic"]
+__all__ = ["atomic_output", "remove_stale_temporaries", "write_text_atomic"]
+
+_TEMPORARY = re.compile(r"^\..+\.(\d+)-[^.]+\.tmp$")
 
 
 @contextlib.contextmanager
@@ -16,7 +24,8 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to, renamed over `path` if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    prefix = f".{path.name}.{os.getpid()}-"
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
@@ -33,3 +42,34 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -
     """Write `text` to a temporary file beside `path`, flush it to disk, then rename it over."""
     with atomic_output(path) as tmp:
         tmp.write_text(text, encoding=encoding, newline="")
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Remove the temporary files a killed run left under `folder`; return what was removed.
+
+    Only files named by `atomic_output` whose process is no longer running
+    are removed; a live run's files, and every other file, are left alone.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.rglob(".*.tmp"):
+        match = _TEMPORARY.match(path.name)
+        if match and path.is_file() and not path.is_symlink() and not _running(int(match.group(1))):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+    return removed

@@ -168,6 +168,16 @@ class CohortInfo:
         replaced atomically. A file that is not valid JSON is kept aside as
         `cohort_info.json.corrupt` rather than silently lost.
         """
+        CohortInfo._edit(path, record.cohort_id, record.to_dict())
+
+    @staticmethod
+    def remove(path: str | Path, cohort_id: str) -> None:
+        """Remove one cohort's record, if the file holds it (under the same lock)."""
+        if Path(path).exists():
+            CohortInfo._edit(path, cohort_id, None)
+
+    @staticmethod
+    def _edit(path: str | Path, cohort_id: str, entry: dict[str, Any] | None) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"):
@@ -180,5 +190,10 @@ class CohortInfo:
                     records = {}
             if not isinstance(records, dict):
                 records = {}
-            records[record.cohort_id] = record.to_dict()
+            if entry is None:
+                if cohort_id not in records:
+                    return
+                del records[cohort_id]
+            else:
+                records[cohort_id] = entry
             write_text_atomic(path, json.dumps(records, indent=1) + "\n")

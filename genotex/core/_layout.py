@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from ._errors import UnsafeNameError
 
@@ -13,6 +15,7 @@ __all__ = [
     "check_safe_name",
     "is_one_step",
     "normalize_trait_name",
+    "output_path",
     "regress_file_name",
     "condition_from_regress_file",
 ]
@@ -33,6 +36,25 @@ def check_safe_name(name: str, *, what: str = "name") -> str:
     if name in {".", ".."} or any(bad in name for bad in ("/", "\\", "\x00")) or ".." in name:
         raise UnsafeNameError(f"the {what} {name!r} would escape its folder")
     return name
+
+
+def output_path(root: str | Path, *parts: str) -> Path:
+    """`root/part/...`, refused unless it stays inside `root` once resolved (symbolic links too).
+
+    Every file genotex writes under an output folder goes through here: each
+    part must pass `check_safe_name` (so no `..`, `/` or NUL from a recipe,
+    a folder name or a command-line option), and the resolved path, links
+    followed, must lie under the resolved root.
+    """
+    root = Path(root)
+    for part in parts:
+        check_safe_name(part, what="output name")
+    path = root.joinpath(*parts)
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path))
+    if real != real_root and real_root not in real.parents:
+        raise UnsafeNameError(f"{path} would be written outside the output folder {root}")
+    return path
 
 
 def normalize_trait_name(trait: str) -> str:

@@ -8,8 +8,17 @@ symbol normalization (`load_synonyms`, `normalize_gene_table`), recipes
 `inspect_cohort` and the downloader.
 """
 
-from ._clinical import apply_variable, clinical_table, parse_number, propose_rows
-from ._cohort import CohortOutcome, decide, handle_missing_values, is_biased, link, write_cohort
+from ._clinical import apply_variable, clinical_table, convert_value, parse_number, propose_rows
+from ._cohort import (
+    CohortOutcome,
+    cohort_paths,
+    decide,
+    handle_missing_values,
+    is_biased,
+    link,
+    remove_cohort,
+    write_cohort,
+)
 from ._cohort_files import find_matrix, find_platform
 from ._download import (
     Download,
@@ -23,14 +32,7 @@ from ._download import (
     plan_downloads,
     tcga_downloads,
 )
-from ._geo import (
-    GEOFormatError,
-    SeriesMatrix,
-    SoftFile,
-    characteristics_dictionary,
-    read_series_matrix,
-    read_soft,
-)
+from ._geo import GEOFormatError, SeriesMatrix, characteristics_dictionary, read_series_matrix
 from ._inspect import inspect_cohort, proposal_text
 from ._pipeline import (
     RecipeNeeded,
@@ -42,14 +44,17 @@ from ._pipeline import (
     preprocess_tcga,
 )
 from ._probes import (
+    GeneColumnChoice,
     MappingError,
     choose_gene_column,
     entrez_to_symbol,
+    explain_gene_column,
     extract_symbols,
     map_probes,
     probe_gene_pairs,
 )
 from ._recipe import Recipe, RecipeError, Rule, Variable, load_recipe
+from ._soft import SoftFile, read_soft, unique_names
 from ._symbols import (
     MyGeneSynonyms,
     SynonymError,
@@ -74,6 +79,7 @@ __all__ = [
     "CohortJob",
     "CohortOutcome",
     "Download",
+    "GeneColumnChoice",
     "DownloadResult",
     "GEOFormatError",
     "ManifestError",
@@ -97,10 +103,13 @@ __all__ = [
     "choose_gene_column",
     "clinical_features",
     "clinical_table",
+    "cohort_paths",
+    "convert_value",
     "decide",
     "download_all",
     "download_inputs",
     "entrez_to_symbol",
+    "explain_gene_column",
     "extract_symbols",
     "fetch",
     "find_matrix",
@@ -132,10 +141,12 @@ __all__ = [
     "read_series_matrix",
     "read_soft",
     "read_xena",
+    "remove_cohort",
     "run_job",
     "run_jobs",
     "tcga_downloads",
     "trait_from_barcode",
+    "unique_names",
     "write_cohort",
     "write_synonym_table",
 ]

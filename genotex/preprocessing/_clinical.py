@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._recipe import Recipe, RecipeError, Rule, Variable
 
-__all__ = ["apply_variable", "clinical_table", "parse_number", "propose_rows"]
+__all__ = ["apply_variable", "clinical_table", "convert_value", "parse_number", "propose_rows"]
 
 _UNITS = {
     "year": 1.0, "yr": 1.0, "y": 1.0,
@@ -88,6 +88,23 @@ def _find_row(characteristics: pd.DataFrame, variable: Variable, source: Path | 
     )
 
 
+def convert_value(text: str, variable: Variable) -> float:
+    """One cell's text (already cut to the recipe's `part`) as the variable's number, or NaN.
+
+    The first rule that matches wins; else a number is parsed when the variable
+    is numeric; else `unmatched` applies to a cell that is not a missing word.
+    """
+    for rule in variable.rules:
+        if rule.matches(text, case_sensitive=variable.case_sensitive):
+            return rule.value
+    value = math.nan
+    if variable.numeric:
+        value = parse_number(text, age=variable.name == "Age")
+    if math.isnan(value) and variable.unmatched is not None and text.lower() not in _MISSING_WORDS:
+        value = variable.unmatched
+    return value
+
+
 def apply_variable(
     characteristics: pd.DataFrame, variable: Variable, *, source: Path | None = None
 ) -> pd.Series:
@@ -95,25 +112,16 @@ def apply_variable(
     if variable.constant is not None:
         return pd.Series(variable.constant, index=characteristics.columns, dtype=float)
     row = characteristics.iloc[_find_row(characteristics, variable, source)]
+    converted: dict[str, float] = {}  # each distinct text is converted once
     values = []
-    for cell in row:
-        text = _cell_text(cell, variable.part)
-        value = math.nan
-        if text is not None:
-            for rule in variable.rules:
-                if rule.matches(text, case_sensitive=variable.case_sensitive):
-                    value = rule.value
-                    break
-            else:
-                if variable.numeric:
-                    value = parse_number(text, age=variable.name == "Age")
-                if (
-                    math.isnan(value)
-                    and variable.unmatched is not None
-                    and text.lower() not in _MISSING_WORDS
-                ):
-                    value = variable.unmatched
-        values.append(value)
+    try:
+        for cell in row:
+            text = _cell_text(cell, variable.part)
+            if text is not None and text not in converted:
+                converted[text] = convert_value(text, variable)
+            values.append(math.nan if text is None else converted[text])
+    except RecipeError as exc:
+        raise RecipeError(exc.reason, path=source) from None
     series = pd.Series(values, index=characteristics.columns, dtype=float)
     if variable.rules and series.notna().sum() == 0:
         raise RecipeError(f"the rules of {variable.name} match no value of its row", path=source)

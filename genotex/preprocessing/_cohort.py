@@ -13,14 +13,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core import CohortInfo, CohortRecord, write_table
+from ..core import CohortInfo, CohortRecord, GenotexError, output_path, write_table
 
 __all__ = [
     "CohortOutcome",
     "handle_missing_values",
     "is_biased",
     "link",
+    "cohort_paths",
     "decide",
+    "remove_cohort",
     "write_cohort",
 ]
 
@@ -181,13 +183,42 @@ def _write_csv(path: Path, frame: pd.DataFrame | None) -> None:
     if frame is None:
         path.unlink(missing_ok=True)  # a re-run replaces what an earlier outcome wrote
         return
+    if frame.index.has_duplicates or frame.columns.has_duplicates:
+        raise GenotexError("the table to write has repeated row or column labels", path=path)
     write_table(path, frame)
 
 
+def cohort_paths(out_root: str | Path, trait: str, cohort: str) -> dict[str, Path]:
+    """Where a cohort's gene, clinical and linked CSVs and its record go, all inside `out_root`."""
+    return {
+        "gene": output_path(out_root, trait, "gene_data", f"{cohort}.csv"),
+        "clinical": output_path(out_root, trait, "clinical_data", f"{cohort}.csv"),
+        "linked": output_path(out_root, trait, f"{cohort}.csv"),
+        "record": output_path(out_root, trait, "cohort_info.json"),
+    }
+
+
 def write_cohort(out_root: str | Path, outcome: CohortOutcome) -> None:
-    """Write the outcome's CSVs (and remove stale ones of this cohort), then its record."""
-    folder = Path(out_root) / outcome.trait
-    _write_csv(folder / "gene_data" / f"{outcome.cohort}.csv", outcome.gene_data)
-    _write_csv(folder / "clinical_data" / f"{outcome.cohort}.csv", outcome.clinical_data)
-    _write_csv(folder / f"{outcome.cohort}.csv", outcome.linked)
-    CohortInfo.update(folder / "cohort_info.json", outcome.record)
+    """Write the outcome's CSVs (and remove stale ones of this cohort), then its record.
+
+    The linked table's row count is the record's `sample_size`, always.
+    """
+    paths = cohort_paths(out_root, outcome.trait, outcome.cohort)
+    if outcome.linked is not None and len(outcome.linked) != outcome.record.sample_size:
+        raise GenotexError(
+            f"the linked table has {len(outcome.linked)} rows but the record says "
+            f"{outcome.record.sample_size} samples",
+            path=paths["linked"],
+        )
+    _write_csv(paths["gene"], outcome.gene_data)
+    _write_csv(paths["clinical"], outcome.clinical_data)
+    _write_csv(paths["linked"], outcome.linked)
+    CohortInfo.update(paths["record"], outcome.record)
+
+
+def remove_cohort(out_root: str | Path, trait: str, cohort: str) -> None:
+    """Remove a cohort's CSVs and record: a failed re-run must not leave an old result behind."""
+    paths = cohort_paths(out_root, trait, cohort)
+    for kind in ("gene", "clinical", "linked"):
+        paths[kind].unlink(missing_ok=True)
+    CohortInfo.remove(paths["record"], cohort)

@@ -1,9 +1,9 @@
-"""Reading GEO files: series matrices and family SOFT files (preprocessing.md § GEO).
+"""Reading GEO series matrices (preprocessing.md § GEO), and what every GEO reader shares.
 
-A series matrix is read in one pass: the metadata lines give the background
-text and the characteristics table, the block between the table markers is
-parsed by polars. A SOFT file is streamed line by line; platform tables are
-kept, per-sample data tables are skipped without being parsed.
+A series matrix is read in two streaming passes: the metadata lines give the
+background text and the characteristics table, the block between the table
+markers is parsed by polars. A matrix repeating a probe or sample ID is
+malformed; non-finite cells are missing values.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +26,11 @@ from ..core import GenotexError
 __all__ = [
     "GEOFormatError",
     "SeriesMatrix",
-    "SoftFile",
     "characteristics_dictionary",
     "read_series_matrix",
-    "read_soft",
 ]
 
-_BACKGROUND_KEYS = ("!Series_title", "!Series_summary", "!Series_overall_design")
+BACKGROUND_KEYS = ("!Series_title", "!Series_summary", "!Series_overall_design")
 _TABLE_BEGIN, _TABLE_END = "!series_matrix_table_begin", "!series_matrix_table_end"
 
 
@@ -166,10 +164,23 @@ def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
                     flush()
         if block:
             flush()
+    np.putmask(values, np.isinf(values), np.nan)  # non-finite cells are missing, never clipped
     index = pd.Index(ids, dtype=object, name="ID")
-    return pd.DataFrame(
-        values, index=index, columns=pd.Index(layout.header[1:], dtype=object), copy=False
-    )
+    _refuse_repeats(index, "probe IDs", path)
+    columns = pd.Index(layout.header[1:], dtype=object)
+    _refuse_repeats(columns, "sample IDs in the table header", path)
+    return pd.DataFrame(values, index=index, columns=columns, copy=False)
+
+
+def _refuse_repeats(labels: pd.Index | list[str], what: str, path: Path) -> None:
+    """A GEO table never repeats an ID: one that does is malformed, named with its first repeats."""
+    index = pd.Index(labels)
+    if index.has_duplicates:
+        repeated = list(dict.fromkeys(index[index.duplicated()]))[:3]
+        shown = ", ".join(map(repr, repeated))
+        raise GEOFormatError(
+            f"repeats {what} ({shown}): GEO never publishes such a table", path=path
+        )
 
 
 def read_series_matrix(path: str | Path) -> SeriesMatrix:
@@ -181,12 +192,13 @@ def read_series_matrix(path: str | Path) -> SeriesMatrix:
     background, samples, characteristics = [], (), []
     for line in layout.metadata:
         key = line.split("\t", 1)[0]
-        if key in _BACKGROUND_KEYS:
+        if key in BACKGROUND_KEYS:
             background.append(f"{key}\t" + "\t".join(f'"{c}"' for c in _cells(line)))
         elif key == "!Sample_geo_accession":
             samples = tuple(_cells(line))
         elif key == "!Sample_characteristics_ch1":
             characteristics.append(_cells(line))
+    _refuse_repeats(list(samples), "sample IDs (!Sample_geo_accession)", path)
     expression = _read_expression(path, layout)
     columns = list(samples) if samples else list(expression.columns)
     rows = [row + [""] * (len(columns) - len(row)) for row in characteristics]
@@ -206,58 +218,7 @@ def characteristics_dictionary(
     return result
 
 
-@dataclass
-class SoftFile:
-    """What a family SOFT (or stand-alone GPL) file holds that preprocessing needs."""
-
-    path: Path
-    series: dict[str, list[str]] = field(default_factory=dict)  # !Series_* attributes
-    platforms: dict[str, pd.DataFrame] = field(
-        default_factory=dict
-    )  # GPL -> annotation table (text)
-    samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # GSM -> attributes
-
-    @property
-    def background(self) -> str:
-        return "\n".join(
-            f"{key}\t{value}" for key in _BACKGROUND_KEYS for value in self.series.get(key, [])
-        )
-
-    def characteristics(self) -> pd.DataFrame:
-        """Characteristics rows x samples, as in a series matrix (row i = i-th line per sample)."""
-        columns = list(self.samples)
-        depth = max(
-            (len(a.get("!Sample_characteristics_ch1", [])) for a in self.samples.values()),
-            default=0,
-        )
-        rows = [
-            [
-                (a.get("!Sample_characteristics_ch1", []) + [None] * depth)[i]
-                for a in self.samples.values()
-            ]
-            for i in range(depth)
-        ]
-        return pd.DataFrame(rows, columns=columns, dtype=object)
-
-    def platform(self, accession: str | None = None) -> pd.DataFrame:
-        """One platform table: the one named, or the only one (several: name it)."""
-        if not self.platforms:
-            raise GEOFormatError("has no platform table", path=self.path)
-        if accession is None:
-            if len(self.platforms) > 1:
-                raise GEOFormatError(
-                    f"has several platforms ({', '.join(self.platforms)}): say which",
-                    path=self.path,
-                )
-            return next(iter(self.platforms.values()))
-        if accession not in self.platforms:
-            raise GEOFormatError(
-                f"has no platform {accession} (it has {', '.join(self.platforms)})", path=self.path
-            )
-        return self.platforms[accession]
-
-
-def _lines(path: Path) -> Iterator[str]:
+def lines_of(path: Path) -> Iterator[str]:
     try:
         with (
             _open_binary(path) as raw,
@@ -266,66 +227,3 @@ def _lines(path: Path) -> Iterator[str]:
             yield from handle
     except (OSError, EOFError, zlib.error) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
-
-
-def _platform_table(lines: list[str], path: Path) -> pd.DataFrame:
-    """A platform table; cells are unquoted as pandas' (and so GEOparse's) tab-separated reader
-    does.
-    """
-    records = list(csv.reader((line.rstrip("\r\n") for line in lines), delimiter="\t"))
-    header = records[0]
-    seen: dict[str, int] = {}
-    names = []
-    for name in header:  # pandas-style names for duplicated columns: GB_ACC, GB_ACC.1
-        count = seen.get(name, 0)
-        names.append(name if count == 0 else f"{name}.{count}")
-        seen[name] = count + 1
-    rows = [row for row in records[1:] if any(cell.strip() for cell in row)]
-    width = len(names)
-    rows = [(row + [""] * width)[:width] for row in rows]
-    table = pd.DataFrame(rows, columns=names, dtype=object)
-    return table.replace("", np.nan)
-
-
-def read_soft(path: str | Path) -> SoftFile:
-    """Stream a family SOFT or GPL file: series and sample attributes, platform tables."""
-    path = Path(path)
-    soft = SoftFile(path)
-    entity, accession = None, None
-    table: list[str] | None = None
-    in_sample_table = False
-    for line in _lines(path):
-        if in_sample_table:
-            in_sample_table = not line.startswith("!sample_table_end")
-            continue
-        if table is not None:
-            if line.startswith("!platform_table_end"):
-                soft.platforms[accession] = (
-                    _platform_table(table, path) if table else pd.DataFrame()
-                )
-                table = None
-            else:
-                table.append(line)
-            continue
-        if line.startswith("^"):
-            entity, _, accession = line[1:].partition("=")
-            entity, accession = entity.strip().upper(), accession.strip()
-            if entity == "SAMPLE":
-                soft.samples[accession] = {}
-            continue
-        if line.startswith("!platform_table_begin"):
-            table = []
-            continue
-        if line.startswith("!sample_table_begin"):
-            in_sample_table = True
-            continue
-        if not line.startswith("!"):
-            continue
-        key, _, value = line.rstrip("\r\n").partition(" = ")
-        if entity == "SERIES":
-            soft.series.setdefault(key, []).append(value)
-        elif entity == "SAMPLE":
-            soft.samples[accession].setdefault(key, []).append(value)
-    if table is not None:
-        raise GEOFormatError("ends inside a platform table (truncated?)", path=path)
-    return soft

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,9 @@ import pandas as pd
 from ..core import GenotexError
 from ._clinical import propose_rows
 from ._cohort_files import find_matrix
-from ._geo import characteristics_dictionary, read_series_matrix, read_soft
+from ._geo import characteristics_dictionary, read_series_matrix
+from ._probes import MappingError, explain_gene_column
+from ._soft import read_soft
 
 __all__ = ["inspect_cohort", "proposal_text"]
 
@@ -30,17 +33,51 @@ def _characteristics(table: pd.DataFrame, max_values: int) -> list[str]:
     return lines
 
 
-def _platform_lines(platform: pd.DataFrame, accession: str, max_values: int) -> list[str]:
+def _platform_lines(
+    platform: pd.DataFrame, accession: str, max_values: int, synonyms: Mapping[str, str] | None
+) -> list[str]:
     lines = [f"Platform {accession}: {len(platform)} rows; annotation columns (example values):"]
     for column in platform.columns:
         examples = [str(v) for v in platform[column].dropna().head(max_values * 4).unique()[:3]]
         lines.append(_shorten(f"  {column}: {examples}"))
+    if synonyms is None:
+        lines.append('  gene_column = "auto": give --synonyms to see which column it reads')
+    else:
+        try:
+            choice = explain_gene_column(platform, synonyms.values())
+            lines.append(
+                _shorten(f'  gene_column = "auto" reads {choice.column!r}: {choice.reason}', 400)
+            )
+        except MappingError as exc:
+            lines.append(f'  gene_column = "auto" finds no column: {exc.reason}')
     return lines
 
 
-def inspect_cohort(cohort_dir: str | Path, *, max_values: int = 8) -> str:
-    """Background, characteristics dictionary and platform columns of a GEO folder (or a GPL
-    folder).
+def _soft_lines(soft_path: Path, max_values: int, with_samples: bool, synonyms) -> list[str]:
+    soft = read_soft(soft_path)
+    lines = [f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples"]
+    if with_samples and soft.samples:
+        lines += [
+            "Background:",
+            *(_shorten("  " + line, 400) for line in soft.background.splitlines()),
+        ]
+        lines += _characteristics(soft.characteristics(), max_values)
+    for accession, platform in soft.platforms.items():
+        lines += _platform_lines(platform, accession, max_values, synonyms)
+    for accession in soft.tableless:
+        lines.append(
+            f"Platform {accession}: no table (declared without one; a sequencing platform?)"
+        )
+    return lines
+
+
+def inspect_cohort(
+    cohort_dir: str | Path, *, max_values: int = 8, synonyms: Mapping[str, str] | None = None
+) -> str:
+    """Background, characteristics and platform columns of a GEO folder (or a folder of GPLs).
+
+    With `synonyms`, each platform also shows the column `gene_column = "auto"`
+    would read and why.
     """
     folder = Path(cohort_dir)
     if not folder.is_dir():
@@ -61,18 +98,7 @@ def inspect_cohort(cohort_dir: str | Path, *, max_values: int = 8) -> str:
         ]
         lines += _characteristics(matrix.characteristics, max_values)
     for soft_path in softs + others:
-        soft = read_soft(soft_path)
-        lines.append(
-            f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples"
-        )
-        if not matrices and soft.samples:
-            lines += [
-                "Background:",
-                *(_shorten("  " + line, 400) for line in soft.background.splitlines()),
-            ]
-            lines += _characteristics(soft.characteristics(), max_values)
-        for accession, platform in soft.platforms.items():
-            lines += _platform_lines(platform, accession, max_values)
+        lines += _soft_lines(soft_path, max_values, not matrices, synonyms)
     return "\n".join(lines)
 
 

@@ -9,20 +9,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core import GenotexError, check_safe_name
+from ..core import GenotexError, output_path, remove_stale_temporaries
 from ._clinical import clinical_table
 from ._cohort import CohortOutcome, decide, write_cohort
 from ._cohort_files import find_matrix, find_platform
-from ._geo import read_series_matrix, read_soft
+from ._geo import read_series_matrix
 from ._inspect import proposal_text
 from ._probes import (
     MappingError,
-    choose_gene_column,
     entrez_to_symbol,
+    explain_gene_column,
     map_probes,
     probe_gene_pairs,
 )
 from ._recipe import Recipe, RecipeError
+from ._soft import read_soft
 from ._symbols import normalize_gene_table
 from ._tcga import clinical_features, read_xena
 
@@ -39,34 +40,54 @@ __all__ = [
 log = logging.getLogger("genotex.preprocessing")
 
 
+def _gene_column(platform: pd.DataFrame, recipe: Recipe, synonyms: Mapping[str, str]) -> str:
+    """The recipe's gene column, or the one `explain_gene_column` chooses (logged with why)."""
+    column = recipe.gene_column.removeprefix("entrez:")
+    if column != "auto":
+        return column
+    choice = explain_gene_column(platform, synonyms.values(), probe_column=recipe.probe_column)
+    log.info(
+        "%s/%s: gene column %r (%s)", recipe.trait, recipe.cohort, choice.column, choice.reason
+    )
+    return choice.column
+
+
 def geo_gene_table(
     cohort_dir: Path,
     recipe: Recipe,
     synonyms: Mapping[str, str],
     *,
     gene_ids: Mapping[str, str] | None = None,
+    input_root: Path | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """(normalized genes x samples, characteristics, the gene column used) of a GEO cohort."""
-    matrix = read_series_matrix(find_matrix(cohort_dir, recipe))
-    platform = read_soft(find_platform(cohort_dir, recipe)).platform(recipe.platform_id)
-    column = recipe.gene_column
-    entrez = column.startswith("entrez:")
-    if entrez:
-        column = column.removeprefix("entrez:")
-    elif column == "auto":
-        column = choose_gene_column(platform, synonyms.values(), probe_column=recipe.probe_column)
-    pairs = probe_gene_pairs(platform, probe_column=recipe.probe_column, gene_column=column)
-    if entrez:
+    """(normalized genes x samples, characteristics, the gene column used) of a GEO cohort.
+
+    Files the recipe names must lie inside `input_root` (default: the cohort
+    folder's grandparent); a mapping error names the platform file.
+    """
+    root = input_root if input_root is not None else cohort_dir.parent.parent
+    matrix_path = find_matrix(cohort_dir, recipe, root=root)
+    platform_path = find_platform(cohort_dir, recipe, root=root)
+    matrix = read_series_matrix(matrix_path)
+    platform = read_soft(platform_path).platform(recipe.platform_id)
+    try:
+        column = _gene_column(platform, recipe, synonyms)
+        pairs = probe_gene_pairs(platform, probe_column=recipe.probe_column, gene_column=column)
+    except MappingError as exc:
+        raise MappingError(exc.reason, path=platform_path) from None
+    if recipe.gene_column.startswith("entrez:"):
         if gene_ids is None:
-            raise RecipeError(
-                "an Entrez gene column needs gene_info (--gene-info)", path=recipe.source
-            )
+            reason = "an Entrez gene column needs gene_info (--gene-info)"
+            raise RecipeError(reason, path=recipe.source)
         pairs = entrez_to_symbol(pairs, gene_ids)
     if not pairs["ID"].isin(matrix.expression.index).any():
-        raise MappingError(
-            f"no probe ID of the platform's {recipe.probe_column!r} column is in the matrix"
-        )
-    genes = normalize_gene_table(map_probes(matrix.expression, pairs), synonyms)
+        reason = f"no probe ID of the platform's {recipe.probe_column!r} column is in the matrix"
+        raise MappingError(reason, path=platform_path)
+    try:
+        probes = map_probes(matrix.expression, pairs)
+    except MappingError as exc:
+        raise MappingError(exc.reason, path=platform_path) from None
+    genes = normalize_gene_table(probes, synonyms)
     genes.index.name = "Gene"
     return genes, matrix.characteristics, column
 
@@ -78,17 +99,27 @@ def preprocess_geo(
     out_root: str | Path,
     *,
     gene_ids: Mapping[str, str] | None = None,
+    input_root: str | Path | None = None,
 ) -> CohortOutcome:
-    """Preprocess one GEO cohort as its recipe says, and write its outputs and record."""
+    """Preprocess one GEO cohort as its recipe says, and write its outputs and record.
+
+    The recipe must be for this cohort (its `cohort` is the folder's name), and
+    the files it names must lie inside `input_root` (default: the cohort
+    folder's grandparent).
+    """
     cohort_dir = Path(cohort_dir)
     if not isinstance(recipe, Recipe):
         recipe = Recipe.read(recipe)
+    if recipe.cohort != cohort_dir.name:
+        reason = f"is for the cohort {recipe.cohort!r}, not the folder {cohort_dir.name!r}"
+        raise RecipeError(reason, path=recipe.source)
+    root = Path(input_root) if input_root is not None else None
     note = f"INFO: GEO; {recipe.note}".rstrip("; ")
     if not recipe.gene_usable:
         outcome = decide(recipe.trait, recipe.cohort, None, None, note=note)
     else:
         genes, characteristics, column = geo_gene_table(
-            cohort_dir, recipe, synonyms, gene_ids=gene_ids
+            cohort_dir, recipe, synonyms, gene_ids=gene_ids, input_root=root
         )
         details = f"gene column {column!r}, {len(genes)} genes after normalization"
         log.info("%s/%s: %s", recipe.trait, recipe.cohort, details)
@@ -178,7 +209,7 @@ def preprocess_cohort(
         Any unreadable or malformed input, naming the file.
     """
     cohort_dir = Path(cohort_dir)
-    check_safe_name(trait, what="trait name")
+    remove_stale_temporaries(output_path(out_root, trait))  # refuses an unsafe trait name too
     if not cohort_dir.is_dir():
         raise GenotexError("the cohort folder does not exist", path=cohort_dir)
     if is_tcga_folder(cohort_dir):

@@ -8,7 +8,9 @@ reference's NaN-skipping pandas `sum`). Rows come out sorted by symbol.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -17,9 +19,11 @@ import scipy.sparse
 from ..core import GenotexError
 
 __all__ = [
+    "GeneColumnChoice",
     "MappingError",
     "entrez_to_symbol",
     "choose_gene_column",
+    "explain_gene_column",
     "extract_symbols",
     "map_probes",
     "probe_gene_pairs",
@@ -58,6 +62,78 @@ def probe_gene_pairs(
     return pairs[pairs["ID"] != ""]
 
 
+#: A column whose yielded symbols are mostly one token (FEA, from GPL96's `/FEA=mRNA`) cannot win.
+MAX_DOMINANT_SHARE = 0.5
+#: Within this share of the best count, a column whose header names gene symbols wins.
+NEAR_TIE = 0.9
+_SYMBOL_HEADER = re.compile(r"symbol|^genes?$|gene[ _]?assignment", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GeneColumnChoice:
+    """Which annotation column `gene_column = "auto"` reads, and why.
+
+    `scores` maps each column considered to (rows yielding a known symbol,
+    share of those rows that yield its most frequent symbol).
+    """
+
+    column: str
+    reason: str
+    scores: dict[str, tuple[int, float]]
+
+
+def _column_score(values: Iterable[object], known: set[str]) -> tuple[int, float]:
+    hits = 0
+    tokens: Counter[str] = Counter()
+    for value in values:
+        found = {s.upper() for s in extract_symbols(value)} & known
+        if found:
+            hits += 1
+            tokens.update(found)
+    return hits, (max(tokens.values()) / hits if hits else 0.0)
+
+
+def explain_gene_column(
+    annotation: pd.DataFrame,
+    known_symbols: Iterable[str],
+    *,
+    probe_column: str = "ID",
+    sample: int = 2000,
+) -> GeneColumnChoice:
+    """The annotation column whose cells most often yield symbols the synonym table knows.
+
+    preprocessing.md's rule, made hard to fool: a column whose yielded symbols
+    are mostly one repeated token cannot win (GPL96's "Target Description"
+    holds `/FEA=mRNA` in every row, and FEA is a real symbol), and within
+    `NEAR_TIE` of the best count a column whose header names gene symbols
+    ("Gene Symbol", "gene_assignment") is preferred. Ties keep column order.
+    """
+    known = {s.upper() for s in known_symbols}
+    rows = annotation.head(sample)
+    scores = {
+        str(c): _column_score(rows[c], known) for c in annotation.columns if c != probe_column
+    }
+    eligible = {c: s for c, s in scores.items() if s[0] > 0 and s[1] <= MAX_DOMINANT_SHARE}
+    if not eligible:
+        raise MappingError(
+            "no annotation column holds varied known gene symbols: name one in the recipe "
+            "(input.gene_column)"
+        )
+    best = max(eligible, key=lambda c: eligible[c][0])  # the first of equal counts
+    hits = eligible[best][0]
+    named = [c for c, s in eligible.items() if _SYMBOL_HEADER.search(c) and s[0] >= NEAR_TIE * hits]
+    if named and named[0] != best:
+        best = named[0]
+        reason = f"its header names gene symbols, within {NEAR_TIE:.0%} of the most hits"
+    else:
+        reason = "the most rows yielding known symbols"
+    dominated = sorted(c for c, s in scores.items() if s[0] and s[1] > MAX_DOMINANT_SHARE)
+    if dominated:
+        reason += f"; passed over (one repeated token): {', '.join(dominated)}"
+    shown = f"{eligible[best][0]} of {len(rows)} sampled rows"
+    return GeneColumnChoice(best, f"{shown}; {reason}", scores)
+
+
 def choose_gene_column(
     annotation: pd.DataFrame,
     known_symbols: Iterable[str],
@@ -65,21 +141,10 @@ def choose_gene_column(
     probe_column: str = "ID",
     sample: int = 2000,
 ) -> str:
-    """The annotation column whose values most often yield symbols known to the synonym table."""
-    known = {s.upper() for s in known_symbols}
-    best, best_hits = None, 0
-    rows = annotation.head(sample)
-    for column in annotation.columns:
-        if column == probe_column:
-            continue
-        hits = sum(
-            1 for value in rows[column] if any(s.upper() in known for s in extract_symbols(value))
-        )
-        if hits > best_hits:
-            best, best_hits = column, hits
-    if best is None:
-        raise MappingError("no annotation column holds known gene symbols")
-    return best
+    """The column `explain_gene_column` chooses."""
+    return explain_gene_column(
+        annotation, known_symbols, probe_column=probe_column, sample=sample
+    ).column
 
 
 def map_probes(expression: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +164,8 @@ def map_probes(expression: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     matrix = scipy.sparse.csr_matrix(
         (weights, (gene_index.get_indexer(genes), rows)), shape=(len(gene_index), len(expression))
     )
-    values = np.nan_to_num(expression.to_numpy(dtype=np.float64), nan=0.0)
+    values = expression.to_numpy(dtype=np.float64)
+    values = np.where(np.isfinite(values), values, 0.0)  # missing counts as 0 in a gene's sum
     return pd.DataFrame(matrix @ values, index=gene_index, columns=expression.columns)
 
 

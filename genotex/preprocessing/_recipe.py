@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from ..core import GenotexError, UnsafeNameError, check_safe_name, write_text_atomic
 
-__all__ = ["Recipe", "RecipeError", "Rule", "Variable", "load_recipe"]
+__all__ = ["REGEX_TIMEOUT_SECONDS", "Recipe", "RecipeError", "Rule", "Variable", "load_recipe"]
 
 _TOP_KEYS = {"trait", "cohort", "note", "input", "gene", "variables"}
 _INPUT_KEYS = {"matrix", "platform", "platform_id", "probe_column", "gene_column"}
@@ -39,6 +40,9 @@ _VARIABLE_KEYS = {
     "note",
 }
 _RULE_KEYS = {"match", "value", "how"}
+#: How long one regex rule may run on one cell: a pattern with catastrophic backtracking
+#: (`(a|aa)+$`) is refused instead of hanging the run.
+REGEX_TIMEOUT_SECONDS = 1.0
 _VARIABLE_NAMES = {"trait": "trait", "age": "Age", "gender": "Gender"}
 
 
@@ -57,9 +61,18 @@ class Rule:
     how: str = "substring"  # "substring" | "exact" | "regex"
 
     def matches(self, text: str, *, case_sensitive: bool) -> bool:
-        flags = 0 if case_sensitive else re.IGNORECASE
+        """Whether the rule matches a cell's text; a regex gets `REGEX_TIMEOUT_SECONDS` per cell."""
         if self.how == "regex":
-            return re.search(self.match, text, flags) is not None
+            flags = 0 if case_sensitive else regex.IGNORECASE
+            try:
+                return (
+                    regex.search(self.match, text, flags, timeout=REGEX_TIMEOUT_SECONDS) is not None
+                )
+            except TimeoutError:
+                raise RecipeError(
+                    f"the rule regex {self.match!r} ran over {REGEX_TIMEOUT_SECONDS:g} s on "
+                    f"the cell {text[:60]!r} (catastrophic backtracking?): simplify it"
+                ) from None
         a, b = (text, self.match) if case_sensitive else (text.lower(), self.match.lower())
         return a == b if self.how == "exact" else b in a
 
@@ -246,8 +259,8 @@ def _rule(name: str, rule: object, check: _Checker) -> Rule:
     match = check.text(rule["match"], f"{where}'s match")
     if how == "regex":
         try:
-            re.compile(match)
-        except re.error as exc:
+            regex.compile(match)
+        except regex.error as exc:
             check.fail(f"rule regex {match!r} of {name!r} is invalid ({exc})")
     return Rule(match, check.number(rule["value"], f"{where}'s value"), how)
 

@@ -88,9 +88,17 @@ def read_xena(folder: str | Path) -> XenaCohort:
     values = frame.select(
         pl.col(c).cast(pl.Float64, strict=False) for c in frame.columns[1:]
     ).to_numpy()
-    expression = pd.DataFrame(
-        values, index=pd.Index(genes, dtype=object), columns=frame.columns[1:]
-    )
+    np.putmask(values, np.isinf(values), np.nan)  # non-finite cells are missing, never clipped
+    samples = pd.Index(frame.columns[1:], dtype=object)
+    renamed = [c for c in samples if re.search(r"_duplicated_\d+$", c)]  # polars' renaming
+    if renamed:
+        original = re.sub(r"_duplicated_\d+$", "", renamed[0])
+        raise XenaError(f"repeats the sample ID {original!r} in its header", path=expression_path)
+    for labels, where in ((samples, expression_path), (clinical.index, clinical_path)):
+        if labels.has_duplicates:
+            repeated = ", ".join(map(repr, list(dict.fromkeys(labels[labels.duplicated()]))[:3]))
+            raise XenaError(f"repeats the sample IDs {repeated}", path=where)
+    expression = pd.DataFrame(values, index=pd.Index(genes, dtype=object), columns=samples)
     return XenaCohort(folder, clinical.replace("", np.nan), expression)
 
 

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import GenotexError, TaskInfo, ordered_map
+from ..core import (
+    GenotexError,
+    TaskInfo,
+    UnsafeNameError,
+    check_safe_name,
+    ordered_map,
+    remove_stale_temporaries,
+)
+from ._cohort import CohortOutcome, remove_cohort
 from ._pipeline import preprocess_geo, preprocess_tcga
+from ._recipe import Recipe, RecipeError
 from ._tcga import find_xena_folder
 
 __all__ = ["CohortJob", "plan_layout", "preprocess_tree", "run_job", "run_jobs"]
+
+log = logging.getLogger("genotex.preprocessing")
 
 
 @dataclass(frozen=True)
@@ -22,6 +35,7 @@ class CohortJob:
     cohort: str
     folder: Path
     recipe: Path | None  # None: a TCGA cohort
+    problem: str = ""  # why the job cannot run, found while planning (an unsafe file name)
 
 
 def plan_layout(
@@ -38,11 +52,33 @@ def plan_layout(
                 if recipe.suffix not in {".toml", ".json"}:
                     continue
                 folder = input_root / "GEO" / trait / recipe.stem
-                jobs.append(CohortJob(trait, recipe.stem, folder, recipe))
+                try:
+                    check_safe_name(recipe.stem, what="cohort name")
+                    problem = ""
+                except UnsafeNameError as exc:
+                    problem = exc.reason
+                jobs.append(CohortJob(trait, recipe.stem, folder, recipe, problem))
         xena = find_xena_folder(input_root / "TCGA", trait)
         if xena is not None:
             jobs.append(CohortJob(trait, "Xena", xena, None))
     return jobs
+
+
+def _run(job: CohortJob, synonyms, out_root, gene_ids, input_root) -> CohortOutcome:
+    if job.problem:
+        raise RecipeError(job.problem, path=job.recipe)
+    if job.recipe is None:
+        return preprocess_tcga(job.folder, job.trait, synonyms, out_root)
+    recipe = Recipe.read(job.recipe)
+    if (recipe.trait, recipe.cohort) != (job.trait, job.cohort):
+        raise RecipeError(
+            f"is for {recipe.trait}/{recipe.cohort} but is stored as recipes/{job.trait}/"
+            f"{job.recipe.name}: its trait and cohort must match its path",
+            path=job.recipe,
+        )
+    return preprocess_geo(
+        job.folder, recipe, synonyms, out_root, gene_ids=gene_ids, input_root=input_root
+    )
 
 
 def run_job(
@@ -50,16 +86,32 @@ def run_job(
     synonyms: Mapping[str, str],
     out_root: str | Path,
     gene_ids: Mapping[str, str] | None = None,
+    input_root: str | Path | None = None,
+    debug: bool = False,
 ) -> tuple[CohortJob, str]:
-    """Preprocess one planned cohort; every expected failure becomes a one-line status."""
+    """Preprocess one planned cohort; every failure, even a bug, becomes a one-line status.
+
+    A failed cohort's earlier outputs and record are removed, so that the
+    output tree never holds a result this run could not reproduce. With
+    `debug`, an unexpected error's traceback is logged.
+    """
     try:
-        if job.recipe is None:
-            outcome = preprocess_tcga(job.folder, job.trait, synonyms, out_root)
-        else:
-            outcome = preprocess_geo(job.folder, job.recipe, synonyms, out_root, gene_ids=gene_ids)
+        outcome = _run(job, synonyms, out_root, gene_ids, input_root)
     except GenotexError as exc:
-        return job, f"failed: {exc}"
-    return job, outcome.summary
+        status = f"failed: {exc}"
+    except Exception as exc:  # noqa: BLE001 - one cohort's failure must not stop the others
+        if debug:
+            log.exception("%s/%s", job.trait, job.cohort)
+        reason = str(exc).splitlines()[0] if str(exc) else ""
+        status = (
+            f"failed: unexpected {exc.__class__.__name__}: {reason} (--debug shows the traceback)"
+        )
+    else:
+        return job, outcome.summary
+    if not job.problem:
+        with contextlib.suppress(GenotexError, OSError):
+            remove_cohort(out_root, job.trait, job.cohort)
+    return job, status
 
 
 def run_jobs(
@@ -69,9 +121,18 @@ def run_jobs(
     *,
     gene_ids: Mapping[str, str] | None = None,
     jobs: int = 1,
+    input_root: str | Path | None = None,
+    debug: bool = False,
 ) -> list[tuple[CohortJob, str]]:
     """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order."""
-    task = functools.partial(run_job, synonyms=synonyms, out_root=out_root, gene_ids=gene_ids)
+    task = functools.partial(
+        run_job,
+        synonyms=synonyms,
+        out_root=out_root,
+        gene_ids=gene_ids,
+        input_root=input_root,
+        debug=debug,
+    )
     return list(ordered_map(task, jobs_list, jobs))
 
 
@@ -84,6 +145,7 @@ def preprocess_tree(
     recipes: str | Path | None = None,
     gene_ids: Mapping[str, str] | None = None,
     jobs: int = 1,
+    debug: bool = False,
 ) -> list[tuple[CohortJob, str]]:
     """Preprocess every cohort of an input tree for the traits of task_info.
 
@@ -103,6 +165,8 @@ def preprocess_tree(
         Entrez GeneID -> symbol, for platforms keyed by GeneID.
     jobs
         Worker processes.
+    debug
+        Log the traceback of an unexpected error (the cohort still fails alone).
 
     Returns
     -------
@@ -115,5 +179,14 @@ def preprocess_tree(
         raise GenotexError("the input folder does not exist", path=input_root)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
+    remove_stale_temporaries(out_root)  # what a killed run left; never a live run's files
     planned = plan_layout(input_root, recipes, task_info.traits)
-    return run_jobs(planned, synonyms, out_root, gene_ids=gene_ids, jobs=jobs)
+    return run_jobs(
+        planned,
+        synonyms,
+        out_root,
+        gene_ids=gene_ids,
+        jobs=jobs,
+        input_root=input_root,
+        debug=debug,
+    )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, regress_file_name
+from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, output_path, regress_file_name
 from ._cv import CVChoice, cross_validate, significant_genes
 from ._data import ProblemData, load_problem
 from ._models import LassoModel, LMMModel, Residualizer, detect_batch_effect, normalize
@@ -120,7 +120,8 @@ def answer_problem(
 
 
 def result_path(out_dir: str | Path, problem: ProblemId) -> Path:
-    return Path(out_dir) / problem.trait / regress_file_name(problem.condition)
+    """`out_dir/<trait>/significant_genes_condition_<C>.json`, checked to stay inside `out_dir`."""
+    return output_path(out_dir, problem.trait, regress_file_name(problem.condition))
 
 
 def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
