@@ -84,6 +84,42 @@ from ._common import GreedyCommand, debug_option, handle_errors, main, tqdm_prog
     help="Prediction files larger than this are treated as unreadable.",
 )
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@click.option(
+    "--ci", is_flag=True, help="Add a seeded percentile-bootstrap 95% interval to every average."
+)
+@click.option(
+    "--exact-stats",
+    is_flag=True,
+    help="Add exact AUROC, average precision and GSEA prerank per problem.",
+)
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write an HTML report (index.html and figures) here; implies --ci and --exact-stats.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap and of GSEA's permutations.",
+)
+@click.option(
+    "--gsea-permutations",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="GSEA prerank permutations (with --exact-stats or --report).",
+)
 @debug_option
 @handle_errors
 def eval_command(
@@ -98,21 +134,36 @@ def eval_command(
     jobs: int,
     max_file_mb: float,
     no_progress: bool,
+    ci: bool,
+    exact_stats: bool,
+    report_dir: Path | None,
+    resamples: int,
+    seed: int,
+    gsea_permutations: int,
 ) -> None:
     """Score a prediction tree against the reference with the published GenoTEX metrics."""
-    from ..evaluation import SUBTASKS, TASKS, EvalOptions, evaluate
+    from ..evaluation import SUBTASKS, TASKS, BootstrapSettings, EvalOptions, evaluate
 
     options = EvalOptions(
         tasks=tuple(dict.fromkeys(tasks)) or TASKS,
         subtasks=tuple(dict.fromkeys(subtasks)) or SUBTASKS,
         jobs=jobs,
         max_file_mb=max_file_mb,
+        ci=ci or report_dir is not None,
+        bootstrap=BootstrapSettings(resamples=resamples, seed=seed),
+        exact=exact_stats or report_dir is not None,
+        gsea_permutations=gsea_permutations,
+        gsea_seed=seed,
     )
     task_info = task_info or ref.parent / "metadata" / "task_info.json"
     started = time.perf_counter()
     progress = tqdm_progress(not no_progress)
     report = evaluate(pred, ref, task_info, options=options, progress=progress)
     emit_report(report, details=details, json_path=json_path, csv_dir=csv_dir)
+    if report_dir is not None:
+        from ..evaluation import write_report
+
+        click.echo(f"HTML report: {write_report(report, report_dir)}", err=True)
     click.echo(f"evaluated in {time.perf_counter() - started:.1f} s", err=True)
 
 
@@ -130,3 +181,98 @@ def emit_report(
     if csv_dir is not None:
         written = write_csv_tables(report, csv_dir)
         click.echo(f"CSV tables: {len(written)} files in {csv_dir}", err=True)
+
+
+@main.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Items with the largest differences to list per section.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the comparison as JSON.",
+)
+@debug_option
+@handle_errors
+def compare_command(
+    a: Path, b: Path, resamples: int, seed: int, top: int, json_path: Path | None
+) -> None:
+    """Is run B better than run A? Paired differences, intervals and Wilcoxon tests.
+
+    A and B are saved `genotex eval --json` reports made against the same
+    reference and task_info (refused otherwise, exit 1).
+    """
+    import json
+
+    from ..core import write_text_atomic
+    from ..evaluation import (
+        BootstrapSettings,
+        compare_reports,
+        comparison_to_dict,
+        load_report,
+        render_comparison,
+    )
+
+    settings = BootstrapSettings(resamples=resamples, seed=seed)
+    comparison = compare_reports(
+        load_report(a), load_report(b), names=(str(a), str(b)), settings=settings
+    )
+    click.echo(render_comparison(comparison, top=top), nl=False)
+    if json_path is not None:
+        text = json.dumps(comparison_to_dict(comparison), indent=1, sort_keys=True) + "\n"
+        write_text_atomic(json_path, text)
+
+
+@main.command("leaderboard")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--paper",
+    "paper",
+    is_flag=False,
+    flag_value="end-to-end",
+    default=None,
+    type=click.Choice(["end-to-end", "analysis"]),
+    help="Add the paper's published rows: Table 2 (end-to-end, the default) or Table 3 "
+    "(analysis from expert-preprocessed data).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "latex", "csv"]),
+    default="text",
+    show_default=True,
+)
+@debug_option
+@handle_errors
+def leaderboard_command(runs: tuple[Path, ...], paper: str | None, fmt: str) -> None:
+    """Saved runs in the layout of the paper's Table 2, sorted by AUROC, best per column marked."""
+    from ..evaluation import leaderboard, render_leaderboard
+
+    click.echo(render_leaderboard(leaderboard(list(runs), paper=paper), fmt), nl=False)
+
+
+@main.command("report")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The folder for index.html and figures/.",
+)
+@debug_option
+@handle_errors
+def report_command(run: Path, out: Path) -> None:
+    """Render the HTML report of a saved `eval --json` report (recomputes nothing)."""
+    from ..evaluation import load_report, write_report
+
+    click.echo(f"HTML report: {write_report(load_report(run), out)}")

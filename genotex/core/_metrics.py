@@ -64,6 +64,11 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec("gsea_es", "analysis", "GSEA-ES", "enrichment score of the reference genes"),
         MetricSpec("trait_pred_accuracy", "analysis", "PredAcc", "the submission's CV accuracy"),
         MetricSpec("trait_pred_f1", "analysis", "PredF1", "the submission's CV F1"),
+        MetricSpec("auroc_exact", "analysis", "AUROCx", "exact AUROC over the gene universe"),
+        MetricSpec("average_precision", "analysis", "AP", "average precision, gene universe"),
+        MetricSpec("gsea_prerank_es", "analysis", "ES", "GSEA prerank enrichment score"),
+        MetricSpec("gsea_prerank_nes", "analysis", "NES", "GSEA prerank normalized ES"),
+        MetricSpec("gsea_prerank_pval", "analysis", "p", "GSEA prerank nominal p-value"),
     )
 }
 

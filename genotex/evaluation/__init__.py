@@ -1,12 +1,32 @@
 """Evaluation: the published GenoTEX metrics over a prediction tree and a reference tree.
 
 `evaluate` scores the three tasks and returns an `EvalReport` (frozen
-dataclasses with a JSON round trip); `render_text` and `write_csv_tables`
-render it. The per-task functions take guarded trees (`genotex.core.GuardedTree`).
+dataclasses with a JSON round trip); `render_text`, `write_csv_tables` and
+`write_report` (HTML) render it. Beside the parity numbers, on request:
+bootstrap intervals (`EvalOptions(ci=True)`), exact AUROC / average precision
+and GSEA prerank (`EvalOptions(exact=True)`), paired comparisons of two saved
+reports (`compare_reports`), the paper's leaderboard (`leaderboard`), and a
+provenance block in every report.
 """
 
-from ._analysis_task import evaluate_analysis, reference_results, score_gene_list, score_result_file
+from ._analysis_task import (
+    Lists,
+    evaluate_analysis,
+    reference_results,
+    score_gene_list,
+    score_result_file,
+)
+from ._compare import (
+    Comparison,
+    ReportError,
+    compare_reports,
+    comparison_to_dict,
+    load_report,
+    render_comparison,
+)
 from ._evaluate import TASKS, EvalOptions, evaluate
+from ._html import render_html, write_report
+from ._leaderboard import Leaderboard, leaderboard, published_rows, render_leaderboard
 from ._preprocessing_task import (
     SUBTASKS,
     evaluate_preprocessing,
@@ -14,10 +34,12 @@ from ._preprocessing_task import (
     score_csv_pair,
     table_similarity,
 )
+from ._provenance import file_sha256, provenance, tree_digest
 from ._render import format_table, render_text, write_csv_tables
-from ._report import (
+from ._report import EvalReport
+from ._scores import (
+    EXTRA_ANALYSIS_METRICS,
     OVERALL,
-    EvalReport,
     FileScore,
     FilteringScore,
     Finding,
@@ -26,30 +48,67 @@ from ._report import (
     average,
 )
 from ._selection_task import evaluate_selection
+from ._statistics import (
+    DEFAULT_BOOTSTRAP,
+    BootstrapSettings,
+    Interval,
+    PairedComparison,
+    bootstrap_interval,
+    exact_ranking_scores,
+    paired_comparison,
+)
+from ._uncertainty import add_exact_statistics, add_intervals, gsea_prerank
 
 __all__ = [
+    "DEFAULT_BOOTSTRAP",
+    "EXTRA_ANALYSIS_METRICS",
     "OVERALL",
     "SUBTASKS",
     "TASKS",
+    "BootstrapSettings",
+    "Comparison",
     "EvalOptions",
     "EvalReport",
     "FileScore",
     "FilteringScore",
     "Finding",
+    "Interval",
+    "Leaderboard",
+    "Lists",
+    "PairedComparison",
     "ProblemScore",
+    "ReportError",
     "SelectionScore",
+    "add_exact_statistics",
+    "add_intervals",
     "average",
+    "bootstrap_interval",
+    "compare_reports",
+    "comparison_to_dict",
     "evaluate",
     "evaluate_analysis",
     "evaluate_preprocessing",
     "evaluate_selection",
+    "exact_ranking_scores",
+    "file_sha256",
     "format_table",
+    "gsea_prerank",
+    "leaderboard",
+    "load_report",
+    "paired_comparison",
+    "provenance",
+    "published_rows",
     "reference_csvs",
     "reference_results",
+    "render_comparison",
+    "render_html",
+    "render_leaderboard",
     "render_text",
     "score_csv_pair",
     "score_gene_list",
     "score_result_file",
     "table_similarity",
+    "tree_digest",
     "write_csv_tables",
+    "write_report",
 ]

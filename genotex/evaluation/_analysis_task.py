@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..core import (
     MISSING,
@@ -18,9 +19,25 @@ from ..core import (
     gsea_enrichment_score,
 )
 from ._common import Findings, Progress, no_progress
-from ._report import Finding, ProblemScore
+from ._scores import Finding, ProblemScore
 
-__all__ = ["evaluate_analysis", "reference_results", "score_gene_list", "score_result_file"]
+__all__ = [
+    "Lists",
+    "evaluate_analysis",
+    "reference_results",
+    "score_gene_list",
+    "score_result_file",
+]
+
+
+@dataclass
+class Lists:
+    """Each scored problem's gene lists: prediction (genes, coefficients) and reference."""
+
+    predictions: dict[str, tuple[tuple[str, ...], tuple[float, ...] | None]] = field(
+        default_factory=dict
+    )
+    references: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def score_gene_list(pred: Sequence[str], ref: Sequence[str]) -> dict[str, float]:
@@ -37,9 +54,19 @@ def _failed(problem: ProblemId, status: str) -> ProblemScore:
 
 
 def score_result_file(
-    pred: GuardedTree, ref: GuardedTree, trait: str, file_name: str, condition: str | None
+    pred: GuardedTree,
+    ref: GuardedTree,
+    trait: str,
+    file_name: str,
+    condition: str | None,
+    *,
+    lists: Lists | None = None,
 ) -> tuple[ProblemScore | None, list[Finding]]:
-    """Score one problem's prediction JSON; `None` if the reference file is malformed."""
+    """Score one problem's prediction JSON; `None` if the reference file is malformed.
+
+    With `lists`, the two gene lists (and the prediction's coefficients) are
+    kept there by problem key, for the statistics computed on request.
+    """
     problem = ProblemId(trait, condition)
     ref_path = ref.path("regress", trait, file_name)
     pred_path = pred.path("regress", trait, file_name)
@@ -72,6 +99,9 @@ def score_result_file(
         if problem_text:
             found.append(Finding(pred.relative(pred_path), problem_text))
     score = ProblemScore(problem, 100.0, **score_gene_list(result.genes, ref_genes), **numbers)
+    if lists is not None:
+        lists.predictions[problem.key] = (result.genes, result.coefficients)
+        lists.references[problem.key] = ref_genes
     return score, found
 
 
@@ -95,6 +125,7 @@ def evaluate_analysis(
     *,
     findings: Findings | None = None,
     progress: Progress | None = None,
+    lists: Lists | None = None,
 ) -> tuple[ProblemScore, ...]:
     """Scores of every reference result file (empty when PRED has no regress/ folder)."""
     findings = findings or Findings()
@@ -105,7 +136,7 @@ def evaluate_analysis(
     scores = []
     results = reference_results(ref)
     for trait, file_name, condition in progress(results, "regression results", len(results)):
-        score, found = score_result_file(pred, ref, trait, file_name, condition)
+        score, found = score_result_file(pred, ref, trait, file_name, condition, lists=lists)
         findings.extend(found)
         if score is not None:
             scores.append(score)

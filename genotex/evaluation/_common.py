@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from ._report import Finding
+from ._scores import Finding
 
 __all__ = ["Findings", "Progress", "no_progress"]
 

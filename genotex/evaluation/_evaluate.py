@@ -7,7 +7,8 @@ not by the tree; file pairs may be scored in parallel processes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .._version import __version__
@@ -18,11 +19,14 @@ from ..core import (
     ReferenceTreeError,
     TaskInfo,
 )
-from ._analysis_task import evaluate_analysis
+from ._analysis_task import Lists, evaluate_analysis
 from ._common import Findings, Progress, no_progress
 from ._preprocessing_task import SUBTASKS, evaluate_preprocessing
+from ._provenance import provenance
 from ._report import EvalReport
 from ._selection_task import evaluate_selection
+from ._statistics import BootstrapSettings
+from ._uncertainty import add_exact_statistics, add_intervals
 
 __all__ = ["TASKS", "EvalOptions", "evaluate"]
 
@@ -31,12 +35,33 @@ TASKS: tuple[str, ...] = ("selection", "preprocessing", "analysis")
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """What to evaluate and how: task and subtask names, worker processes, file-size limit."""
+    """What to evaluate and how.
+
+    Attributes
+    ----------
+    tasks, subtasks
+        Which tasks and preprocessing subtasks to score.
+    jobs
+        Worker processes for table pairs.
+    max_file_mb
+        Prediction files larger than this are unreadable.
+    ci
+        Add a seeded percentile-bootstrap interval to every average (`bootstrap`).
+    exact
+        Add the statistics beside the parity ones to every scored problem: exact
+        AUROC and average precision over the problem's gene universe, and GSEA
+        prerank (gseapy, `gsea_permutations` permutations, seed `gsea_seed`).
+    """
 
     tasks: tuple[str, ...] = TASKS
     subtasks: tuple[str, ...] = SUBTASKS
     jobs: int = 1
     max_file_mb: float = DEFAULT_MAX_FILE_MB
+    ci: bool = False
+    bootstrap: BootstrapSettings = BootstrapSettings()
+    exact: bool = False
+    gsea_permutations: int = 1000
+    gsea_seed: int = 0
 
     def __post_init__(self) -> None:
         for name, allowed in (("tasks", TASKS), ("subtasks", SUBTASKS)):
@@ -47,6 +72,10 @@ class EvalOptions:
             raise ValueError("jobs must be at least 1")
         if not self.max_file_mb > 0:
             raise ValueError("max_file_mb must be positive")
+        if self.gsea_permutations < 1 or self.bootstrap.resamples < 100:
+            raise ValueError("gsea_permutations must be >= 1 and bootstrap resamples >= 100")
+        if not 0 < self.bootstrap.confidence < 1:
+            raise ValueError("the bootstrap confidence must lie between 0 and 1")
 
 
 def evaluate(
@@ -64,6 +93,7 @@ def evaluate(
     listed in the report's `findings` instead.
     """
     progress = progress or no_progress
+    started = time.time()
     ref_path, pred_path = Path(ref_dir), Path(pred_dir)
     if not ref_path.is_dir():
         raise ReferenceTreeError("the reference folder does not exist", path=ref_path)
@@ -81,6 +111,7 @@ def evaluate(
     ref = GuardedTree.trusted(ref_path)
     pred = GuardedTree.untrusted(pred_path, max_file_mb=options.max_file_mb)
     findings = Findings()
+    lists = Lists() if options.exact else None
     filtering = selection = preprocessing = analysis = None
     if "selection" in options.tasks:
         filtering, selection = evaluate_selection(
@@ -91,7 +122,7 @@ def evaluate(
             pred, ref, options.subtasks, jobs=options.jobs, findings=findings, progress=progress
         )
     if "analysis" in options.tasks:
-        analysis = evaluate_analysis(pred, ref, findings=findings, progress=progress)
+        analysis = evaluate_analysis(pred, ref, findings=findings, progress=progress, lists=lists)
     run = {
         "genotex_version": __version__,
         "prediction": str(pred_dir),
@@ -100,5 +131,27 @@ def evaluate(
         "tasks": list(options.tasks),
         "subtasks": list(options.subtasks),
         "max_file_mb": options.max_file_mb,
+        "problems_in_task_info": len(list(task_info.problems())),
     }
-    return EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
+    report = EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
+    return _finish(report, options, lists, ref, task_info, task_info_source, started)
+
+
+def _finish(report, options, lists, ref, task_info, task_info_source, started) -> EvalReport:
+    """The statistics asked for, then the provenance block (the last thing timed)."""
+    if lists is not None:
+        report = add_exact_statistics(
+            report, lists.predictions, lists.references, ref, task_info,
+            permutations=options.gsea_permutations, seed=options.gsea_seed,
+        )  # fmt: skip
+    if options.ci:
+        report = add_intervals(report, options.bootstrap)
+    chosen = {
+        "ci": options.ci,
+        "exact": options.exact,
+        "jobs": options.jobs,
+        "max_file_mb": options.max_file_mb,
+    }
+    source = Path(task_info_source) if task_info_source else task_info.to_dict()
+    block = provenance(ref.given_root, source, chosen, started)
+    return replace(report, run={**report.run, "provenance": block})

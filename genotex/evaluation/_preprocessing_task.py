@@ -19,7 +19,7 @@ from ..core import (
     read_table,
 )
 from ._common import Findings, Progress, no_progress
-from ._report import FileScore, Finding
+from ._scores import FileScore, Finding
 
 __all__ = [
     "SUBTASKS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..core import (
@@ -16,7 +16,9 @@ from ..core import (
     get_metric,
     write_text_atomic,
 )
-from ._report import OVERALL, EvalReport
+from ._report import EvalReport, group_key
+from ._scores import OVERALL
+from ._statistics import Interval
 
 __all__ = ["format_table", "render_text", "write_csv_tables"]
 
@@ -125,6 +127,15 @@ def _analysis_blocks(report: EvalReport, details: bool) -> list[str]:
     ]
     headers = ["category", *_labels(metrics), "n"]
     blocks = ["== Statistical analysis ==\n" + format_table(headers, rows)]
+    extras = report.analysis_metrics[len(metrics) :]
+    if extras:
+        rows = [
+            _averages_row(name, by_category[name], extras, counts[name])
+            for name in (*CATEGORIES, OVERALL)
+            if counts[name]
+        ]
+        title = "== Beside the parity numbers (exact AUROC, AP, GSEA prerank) ==\n"
+        blocks.append(title + format_table(["category", *_labels(extras), "n"], rows))
     if details:
         per_trait = (
             [trait, *(avg[m] for m in metrics)] for trait, avg in report.analysis_by_trait().items()
@@ -159,8 +170,84 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
         blocks += _preprocessing_blocks(report, details)
     if report.analysis is not None:
         blocks += _analysis_blocks(report, details)
+    if report.intervals:
+        blocks.append(_intervals_block(report, details))
     blocks.append(_findings_block(report, max_findings))
     return "\n\n".join(blocks) + "\n"
+
+
+#: The metrics whose intervals the text shows without --details (every one is in the CSV).
+_HEADLINE = {"f1", "accuracy", "composite_similarity_correlation", "auroc", "auroc_exact"}
+_SECTIONS = {
+    "filtering": "DF",
+    "selection": "DS",
+    "preprocessing": "Preprocessing",
+    "analysis": "Analysis",
+}
+
+
+def average_rows(report: EvalReport) -> Iterator[tuple[str, str, str, float, Interval | None, int]]:
+    """(section, group, metric, average, interval, items) of every average the report holds."""
+    if report.filtering is not None:
+        averages = report.filtering_average()
+        for m in FILTERING_METRICS:
+            yield (
+                "filtering",
+                "",
+                m,
+                averages.get(m, math.nan),
+                report.interval("filtering", m),
+                len(report.filtering),
+            )
+        accuracy = report.selection_average().get("accuracy", math.nan)
+        yield (
+            "selection",
+            "",
+            "accuracy",
+            accuracy,
+            report.interval("selection", "accuracy"),
+            len(report.selection or ()),
+        )
+    for subtask, scores in (report.preprocessing or {}).items():
+        averages, key = report.preprocessing_average(subtask), group_key("preprocessing", subtask)
+        for m in PREPROCESSING_METRICS:
+            yield (
+                "preprocessing",
+                subtask,
+                m,
+                averages.get(m, math.nan),
+                report.interval(key, m),
+                len(scores or ()),
+            )
+    groups = report.analysis_groups() if report.analysis else {}
+    for name, averages in report.analysis_by_category().items():
+        key = group_key("analysis", name)
+        for m in report.analysis_metrics:
+            yield (
+                "analysis",
+                name,
+                m,
+                averages.get(m, math.nan),
+                report.interval(key, m),
+                len(groups[name]),
+            )
+
+
+def _intervals_block(report: EvalReport, details: bool) -> str:
+    settings = report.run.get("bootstrap", {})
+    title = (
+        f"== {settings.get('confidence', 0.95):.0%} intervals (percentile bootstrap, "
+        f"{settings.get('resamples', '?')} resamples, seed {settings.get('seed', '?')}) =="
+    )
+    rows = []
+    for section, group, metric, value, interval, n in average_rows(report):
+        if interval is None or not (details or metric in _HEADLINE):
+            continue
+        label = " ".join(part for part in (_SECTIONS[section], group) if part)
+        low, high = (interval.low, interval.high) if interval.defined else ("-", "-")
+        rows.append([label, _label(metric), value, low, high, n, interval.note])
+    headers = ["average", "metric", "value", "low", "high", "n", "note"]
+    return title + "\n" + format_table(headers, rows)
 
 
 def _csv_text(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -223,14 +310,14 @@ def _csv_tables(report: EvalReport) -> dict[str, str]:
         headers = ["subtask", "trait", "file", "status", *metrics]
         tables["preprocessing_per_file.csv"] = _csv_text(headers, rows)
     if report.analysis is not None:
-        metrics = ANALYSIS_METRICS
+        metrics = report.analysis_metrics
         rows = (
             [
                 s.problem.trait,
                 s.problem.condition or "None",
                 s.category,
                 s.status,
-                *(getattr(s, m) for m in metrics),
+                *(s.value(m) for m in metrics),
             ]
             for s in report.analysis
         )
@@ -238,7 +325,28 @@ def _csv_tables(report: EvalReport) -> dict[str, str]:
         tables["analysis_per_problem.csv"] = _csv_text(headers, rows)
     findings = ([f.file, f.reason] for f in report.findings)
     tables["problems_found.csv"] = _csv_text(["file", "reason"], findings)
+    if report.intervals:
+        tables["averages.csv"] = _averages_csv(report)
     return tables
+
+
+def _averages_csv(report: EvalReport) -> str:
+    """Every average with its interval (written when intervals were computed)."""
+    rows = (
+        [section, group, metric, value, *(interval_cells(interval)), n]
+        for section, group, metric, value, interval, n in average_rows(report)
+    )
+    headers = ["section", "group", "metric", "average", "ci_low", "ci_high", "ci_note", "n"]
+    return _csv_text(headers, rows)
+
+
+def interval_cells(interval: Interval | None) -> list[object]:
+    """low, high, note of an interval as table cells (NaN where undefined)."""
+    if interval is None:
+        return [math.nan, math.nan, "not computed"]
+    if not interval.defined:
+        return [math.nan, math.nan, interval.note]
+    return [interval.low, interval.high, interval.note]
 
 
 def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:

@@ -1,10 +1,18 @@
-"""The evaluation's results as frozen dataclasses, and their JSON form (evaluation.md § 5)."""
+"""The evaluation's results, and their JSON form (evaluation.md § 5, plus what genotex adds).
+
+The JSON keeps the fixture schema (`selection`, `preprocessing`, `analysis`)
+with unrounded numbers. Beside it, only when computed: per-problem extra
+statistics (`auroc_exact`, `average_precision`, `gsea_prerank`), and for each
+average a sibling `<metric>_ci: [low, high]` (null with `<metric>_ci_note`
+when undefined); `run` holds the options, the bootstrap settings and the
+provenance.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -14,102 +22,194 @@ from ..core import (
     FILTERING_METRICS,
     PREPROCESSING_METRICS,
     ProblemId,
-    nanmean,
 )
+from ._preprocessing_task import SUBTASKS
+from ._scores import (
+    EXTRA_ANALYSIS_METRICS,
+    OVERALL,
+    FileScore,
+    FilteringScore,
+    Finding,
+    ProblemScore,
+    SelectionScore,
+    average,
+)
+from ._statistics import Interval
 
-__all__ = [
-    "EvalReport",
-    "FileScore",
-    "FilteringScore",
-    "Finding",
-    "ProblemScore",
-    "SelectionScore",
-    "OVERALL",
-    "average",
-]
+__all__ = ["EvalReport", "group_key"]
 
-OVERALL = "Overall"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A prediction (or reference, prefixed `REF:`) file that was missing a part or malformed."""
-
-    file: str
-    reason: str
+_GSEA_KEYS = {"gsea_prerank_es": "es", "gsea_prerank_nes": "nes", "gsea_prerank_pval": "pval"}
 
 
-@dataclass(frozen=True)
-class FilteringScore:
-    """Dataset filtering (DF) of one trait: `is_available` as a binary classification."""
-
-    trait: str
-    tp: int
-    fp: int
-    tn: int
-    fn: int
-    precision: float
-    recall: float
-    f1: float
-    accuracy: float
+def group_key(section: str, group: str | None = None) -> str:
+    """The key of an average's intervals: "filtering", "preprocessing/gene", "analysis/Overall"."""
+    return section if group is None else f"{section}/{group}"
 
 
 @dataclass(frozen=True)
-class SelectionScore:
-    """Dataset selection (DS) of one problem: 100 when both trees choose the same data."""
+class EvalReport:
+    """Everything one `genotex eval` computed; `None` sections were not requested.
 
-    problem: ProblemId
-    accuracy: float
-    reference_choice: Any
-    predicted_choice: Any
+    `preprocessing[subtask]` is `None` when the prediction has no `preprocess/`
+    folder at all; `analysis` is empty when it has no `regress/` folder.
+    `intervals` maps a `group_key` to each metric's bootstrap interval.
+    """
 
+    filtering: tuple[FilteringScore, ...] | None = None
+    selection: tuple[SelectionScore, ...] | None = None
+    preprocessing: Mapping[str, tuple[FileScore, ...] | None] | None = None
+    analysis: tuple[ProblemScore, ...] | None = None
+    findings: tuple[Finding, ...] = ()
+    run: Mapping[str, Any] = field(default_factory=dict)
+    intervals: Mapping[str, Mapping[str, Interval]] = field(default_factory=dict)
 
-@dataclass(frozen=True)
-class FileScore:
-    """Similarity of one preprocessed CSV to its reference (AJ, SJ, r, CSC)."""
-
-    subtask: str
-    file: str  # "<trait>/<cohort>.csv"
-    attributes_jaccard: float
-    samples_jaccard: float
-    feature_correlation: float
-    composite_similarity_correlation: float
-    status: str = "ok"  # "ok" | "missing" | "unreadable"
-
+    # ---- aggregates -------------------------------------------------------------------
     @property
-    def trait(self) -> str:
-        return self.file.split("/", 1)[0]
+    def analysis_metrics(self) -> tuple[str, ...]:
+        """The parity metrics, then the extra statistics the problems hold."""
+        extras = [
+            m for m in EXTRA_ANALYSIS_METRICS if any(m in s.extra for s in self.analysis or ())
+        ]
+        return (*ANALYSIS_METRICS, *extras)
 
+    def filtering_average(self) -> dict[str, float]:
+        return average(self.filtering or (), FILTERING_METRICS)
 
-@dataclass(frozen=True)
-class ProblemScore:
-    """Gene-selection scores of one problem's `significant_genes_condition_<C>.json`."""
+    def selection_average(self) -> dict[str, float]:
+        return average(self.selection or (), ("accuracy",))
 
-    problem: ProblemId
-    success: float
-    precision: float
-    recall: float
-    f1: float
-    auroc: float
-    gsea_es: float
-    trait_pred_accuracy: float
-    trait_pred_f1: float
-    status: str = "ok"  # "ok" | "missing" | "malformed"
+    def preprocessing_average(self, subtask: str) -> dict[str, float]:
+        return average((self.preprocessing or {}).get(subtask) or (), PREPROCESSING_METRICS)
 
-    @property
-    def category(self) -> str:
-        return self.problem.category
+    def analysis_groups(self) -> dict[str, list[ProblemScore]]:
+        """The scored problems per category (in the paper's order), then all of them."""
+        groups: dict[str, list[ProblemScore]] = {name: [] for name in CATEGORIES}
+        for score in self.analysis or ():
+            groups[score.category].append(score)
+        groups[OVERALL] = list(self.analysis or ())
+        return groups
 
+    def analysis_by_category(self) -> dict[str, dict[str, float]]:
+        """Per category and overall, the NaN-ignoring mean of each analysis number."""
+        if not self.analysis:
+            return {}
+        metrics = self.analysis_metrics
+        return {name: average(rows, metrics) for name, rows in self.analysis_groups().items()}
 
-def average(rows: Sequence[object], metrics: Iterable[str]) -> dict[str, float]:
-    """NaN-ignoring mean of each metric over rows; `{}` for no rows (as the reference)."""
-    if not rows:
-        return {}
-    return {name: nanmean(getattr(row, name) for row in rows) for name in metrics}
+    def analysis_by_trait(self) -> dict[str, dict[str, float]]:
+        traits: dict[str, list[ProblemScore]] = {}
+        for score in self.analysis or ():
+            traits.setdefault(score.problem.trait, []).append(score)
+        metrics = self.analysis_metrics
+        return {trait: average(rows, metrics) for trait, rows in sorted(traits.items())}
+
+    def interval(self, key: str, metric: str) -> Interval | None:
+        """The bootstrap interval of an average, or None when intervals were not computed."""
+        return self.intervals.get(key, {}).get(metric)
+
+    # ---- JSON ---------------------------------------------------------------------------
+    def _with_intervals(self, averages: dict[str, float], key: str) -> dict[str, Any]:
+        out: dict[str, Any] = dict(averages)
+        for metric, interval in self.intervals.get(key, {}).items():
+            out[f"{metric}_ci"] = [interval.low, interval.high] if interval.defined else None
+            if interval.note:
+                out[f"{metric}_ci_note"] = interval.note
+        return out
+
+    def _selection_dict(self) -> dict[str, Any]:
+        filtering, selection = self.filtering or (), self.selection or ()
+        return {
+            "filtering": {
+                "per_trait": {s.trait: _metric_dict(s, FILTERING_METRICS) for s in filtering},
+                "average": self._with_intervals(self.filtering_average(), "filtering"),
+                "confusion": {
+                    s.trait: {"tp": s.tp, "fp": s.fp, "tn": s.tn, "fn": s.fn} for s in filtering
+                },
+            },
+            "selection": {
+                "per_problem": {s.problem.key: s.accuracy for s in selection},
+                "average": self._with_intervals(self.selection_average(), "selection"),
+                "choices": {
+                    s.problem.key: {
+                        "reference": _choice_to_json(s.reference_choice),
+                        "prediction": _choice_to_json(s.predicted_choice),
+                    }
+                    for s in selection
+                },
+            },
+        }
+
+    def _preprocessing_dict(self) -> dict[str, Any]:
+        section: dict[str, Any] = {}
+        for subtask, scores in (self.preprocessing or {}).items():
+            if scores is None:
+                section[subtask] = {}
+                continue
+            averages = self.preprocessing_average(subtask)
+            section[subtask] = {
+                "per_file": {s.file: _metric_dict(s, PREPROCESSING_METRICS) for s in scores},
+                "average": self._with_intervals(averages, group_key("preprocessing", subtask)),
+                "status": {s.file: s.status for s in scores},
+            }
+        return section
+
+    def _analysis_dict(self) -> dict[str, Any]:
+        categorized = {
+            name: self._with_intervals(averages, group_key("analysis", name))
+            for name, averages in self.analysis_by_category().items()
+        }
+        return {
+            "per_problem": {s.problem.key: _problem_dict(s) for s in self.analysis or ()},
+            "categorized": categorized,
+            "status": {s.problem.key: s.status for s in self.analysis or ()},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fixture schema with unrounded numbers, plus `problems_found` and run details."""
+        out: dict[str, Any] = {}
+        if self.filtering is not None or self.selection is not None:
+            out["selection"] = self._selection_dict()
+        if self.preprocessing is not None:
+            out["preprocessing"] = self._preprocessing_dict()
+        if self.analysis is not None:
+            out["analysis"] = self._analysis_dict()
+        out["problems_found"] = [asdict(f) for f in self.findings]
+        out["run"] = dict(self.run)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalReport:
+        """Rebuild a report from `to_dict()` output (or a JSON file of it)."""
+        filtering = selection = preprocessing = analysis = None
+        intervals: dict[str, dict[str, Interval]] = {}
+        if "selection" in data:
+            filtering, selection = _selection_from(data["selection"], intervals)
+        if "preprocessing" in data:
+            preprocessing = _preprocessing_from(data["preprocessing"], intervals)
+        if "analysis" in data:
+            analysis = _analysis_from(data["analysis"], intervals)
+        findings = tuple(Finding(**f) for f in data.get("problems_found", ()))
+        run = dict(data.get("run", {}))
+        return cls(filtering, selection, preprocessing, analysis, findings, run, intervals)
+
+    def to_json(self) -> str:
+        """Deterministic JSON text: sorted keys, NaN as null."""
+        data = _nan_to_none(self.to_dict())
+        return json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
 def _metric_dict(row: object, metrics: Iterable[str]) -> dict[str, float]:
     return {name: getattr(row, name) for name in metrics}
+
+
+def _problem_dict(score: ProblemScore) -> dict[str, Any]:
+    out: dict[str, Any] = _metric_dict(score, ANALYSIS_METRICS)
+    extra = dict(score.extra)
+    gsea = {name: extra.pop(key) for key, name in _GSEA_KEYS.items() if key in extra}
+    out.update(extra)
+    if gsea:
+        out["gsea_prerank"] = gsea
+    return out
 
 
 def _choice_to_json(choice: Any) -> Any:
@@ -120,169 +220,81 @@ def _choice_from_json(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-@dataclass(frozen=True)
-class EvalReport:
-    """Everything one `genotex eval` computed; `None` sections were not requested.
+def _read_intervals(averages: Mapping[str, Any], key: str, into: dict) -> None:
+    for name, value in averages.items():
+        if name.endswith("_ci"):
+            metric = name[: -len("_ci")]
+            note = averages.get(f"{name}_note", "")
+            low, high = value if isinstance(value, list) else (None, None)
+            into.setdefault(key, {})[metric] = Interval(low, high, note)
 
-    `preprocessing[subtask]` is `None` when the prediction has no `preprocess/`
-    folder at all; `analysis` is empty when it has no `regress/` folder.
-    """
 
-    filtering: tuple[FilteringScore, ...] | None = None
-    selection: tuple[SelectionScore, ...] | None = None
-    preprocessing: Mapping[str, tuple[FileScore, ...] | None] | None = None
-    analysis: tuple[ProblemScore, ...] | None = None
-    findings: tuple[Finding, ...] = ()
-    run: Mapping[str, Any] = field(default_factory=dict)
-
-    # ---- aggregates -------------------------------------------------------------------
-    def filtering_average(self) -> dict[str, float]:
-        return average(self.filtering or (), FILTERING_METRICS)
-
-    def selection_average(self) -> dict[str, float]:
-        return average(self.selection or (), ("accuracy",))
-
-    def preprocessing_average(self, subtask: str) -> dict[str, float]:
-        return average((self.preprocessing or {}).get(subtask) or (), PREPROCESSING_METRICS)
-
-    def analysis_by_category(self) -> dict[str, dict[str, float]]:
-        """Per category and overall, the NaN-ignoring mean of each analysis number."""
-        if not self.analysis:
-            return {}
-        groups: dict[str, list[ProblemScore]] = {name: [] for name in CATEGORIES}
-        for score in self.analysis:
-            groups[score.category].append(score)
-        result = {name: average(rows, ANALYSIS_METRICS) for name, rows in groups.items()}
-        result[OVERALL] = average(self.analysis, ANALYSIS_METRICS)
-        return result
-
-    def analysis_by_trait(self) -> dict[str, dict[str, float]]:
-        traits: dict[str, list[ProblemScore]] = {}
-        for score in self.analysis or ():
-            traits.setdefault(score.problem.trait, []).append(score)
-        return {trait: average(rows, ANALYSIS_METRICS) for trait, rows in sorted(traits.items())}
-
-    # ---- JSON ---------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """The fixture schema with unrounded numbers, plus `problems_found` and run details."""
-        out: dict[str, Any] = {}
-        if self.filtering is not None or self.selection is not None:
-            out["selection"] = {
-                "filtering": {
-                    "per_trait": {
-                        s.trait: _metric_dict(s, FILTERING_METRICS) for s in self.filtering or ()
-                    },
-                    "average": self.filtering_average(),
-                    "confusion": {
-                        s.trait: {"tp": s.tp, "fp": s.fp, "tn": s.tn, "fn": s.fn}
-                        for s in self.filtering or ()
-                    },
-                },
-                "selection": {
-                    "per_problem": {s.problem.key: s.accuracy for s in self.selection or ()},
-                    "average": self.selection_average(),
-                    "choices": {
-                        s.problem.key: {
-                            "reference": _choice_to_json(s.reference_choice),
-                            "prediction": _choice_to_json(s.predicted_choice),
-                        }
-                        for s in self.selection or ()
-                    },
-                },
-            }
-        if self.preprocessing is not None:
-            section: dict[str, Any] = {}
-            for subtask, scores in self.preprocessing.items():
-                if scores is None:
-                    section[subtask] = {}
-                    continue
-                section[subtask] = {
-                    "per_file": {s.file: _metric_dict(s, PREPROCESSING_METRICS) for s in scores},
-                    "average": self.preprocessing_average(subtask),
-                    "status": {s.file: s.status for s in scores},
-                }
-            out["preprocessing"] = section
-        if self.analysis is not None:
-            out["analysis"] = {
-                "per_problem": {
-                    s.problem.key: _metric_dict(s, ANALYSIS_METRICS) for s in self.analysis
-                },
-                "categorized": self.analysis_by_category(),
-                "status": {s.problem.key: s.status for s in self.analysis},
-            }
-        out["problems_found"] = [asdict(f) for f in self.findings]
-        out["run"] = dict(self.run)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> EvalReport:
-        """Rebuild a report from `to_dict()` output (or a JSON file of it)."""
-        filtering = selection = preprocessing = analysis = None
-        if "selection" in data:
-            filt = data["selection"]["filtering"]
-            confusion = filt.get("confusion", {})
-            filtering = tuple(
-                FilteringScore(
-                    trait,
-                    **{k: confusion.get(trait, {}).get(k, 0) for k in ("tp", "fp", "tn", "fn")},
-                    **{k: _num(v[k]) for k in FILTERING_METRICS},
-                )
-                for trait, v in filt["per_trait"].items()
-            )
-            sel = data["selection"]["selection"]
-            choices = sel.get("choices", {})
-            selection = tuple(
-                SelectionScore(
-                    ProblemId.from_key(key),
-                    _num(value),
-                    _choice_from_json(choices.get(key, {}).get("reference")),
-                    _choice_from_json(choices.get(key, {}).get("prediction")),
-                )
-                for key, value in sel["per_problem"].items()
-            )
-        if "preprocessing" in data:
-            preprocessing = {}
-            for subtask, sub in data["preprocessing"].items():
-                if not sub:
-                    preprocessing[subtask] = None
-                    continue
-                status = sub.get("status", {})
-                preprocessing[subtask] = tuple(
-                    FileScore(
-                        subtask,
-                        file,
-                        **{k: _num(v[k]) for k in PREPROCESSING_METRICS},
-                        status=status.get(file, "ok"),
-                    )
-                    for file, v in sub["per_file"].items()
-                )
-        if "analysis" in data:
-            section = data["analysis"]
-            status = section.get("status", {})
-            analysis = tuple(
-                ProblemScore(
-                    ProblemId.from_key(key),
-                    **{k: _num(v[k]) for k in ANALYSIS_METRICS},
-                    status=status.get(key, "ok"),
-                )
-                for key, v in section["per_problem"].items()
-            )
-        findings = tuple(Finding(**f) for f in data.get("problems_found", ()))
-        return cls(
-            filtering,
-            selection,
-            preprocessing,
-            analysis,
-            findings,
-            dict(data.get("run", {})),
+def _selection_from(section: Mapping[str, Any], intervals: dict) -> tuple[tuple, tuple]:
+    filt = section["filtering"]
+    confusion = filt.get("confusion", {})
+    filtering = tuple(
+        FilteringScore(
+            trait,
+            **{k: confusion.get(trait, {}).get(k, 0) for k in ("tp", "fp", "tn", "fn")},
+            **{k: _num(v[k]) for k in FILTERING_METRICS},
         )
-
-    def to_json(self) -> str:
-        """Deterministic JSON text: sorted keys, NaN as null."""
-        return (
-            json.dumps(_nan_to_none(self.to_dict()), indent=1, sort_keys=True, allow_nan=False)
-            + "\n"
+        for trait, v in filt["per_trait"].items()
+    )
+    sel = section["selection"]
+    choices = sel.get("choices", {})
+    selection = tuple(
+        SelectionScore(
+            ProblemId.from_key(key),
+            _num(value),
+            _choice_from_json(choices.get(key, {}).get("reference")),
+            _choice_from_json(choices.get(key, {}).get("prediction")),
         )
+        for key, value in sel["per_problem"].items()
+    )
+    _read_intervals(filt.get("average", {}), "filtering", intervals)
+    _read_intervals(sel.get("average", {}), "selection", intervals)
+    return filtering, selection
+
+
+def _preprocessing_from(section: Mapping[str, Any], intervals: dict) -> dict:
+    preprocessing: dict[str, tuple[FileScore, ...] | None] = {}
+    order = [s for s in SUBTASKS if s in section] + [s for s in section if s not in SUBTASKS]
+    for subtask in order:  # the evaluation's order (the JSON's keys are sorted)
+        sub = section[subtask]
+        if not sub:
+            preprocessing[subtask] = None
+            continue
+        status = sub.get("status", {})
+        preprocessing[subtask] = tuple(
+            FileScore(
+                subtask,
+                file,
+                **{k: _num(v[k]) for k in PREPROCESSING_METRICS},
+                status=status.get(file, "ok"),
+            )
+            for file, v in sub["per_file"].items()
+        )
+        _read_intervals(sub.get("average", {}), group_key("preprocessing", subtask), intervals)
+    return preprocessing
+
+
+def _analysis_from(section: Mapping[str, Any], intervals: dict) -> tuple[ProblemScore, ...]:
+    status = section.get("status", {})
+    scores = []
+    for key, v in section["per_problem"].items():
+        extra = {k: v[k] for k in v if k not in ANALYSIS_METRICS and k != "gsea_prerank"}
+        for flat, name in _GSEA_KEYS.items():
+            if name in (v.get("gsea_prerank") or {}):
+                extra[flat] = v["gsea_prerank"][name]
+        parity = {k: _num(v[k]) for k in ANALYSIS_METRICS}
+        scores.append(
+            ProblemScore(
+                ProblemId.from_key(key), **parity, status=status.get(key, "ok"), extra=extra
+            )
+        )
+    for name, averages in section.get("categorized", {}).items():
+        _read_intervals(averages, group_key("analysis", name), intervals)
+    return tuple(scores)
 
 
 def _num(value: Any) -> float:

@@ -11,7 +11,7 @@ from ..core import (
     select_cohorts,
 )
 from ._common import Findings, Progress, no_progress
-from ._report import FilteringScore, SelectionScore
+from ._scores import FilteringScore, SelectionScore
 
 __all__ = ["evaluate_selection"]
 

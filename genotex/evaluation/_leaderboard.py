@@ -1,0 +1,191 @@
+"""Saved runs side by side in the layout of the paper's Table 2, optionally beside the paper's rows.
+
+One row per run: Prec., Rec., F1, AUROC (with its bootstrap interval when the
+run has one), GSEA, trait-prediction Acc. and F1, success, and coverage (the
+problems scored over the problems of task_info: a partial run never sits
+unmarked beside full ones). Rows are sorted by AUROC; the best value of each
+column is marked. `paper="end-to-end"` adds the published Table 2 rows and
+`paper="analysis"` Table 3's (analysis from expert-preprocessed data), with
+their values exactly as printed. The published tables ship with genotex
+(`genotex/evaluation/data/`, transcribed from the GenoTEX paper).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ._compare import check_same_reference, load_report
+from ._report import EvalReport, group_key
+from ._scores import OVERALL
+
+__all__ = [
+    "COLUMNS",
+    "Leaderboard",
+    "LeaderboardRow",
+    "leaderboard",
+    "leaderboard_rows_for",
+    "published_rows",
+    "render_leaderboard",
+]
+
+#: (report metric, paper column, header) in Table 2's order.
+COLUMNS = (
+    ("precision", "precision", "Prec."),
+    ("recall", "recall", "Rec."),
+    ("f1", "f1", "F1"),
+    ("auroc", "auroc", "AUROC"),
+    ("gsea_es", "gsea", "GSEA"),
+    ("trait_pred_accuracy", "trait_pred_accuracy", "Acc."),
+    ("trait_pred_f1", "trait_pred_f1", "F1 (pred.)"),
+    ("success", "success", "Success"),
+)
+_TABLES = {"end-to-end": "paper_table2.csv", "analysis": "paper_table3.csv"}
+_SOURCE = (
+    "Liu et al., GenoTEX (published; Table 2: end to end, Table 3: from expert-preprocessed data)"
+)
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One run, or one published row (its values kept as printed)."""
+
+    name: str
+    values: dict[str, float | None]
+    printed: dict[str, str] | None = None  # the paper's cells, for published rows
+    auroc_interval: tuple[float, float] | None = None
+    coverage: tuple[int, int] | None = None  # (scored, in task_info)
+
+    @property
+    def published(self) -> bool:
+        return self.printed is not None
+
+    def cell(self, metric: str) -> str:
+        if self.printed is not None:
+            return self.printed.get(metric, "") or "-"
+        value = self.values.get(metric)
+        if value is None or math.isnan(value):
+            return "-"
+        text = f"{value:.2f}"
+        if metric == "auroc" and self.auroc_interval is not None:
+            low, high = self.auroc_interval
+            text += f" [{low:.2f}, {high:.2f}]"
+        return text
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    rows: tuple[LeaderboardRow, ...]
+    best: dict[str, float]  # per column, the best value among all rows
+    source: str = ""
+
+
+def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
+    overall = report.analysis_by_category().get(OVERALL, {})
+    values = {metric: overall.get(metric) for metric, _, _ in COLUMNS}
+    interval = report.interval(group_key("analysis", OVERALL), "auroc")
+    total = report.run.get("problems_in_task_info")
+    coverage = (len(report.analysis or ()), int(total)) if total else None
+    bounds = (interval.low, interval.high) if interval is not None and interval.defined else None
+    return LeaderboardRow(name, values, None, bounds, coverage)
+
+
+def leaderboard_rows_for(report: EvalReport, name: str = "this run") -> list[str]:
+    """A report's cells in the leaderboard's columns (for the HTML report's Table 2 comparison)."""
+    row = _row_of(name, report)
+    return [name, *(row.cell(metric) for metric, _, _ in COLUMNS)]
+
+
+def published_rows(which: str) -> list[LeaderboardRow]:
+    """The paper's rows of Table 2 ("end-to-end") or Table 3 ("analysis"), as printed."""
+    if which not in _TABLES:
+        raise ValueError(f"--paper takes end-to-end or analysis, not {which!r}")
+    text = resources.files("genotex.evaluation").joinpath("data", _TABLES[which]).read_text("utf-8")
+    rows = []
+    for record in csv.DictReader(io.StringIO(text)):
+        printed = {metric: record[column] for metric, column, _ in COLUMNS}
+        values = {m: float(v) if v else None for m, v in printed.items()}
+        rows.append(LeaderboardRow(f"{record['method']} (published)", values, printed))
+    return rows
+
+
+def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderboard:
+    """Rows for saved `eval --json` reports (and the paper's), sorted by AUROC, best marked.
+
+    Raises `ReportError` for an unreadable report, one without digests, or
+    reports made against different references.
+    """
+    reports = {str(path): load_report(path) for path in paths}
+    if len(reports) > 1:
+        check_same_reference(reports)
+    rows = [_row_of(Path(path).stem, report) for path, report in reports.items()]
+    if paper:
+        rows += published_rows(paper)
+    rows.sort(key=lambda r: -(r.values.get("auroc") if r.values.get("auroc") is not None else -1))
+    best = {}
+    for metric, _, _ in COLUMNS:
+        found = [r.values[metric] for r in rows if r.values.get(metric) is not None]
+        found = [v for v in found if not math.isnan(v)]
+        if found:
+            best[metric] = max(found)
+    return Leaderboard(tuple(rows), best, _SOURCE if paper else "")
+
+
+def _coverage(row: LeaderboardRow) -> str:
+    if row.published:
+        return "published"
+    if row.coverage is None:
+        return "-"
+    scored, total = row.coverage
+    return f"{scored}/{total}" + ("" if scored == total else " (partial)")
+
+
+def _cells(board: Leaderboard, row: LeaderboardRow, mark) -> list[str]:
+    cells = []
+    for metric, _, _ in COLUMNS:
+        value = row.values.get(metric)
+        is_best = value is not None and board.best.get(metric) == value
+        cells.append(mark(row.cell(metric)) if is_best else row.cell(metric))
+    return [row.name, *cells, _coverage(row)]
+
+
+def _latex_escape(cell: str) -> str:
+    return cell.replace("%", r"\%").replace("&", r"\&").replace("_", r"\_")
+
+
+def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
+    """The leaderboard as `text`, `markdown`, `latex` (booktabs) or `csv`."""
+    headers = ["Run", *(header for _, _, header in COLUMNS), "Coverage"]
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows(_cells(board, row, lambda c: c) for row in board.rows)
+        return buffer.getvalue()
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines += [
+            "| " + " | ".join(_cells(board, r, lambda c: f"**{c}**")) + " |" for r in board.rows
+        ]
+    elif fmt == "latex":
+        lines = [r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", r"\toprule"]
+        lines.append(" & ".join(_latex_escape(h) for h in headers) + r" \\")
+        lines.append(r"\midrule")
+        for row in board.rows:
+            cells = _cells(board, row, lambda c: rf"\textbf{{{c}}}")
+            lines.append(" & ".join(_latex_escape(c) for c in cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+    elif fmt == "text":
+        from ._render import format_table
+
+        lines = [format_table(headers, (_cells(board, r, lambda c: f"{c}*") for r in board.rows))]
+        lines.append("* best in its column")
+    else:
+        raise ValueError(f"unknown format {fmt!r}; choose text, markdown, latex or csv")
+    if board.source:
+        lines.append(f"Published rows: {board.source}.")
+    return "\n".join(lines) + "\n"

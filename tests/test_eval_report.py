@@ -1,0 +1,141 @@
+"""The HTML report in a real headless browser; `genotex report`, `compare` and `leaderboard`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from genotex.cli import main
+from genotex.evaluation import load_report, write_report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _require_chromium() -> str:
+    if CHROMIUM:
+        return CHROMIUM
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail("CI=true but chromium is absent (.ci/run installs Debian's chromium)")
+    pytest.skip("chromium is absent (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def run(eval_fixtures, tmp_path_factory):
+    """`genotex eval --json --report` on case1, as a user runs it."""
+    folder = tmp_path_factory.mktemp("report")
+    case = eval_fixtures / "case1"
+    result = CliRunner().invoke(main, [
+        "eval", "-p", str(case / "pred/output"), "-r", str(case / "ref/output"),
+        "--task-info", str(case / "ref/metadata/task_info.json"), "--no-progress",
+        "--json", str(folder / "run.json"), "--report", str(folder / "html"),
+        "--resamples", "2000", "--gsea-permutations", "200",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+def test_the_report_loads_in_a_browser_with_its_numbers_and_figures(run):
+    executable = _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    data = json.loads((run / "run.json").read_text())
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=executable,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((run / "html" / "index.html").resolve().as_uri())
+        auroc = float(page.get_attribute("[data-testid=headline-auroc] .value", "data-value"))
+        csc = float(page.get_attribute("[data-testid=headline-csc] .value", "data-value"))
+        figures = page.eval_on_selector_all(
+            "img[data-testid^=figure-]",
+            "els => els.map(e => [e.dataset.testid, e.naturalWidth, e.alt])",
+        )
+        headers = page.eval_on_selector_all("table th[scope=col]", "els => els.length")
+        page.screenshot(path=str(run / "screenshot.png"), full_page=True)
+        browser.close()
+    assert errors == []
+    assert auroc == data["analysis"]["categorized"]["Overall"]["auroc"]
+    assert csc == data["preprocessing"]["linked"]["average"]["composite_similarity_correlation"]
+    names = {name.removeprefix("figure-") for name, width, alt in figures if width > 0 and alt}
+    assert names == {
+        "scores_per_task",
+        "trait_category_f1",
+        "problem_distributions",
+        "csc_per_trait",
+    }
+    assert headers > 10  # every table has column headers
+
+
+def test_figures_and_page_are_written_byte_for_byte_the_same(run, tmp_path):
+    report = load_report(run / "run.json")
+    write_report(report, tmp_path / "again")
+    for path in (run / "html").rglob("*"):
+        if path.is_file():
+            assert (
+                path.read_bytes()
+                == (tmp_path / "again" / path.relative_to(run / "html")).read_bytes()
+            ), path
+
+
+def test_genotex_report_renders_a_saved_report_and_says_what_it_lacks(run, tmp_path):
+    def without_intervals(node):
+        if isinstance(node, dict):
+            return {
+                k: without_intervals(v)
+                for k, v in node.items()
+                if not k.endswith(("_ci", "_ci_note"))
+            }
+        return node
+
+    data = without_intervals(json.loads((run / "run.json").read_text()))  # a run without --ci
+    data["run"].pop("bootstrap")
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["report", str(plain), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "Intervals are missing" in page and "without <code>--ci</code>" in page
+    assert "0.82" in page and (tmp_path / "out" / "figures" / "scores_per_task.svg").exists()
+
+
+def test_compare_and_leaderboard_from_the_command_line(run, eval_fixtures, tmp_path):
+    case = eval_fixtures / "case1"
+    perfect = tmp_path / "perfect.json"
+    done = CliRunner().invoke(main, [
+        "eval", "-p", str(case / "ref/output"), "-r", str(case / "ref/output"),
+        "--task-info", str(case / "ref/metadata/task_info.json"), "--json", str(perfect),
+        "--no-progress",
+    ])  # fmt: skip
+    assert done.exit_code == 0
+    compared = CliRunner().invoke(
+        main, ["compare", str(run / "run.json"), str(perfect), "--resamples", "500"]
+    )
+    assert compared.exit_code == 0, compared.output
+    assert "== analysis (per problem) ==" in compared.output and "W/T/L" in compared.output
+    refused = CliRunner().invoke(
+        main, ["compare", str(run / "run.json"), str(case / "expected.json")]
+    )
+    assert refused.exit_code == 1 and "without reference digests" in refused.output
+    board = CliRunner().invoke(
+        main,
+        ["leaderboard", str(perfect), str(run / "run.json"), "--paper", "--format", "markdown"],
+    )
+    assert board.exit_code == 0 and "| OpenAI o1 (published) | 43.26 |" in board.output
+    assert board.output.index("| perfect |") < board.output.index("| run |")
+
+
+def test_a_report_that_is_not_json_is_one_sentence(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = CliRunner().invoke(main, ["report", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "is not a genotex eval --json report" in result.output
+    assert not (tmp_path / "o").exists()

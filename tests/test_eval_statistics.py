@@ -1,0 +1,192 @@
+"""The statistics beside the parity numbers, each against an independent computation."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from genotex.evaluation import (
+    BootstrapSettings,
+    EvalOptions,
+    EvalReport,
+    ReportError,
+    bootstrap_interval,
+    compare_reports,
+    evaluate,
+    exact_ranking_scores,
+    gsea_prerank,
+    leaderboard,
+    load_report,
+    paired_comparison,
+    published_rows,
+    render_leaderboard,
+)
+
+
+def test_the_bootstrap_matches_a_direct_percentile_implementation():
+    values = np.random.default_rng(2).uniform(0, 1, 30)
+    settings = BootstrapSettings(resamples=10_000, seed=0)
+    ours = bootstrap_interval(values.tolist(), settings)
+    # resample the mean 10,000 times by hand (another random stream) and take the percentiles
+    means = values[np.random.default_rng(9).integers(0, 30, (10_000, 30))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    assert abs(ours.low - low) < 0.01 and abs(ours.high - high) < 0.01
+    assert bootstrap_interval(values.tolist(), settings) == ours  # one seed, one answer
+
+
+def test_too_few_items_give_no_interval_with_the_reason_and_no_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        short = bootstrap_interval([1.0, math.nan, 2.0], BootstrapSettings())
+        equal = bootstrap_interval([3.0, 3.0, 3.0, 3.0], BootstrapSettings())
+    assert not short.defined and "2 item(s)" in short.note
+    assert (equal.low, equal.high) == (3.0, 3.0)
+
+
+def _exact_wilcoxon_p(diffs):
+    """Two-sided exact p by enumerating every sign assignment (no zeros, no ties)."""
+    ranks = np.argsort(np.argsort(np.abs(diffs))) + 1
+    observed = ranks[np.asarray(diffs) > 0].sum()
+    sums = [sum(r for r, s in zip(ranks, signs, strict=True) if s) for signs in
+            itertools.product([0, 1], repeat=len(diffs))]  # fmt: skip
+    sums = np.array(sums)
+    low, high = np.mean(sums <= observed), np.mean(sums >= observed)
+    return min(1.0, 2 * min(low, high))
+
+
+def test_wilcoxon_against_the_exact_distribution_by_enumeration():
+    # a textbook-style paired sample: ten differences, no zeros, no tied magnitudes
+    a = {f"p{i}": v for i, v in enumerate([7.1, 6.2, 8.4, 5.0, 9.9, 6.6, 7.7, 8.1, 5.5, 6.9])}
+    diffs = [0.3, -1.1, 2.2, 0.8, 1.9, -0.4, 1.4, 2.6, 0.5, 1.7]
+    b = {k: v + d for (k, v), d in zip(a.items(), diffs, strict=True)}
+    row = paired_comparison("f1", a, b, BootstrapSettings(resamples=1000))
+    assert row.p_value == pytest.approx(_exact_wilcoxon_p(np.array(diffs)), rel=1e-9)
+    assert (row.wins, row.ties, row.losses) == (8, 0, 2)
+    assert row.mean_difference == pytest.approx(np.mean(diffs))
+
+
+def test_zero_differences_are_split_not_dropped():
+    from scipy.stats import wilcoxon
+
+    a = {f"p{i}": 0.0 for i in range(8)}
+    b = {"p0": 1.0, "p1": 2.0, "p2": 3.0, "p3": -0.5, "p4": 0.0, "p5": 0.0, "p6": 4.0, "p7": 0.0}
+    row = paired_comparison("auroc", a, b, BootstrapSettings(resamples=1000))
+    diffs = [b[k] for k in sorted(b)]
+    assert row.p_value == pytest.approx(wilcoxon(diffs, zero_method="zsplit").pvalue)
+    # by hand: |d| ranks with the three zeros at ranks 1-3 (2 each), then 0.5, 1, 2, 3, 4 at 4-8;
+    # zsplit gives each sign half of the zeros' ranks: R- = 4 + 3 = 7 (wilcox would drop them: 1)
+    assert wilcoxon(diffs, zero_method="zsplit").statistic == 7.0
+    assert row.ties == 3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_auroc_and_ap_agree_with_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    universe = [f"G{i}" for i in range(300)]
+    ref = list(rng.choice(universe, 25, replace=False))
+    pred = list(rng.choice(universe, 40, replace=False)) + ["NEW1", "NEW2"]  # outside: added
+    genes = universe + ["NEW1", "NEW2"]
+    scores = {g: len(pred) - i for i, g in enumerate(pred)}
+    y_true = [g in ref for g in genes]
+    y_score = [scores.get(g, 0) for g in genes]
+    ours = exact_ranking_scores(pred, ref, universe)
+    assert ours["auroc_exact"] == pytest.approx(roc_auc_score(y_true, y_score), abs=1e-12)
+    assert ours["average_precision"] == pytest.approx(
+        average_precision_score(y_true, y_score), abs=1e-12
+    )
+
+
+def test_exact_scores_are_undefined_with_the_reason():
+    assert exact_ranking_scores([], ["A"], ["A", "B"])["note"] == "empty prediction"
+    none = exact_ranking_scores(["A"], ["Z"], ["A", "B"])
+    assert none["auroc_exact"] is None and none["reference_outside"] == 1
+
+
+def test_gsea_es_against_a_hand_worked_running_sum():
+    # ranking G1 > G2 > ... > G6 with scores 6..1 and 4 unranked genes at 0; set {G2, G5, G9}
+    ranking = {f"G{i}": float(7 - i) for i in range(1, 7)} | {f"G{i}": 0.0 for i in range(7, 11)}
+    members = ["G2", "G5", "G9"]
+    # weighted running sum (weight 1): a hit adds |r|/sum|r of hits| = 5/7, 2/7, 0/7;
+    # a miss subtracts 1/7 (7 misses)
+    # in rank order G1..G6, then the tied zeros G10, G7, G8, G9
+    steps = [-1 / 7, 5 / 7, -1 / 7, -1 / 7, 2 / 7, -1 / 7, -1 / 7, -1 / 7, -1 / 7, 0.0]
+    expected = np.cumsum(steps).max()
+    assert expected == pytest.approx(4 / 7)  # reached after G2, and again after G5
+    result = gsea_prerank(ranking, members, permutations=200, seed=1)
+    assert result["es"] == pytest.approx(expected, abs=1e-9)
+    again = gsea_prerank(ranking, members, permutations=200, seed=1)
+    assert again == result  # one seed, one answer
+
+
+@pytest.fixture(scope="module")
+def saved(eval_fixtures, tmp_path_factory):
+    """case1 evaluated with intervals and exact statistics, the reference as a perfect run."""
+    folder = tmp_path_factory.mktemp("saved")
+    case = eval_fixtures / "case1"
+    info = case / "ref" / "metadata" / "task_info.json"
+    options = EvalOptions(ci=True, exact=True, bootstrap=BootstrapSettings(resamples=2000))
+    runs = {}
+    for name, pred in (("agent", case / "pred" / "output"), ("perfect", case / "ref" / "output")):
+        report = evaluate(pred, case / "ref" / "output", info, options=options)
+        (folder / f"{name}.json").write_text(report.to_json())
+        runs[name] = folder / f"{name}.json"
+    return runs
+
+
+def test_ci_json_has_a_sibling_interval_for_every_average(saved):
+    data = json.loads(saved["agent"].read_text())
+    overall = data["analysis"]["categorized"]["Overall"]
+    for metric in ("f1", "auroc", "auroc_exact", "average_precision", "gsea_prerank_nes"):
+        low, high = overall[f"{metric}_ci"]
+        assert low <= overall[metric] <= high
+    assert data["selection"]["filtering"]["average"]["f1_ci"] is not None
+    assert "composite_similarity_correlation_ci" in data["preprocessing"]["linked"]["average"]
+    assert data["run"]["bootstrap"] == {"resamples": 2000, "seed": 0, "confidence": 0.95}
+    problem = data["analysis"]["per_problem"]["Obesity|None"]
+    assert set(problem["gsea_prerank"]) == {"es", "nes", "pval"}
+
+
+def test_compare_says_the_perfect_run_is_better_and_refuses_mixed_references(
+    saved, eval_fixtures, tmp_path
+):
+    a, b = load_report(saved["agent"]), load_report(saved["perfect"])
+    comparison = compare_reports(a, b, settings=BootstrapSettings(resamples=1000))
+    auroc = next(r for r in comparison.sections["analysis (per problem)"] if r.metric == "auroc")
+    assert auroc.mean_difference > 0 and auroc.interval.low > 0 and auroc.p_value < 0.001
+    other = json.loads(saved["agent"].read_text())
+    other["run"]["provenance"]["reference_digest"]["regress"]["sha256"] = "0" * 64
+    with pytest.raises(ReportError, match="another reference"):
+        compare_reports(a, EvalReport.from_dict(other), names=("a", "b"))
+    legacy = json.loads((eval_fixtures / "case1" / "expected.json").read_text())
+    with pytest.raises(ReportError, match="without reference digests"):
+        compare_reports(a, EvalReport.from_dict(legacy))
+    other["run"]["provenance"]["task_info_sha256"] = "1" * 64
+    with pytest.raises(ReportError, match="another task_info"):
+        compare_reports(a, EvalReport.from_dict(other))
+
+
+def test_the_leaderboard_prints_the_papers_rows_exactly(saved, shared):
+    import csv
+
+    text = render_leaderboard(
+        leaderboard([saved["agent"], saved["perfect"]], paper="end-to-end"), "csv"
+    )
+    rows = {r["Run"]: r for r in csv.DictReader(text.splitlines())}
+    with open(shared / "data" / "paper" / "genotex_paper_table2.csv", encoding="utf-8") as handle:
+        for paper in csv.DictReader(handle):
+            row = rows[f"{paper['method']} (published)"]
+            assert row["Prec."] == paper["precision"] and row["AUROC"] == paper["auroc"]
+            assert row["Success"] == (paper["success"] or "-") and row["Coverage"] == "published"
+    assert rows["agent"]["Coverage"] == "24/24" and rows["agent"]["AUROC"].startswith("0.82 [")
+    runs = [r["Run"] for r in csv.DictReader(text.splitlines())]
+    assert runs.index("perfect") == 0  # sorted by AUROC
+    assert len(published_rows("analysis")) == 9
+    latex = render_leaderboard(leaderboard([saved["agent"]], paper="analysis"), "latex")
+    assert "\\toprule" in latex and "\\textbf{" in latex and "GenoAgent (Ours) (published)" in latex
