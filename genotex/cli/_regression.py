@@ -64,6 +64,21 @@ from ._common import debug_option, handle_errors, main
     default=None,
     help="Run summary JSON (status.json schema); default: OUT/status.json.",
 )
+@click.option(
+    "--mode",
+    type=click.Choice(["reference", "standard"]),
+    default="reference",
+    show_default=True,
+    help="reference: the published pipeline, exactly; standard: converged Lasso, "
+    "sign-invariant LMM, alpha chosen by --select-by (README: when to use which).",
+)
+@click.option(
+    "--select-by",
+    type=click.Choice(["prediction", "precision"]),
+    default=None,
+    help="standard mode's alpha rule: CV prediction loss (default) or the reference's "
+    "selection precision against the known genes.",
+)
 @debug_option
 @handle_errors
 def regress_command(
@@ -77,6 +92,8 @@ def regress_command(
     scheduler: str | None,
     force: bool,
     summary: Path | None,
+    mode: str,
+    select_by: str | None,
 ) -> None:
     """Answer problems with the standardized GenoTEX regression pipeline."""
     from ..core import TaskInfo
@@ -87,6 +104,10 @@ def regress_command(
         raise click.UsageError("give either --all or --trait (one or more)")
     if condition is not None and len(traits) != 1:
         raise click.UsageError("--condition goes with exactly one --trait")
+    if select_by is not None and mode != "standard":
+        raise click.UsageError(
+            "--select-by goes with --mode standard (the reference mode's rule is fixed)"
+        )
     if not data.is_dir():
         raise GenotexError("the data folder does not exist", path=data)
     info = TaskInfo.read(task_info)
@@ -99,6 +120,8 @@ def regress_command(
         scheduler=scheduler,
         force=force,
         summary=summary or out / "status.json",
+        mode=mode,
+        select_by=select_by or "prediction",
     )
     counts = status.counts()
     click.echo(

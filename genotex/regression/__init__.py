@@ -2,7 +2,9 @@
 
 `answer_problem` loads one problem's data and returns its `RegressionResult`;
 `run_problems` answers many, in processes or on a Dask cluster, writing each
-result as it finishes. The models are scikit-learn estimators (`LassoModel`,
+result as it finishes. `mode="reference"` is the published pipeline, exactly;
+`mode="standard"` (`fit_standard`) is converged, sign-invariant and chooses α
+without the answer key by default. The models are scikit-learn estimators (`LassoModel`,
 `LMMModel`, `Residualizer`); `cross_validate` chooses α as the reference does.
 """
 
@@ -36,9 +38,25 @@ from ._models import (
 )
 from ._pipeline import RegressionResult, analyse, answer_problem, is_done, result_path, write_result
 from ._run import ProblemOutcome, run_problems, solve
+from ._standard import (
+    ALPHA_RATIO,
+    N_ALPHAS,
+    SELECT_BY,
+    STANDARD_TOL,
+    StandardFit,
+    fit_standard,
+    solve_path,
+)
 
 __all__ = [
     "ALPHA_GRID",
+    "ALPHA_RATIO",
+    "N_ALPHAS",
+    "SELECT_BY",
+    "STANDARD_TOL",
+    "StandardFit",
+    "fit_standard",
+    "solve_path",
     "BATCH_GAP_NUMERATOR",
     "FALLBACK_ALPHA",
     "LEGACY_SEED",

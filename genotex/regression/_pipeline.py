@@ -10,9 +10,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, output_path, regress_file_name
+from ._constants import ALPHA_GRID
 from ._cv import CVChoice, cross_validate, significant_genes
 from ._data import ProblemData, load_problem
 from ._models import LassoModel, LMMModel, Residualizer, detect_batch_effect, normalize
+from ._standard import fit_standard
 
 __all__ = [
     "RegressionResult",
@@ -41,6 +43,7 @@ class RegressionResult:
     condition_model: str | None = None
     converged: bool = True
     cv_per_alpha: dict[float, Any] = field(default_factory=dict, repr=False)
+    method: dict[str, Any] = field(default_factory=dict)  # mode, solver, tolerance, α rule
 
     def to_file(self) -> ResultFile:
         """The `significant_genes_condition_<C>.json` content (layout.md)."""
@@ -48,6 +51,7 @@ class RegressionResult:
             tuple(gene for gene, _ in self.genes),
             tuple(coefficient for _, coefficient in self.genes),
             self.cv_performance,
+            {"method": self.method} if self.method else {},
         )
 
     def describe(self) -> str:
@@ -69,13 +73,20 @@ class RegressionResult:
             parts.append(
                 f"condition predicted by {self.condition_model} on {len(self.regressors)} genes"
             )
-        if not self.converged:
+        if self.method.get("mode") == "standard":
+            gap = self.method["diagnostics"]["final_relative_gap"]
+            state = "converged" if self.converged else "NOT converged"
+            parts.append(f"standard mode, {self.method['select_by']} rule, {state} (gap {gap:.1e})")
+        elif not self.converged:
             parts.append("the final fit hit max_iter")
         return "; ".join(parts)
 
 
-def analyse(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
-    """Batch-effect test, CV over the α grid, final fit on all samples, ranked genes."""
+#: The reference mode's `method` object: what produced its numbers.
+_REFERENCE_SOLVER = "scikit-learn Lasso, its defaults (max_iter 1000, tol 1e-4), cold-started"
+
+
+def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     lmm = detect_batch_effect(data.x)
     choice: CVChoice = cross_validate(
         data.x,
@@ -90,10 +101,20 @@ def analyse(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     z = None if data.z is None else normalize(data.z)[0]
     model = Residualizer(LMMModel(alpha=choice.alpha) if lmm else LassoModel(alpha=choice.alpha))
     model.fit(np.asfortranarray(x), data.y, z)
-    coefficients = model.coef_
+    method = {
+        "mode": "reference",
+        "model": "LMM (X rotated, y not)" if lmm else "Lasso",
+        "solver": _REFERENCE_SOLVER,
+        "tolerance": {"scikit_learn_tol": 1e-4, "max_iter": 1000},
+        "alpha_grid": {"rule": "the reference's absolute grid", "values": list(ALPHA_GRID)},
+        "select_by": "precision",
+        "selection_rule": "highest mean CV selection precision; 0.1 when none finds a known gene",
+        "alpha": choice.alpha,
+        "diagnostics": {"final_iterations": model.n_iter_, "converged": model.converged_},
+    }
     return RegressionResult(
         problem=data.problem,
-        genes=tuple(significant_genes(coefficients, data.genes)),
+        genes=tuple(significant_genes(model.coef_, data.genes)),
         cv_performance=choice.performance,
         model="LMM" if lmm else "Lasso",
         batch_effect=lmm,
@@ -105,18 +126,67 @@ def analyse(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
         condition_model=data.condition_model,
         converged=model.converged_,
         cv_per_alpha=choice.per_alpha,
+        method=method,
     )
 
 
+def _standard(data: ProblemData, task_info: TaskInfo, select_by: str) -> RegressionResult:
+    fit = fit_standard(
+        data.x, data.y, data.z, data.genes, task_info.genes_of(data.problem.trait),
+        binary=data.binary, select_by=select_by,
+    )  # fmt: skip
+    return RegressionResult(
+        problem=data.problem,
+        genes=tuple(significant_genes(fit.coefficients, data.genes)),
+        cv_performance=fit.cv_performance,
+        model="LMM" if fit.lmm else "Lasso",
+        batch_effect=fit.lmm,
+        alpha=fit.alpha,
+        alpha_fallback=False,
+        condition_coefficient=None,
+        cohorts=data.cohorts,
+        regressors=data.regressors,
+        condition_model=data.condition_model,
+        converged=bool(fit.method["diagnostics"]["converged"]),
+        method=fit.method,
+    )
+
+
+def analyse(
+    data: ProblemData,
+    task_info: TaskInfo,
+    *,
+    mode: str = "reference",
+    select_by: str = "prediction",
+) -> RegressionResult:
+    """Batch-effect test, CV over the α grid, final fit on all samples, ranked genes.
+
+    `mode="reference"` reproduces the published pipeline exactly;
+    `mode="standard"` is the converged, sign-invariant variant
+    (`genotex.regression.fit_standard`), whose α rule is `select_by`.
+    """
+    if mode == "reference":
+        return _reference(data, task_info)
+    if mode == "standard":
+        return _standard(data, task_info, select_by)
+    raise ValueError(f"mode must be reference or standard, not {mode!r}")
+
+
 def answer_problem(
-    data_dir: str | Path, problem: ProblemId, task_info: TaskInfo
+    data_dir: str | Path,
+    problem: ProblemId,
+    task_info: TaskInfo,
+    *,
+    mode: str = "reference",
+    select_by: str = "prediction",
 ) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
 
     Raises `ProblemSkipped` (no data) or `ProblemFailed` (unusable data).
     """
     with threadpool_limits(limits=1):
-        return analyse(load_problem(data_dir, problem, task_info), task_info)
+        data = load_problem(data_dir, problem, task_info)
+        return analyse(data, task_info, mode=mode, select_by=select_by)
 
 
 def result_path(out_dir: str | Path, problem: ProblemId) -> Path:
@@ -131,7 +201,7 @@ def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
     return path
 
 
-def is_done(out_dir: str | Path, problem: ProblemId) -> bool:
+def is_done(out_dir: str | Path, problem: ProblemId, mode: str = "reference") -> bool:
     """Whether a problem's result exists and is complete, so that a re-run may skip it.
 
     It must score in evaluation (`ResultFile`'s rule) and also hold what
@@ -139,6 +209,9 @@ def is_done(out_dir: str | Path, problem: ProblemId) -> bool:
     skips a file that evaluation would score as malformed.
     """
     try:
-        return ResultFile.read(result_path(out_dir, problem)).complete
+        result = ResultFile.read(result_path(out_dir, problem))
     except MalformedResult:
         return False
+    method = result.extra.get("method")
+    made_in = method.get("mode", "reference") if isinstance(method, dict) else "reference"
+    return result.complete and made_in == mode  # a result of the other mode is redone

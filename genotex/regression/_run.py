@@ -46,12 +46,16 @@ class ProblemOutcome:
 
 
 def solve(
-    data_dir: str, problem: ProblemId, task_info: TaskInfo
+    data_dir: str,
+    problem: ProblemId,
+    task_info: TaskInfo,
+    mode: str = "reference",
+    select_by: str = "prediction",
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
     """Answer one problem, turning every expected failure into an outcome (never raises)."""
     started = time.perf_counter()
     try:
-        result = answer_problem(data_dir, problem, task_info)
+        result = answer_problem(data_dir, problem, task_info, mode=mode, select_by=select_by)
     except ProblemSkipped as exc:
         return None, ProblemOutcome(problem, f"skipped: {exc}", time.perf_counter() - started)
     except GenotexError as exc:
@@ -64,7 +68,7 @@ def solve(
 
 
 def _solve_task(
-    task: tuple[str, ProblemId, TaskInfo],
+    task: tuple[str, ProblemId, TaskInfo, str, str],
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
     return solve(*task)
 
@@ -84,6 +88,8 @@ def run_problems(
     force: bool = False,
     on_outcome: Callable[[ProblemOutcome], None] | None = None,
     summary: str | Path | None = None,
+    mode: str = "reference",
+    select_by: str = "prediction",
 ) -> RunStatus:
     """Answer `problems`, writing each result JSON as soon as it is known.
 
@@ -107,6 +113,9 @@ def run_problems(
         Called with each problem's outcome as it is known.
     summary
         Also write the run summary (`status.json`) there.
+    mode, select_by
+        `"reference"` (the published pipeline, exactly) or `"standard"` (converged,
+        sign-invariant; its α rule `select_by`). A result of the other mode is redone.
 
     Returns
     -------
@@ -117,14 +126,14 @@ def run_problems(
     outcomes: dict[ProblemId, ProblemOutcome] = {}
     pending = []
     for problem in problems:
-        if not force and is_done(out_dir, problem):
+        if not force and is_done(out_dir, problem, mode):
             outcomes[problem] = ProblemOutcome(
                 problem, "skipped: output exists (use --force to redo)", 0.0
             )
             _report(outcomes[problem], on_outcome)
         else:
             pending.append(problem)
-    tasks = [(str(data_dir), problem, task_info) for problem in pending]
+    tasks = [(str(data_dir), problem, task_info, mode, select_by) for problem in pending]
     for result, outcome in _execute(tasks, jobs=jobs, scheduler=scheduler):
         if result is not None:
             write_result(out_dir, result)

@@ -1,0 +1,155 @@
+"""`--mode standard`: converged, covariate-correct, sign-invariant, and recorded in `method`."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.linalg
+from click.testing import CliRunner
+from sklearn.linear_model import Lasso
+
+from genotex.cli import main
+from genotex.core import CohortInfo, CohortRecord, ResultFile, TaskInfo, write_table
+from genotex.regression import STANDARD_TOL, fit_standard, solve_path
+from genotex.regression import _standard as standard
+
+
+def _batched(n=240, p=150, seed=0):
+    """A problem with a batch effect (the eigen-gap test fires: n > 200) and 5 planted genes."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, p))
+    x[: n // 2] += rng.normal(0, 3, p)  # two batches
+    y = (x[:, :5] @ np.array([1.0, -1.0, 0.8, 0.6, -0.7]) + rng.normal(size=n) > 0).astype(float)
+    return x, y, [f"G{i}" for i in range(p)]
+
+
+def test_the_converged_lasso_matches_a_tightly_converged_scikit_learn_fit():
+    rng = np.random.default_rng(3)
+    x = np.asfortranarray(rng.normal(size=(80, 600)))
+    y = x[:, :8] @ rng.normal(size=8) + rng.normal(size=80)
+    y -= y.mean()
+    alpha = 0.05
+    ((coef, _, gap),) = solve_path(x, y, [alpha])
+    tight = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=1_000_000).fit(x, y).coef_
+
+    def objective(w):
+        r = y - x @ w
+        return 0.5 * r @ r / len(y) + alpha * np.abs(w).sum()
+
+    # the duality gap bounds the objective's excess over the optimum (stated tolerance)
+    assert gap <= STANDARD_TOL
+    assert objective(coef) - objective(tight) <= STANDARD_TOL * (y @ y) / len(y)
+    assert set(np.flatnonzero(np.abs(tight) > 1e-2)) <= set(np.flatnonzero(coef))
+    np.testing.assert_allclose(coef, tight, atol=5e-3)
+
+
+def test_kkt_conditions_hold_with_unpenalized_covariates():
+    rng = np.random.default_rng(4)
+    n, p = 120, 300
+    x = rng.normal(size=(n, p))
+    z = rng.normal(size=n)
+    y = 2.0 + 1.5 * z + x[:, 0] - x[:, 1] + rng.normal(scale=0.5, size=n)
+    design = standard._design(np.asfortranarray(x), y, standard._covariates(z, n), lmm=False)
+    alpha = 0.05
+    ((coef, _, _),) = solve_path(design.x, design.y, [alpha], tol=1e-10)
+    # stationarity: |x_j'r|/n <= alpha everywhere, = alpha with the sign of w_j where w_j != 0
+    gradient = design.x.T @ (design.y - design.x @ coef) / n
+    assert np.all(np.abs(gradient) <= alpha + 1e-6)
+    active = coef != 0
+    np.testing.assert_allclose(gradient[active], alpha * np.sign(coef[active]), atol=1e-6)
+    # the covariates' coefficients are ordinary least squares given the genes
+    beta = design.covariates(coef)
+    ols = np.linalg.lstsq(np.column_stack([np.ones(n), z]), y - x @ coef, rcond=None)[0]
+    np.testing.assert_allclose(beta, ols, atol=1e-8)
+
+
+def test_the_standard_lmm_does_not_depend_on_eigenvector_signs(monkeypatch):
+    x, y, genes = _batched()
+    first = fit_standard(x, y, None, genes, genes[:5], binary=True)
+    assert first.lmm and first.method["model"].startswith("LMM")
+    rng = np.random.default_rng(8)
+    eigh = scipy.linalg.eigh
+
+    def flipped(matrix, *args, **kwargs):
+        values, vectors = eigh(matrix, *args, **kwargs)
+        return values, vectors * rng.choice([-1.0, 1.0], vectors.shape[1])
+
+    monkeypatch.setattr(standard.scipy.linalg, "eigh", flipped)
+    again = fit_standard(x, y, None, genes, genes[:5], binary=True)
+    assert again.alpha == first.alpha
+    assert list(np.flatnonzero(again.coefficients)) == list(np.flatnonzero(first.coefficients))
+    np.testing.assert_allclose(again.coefficients, first.coefficients, atol=1e-6)
+
+
+def _tree(root, x, y, genes):
+    import pandas as pd
+
+    table = pd.DataFrame(x, columns=genes)
+    table.insert(0, "Trait", y)
+    write_table(root / "preprocess/Trait/GSE1.csv", table)
+    record = CohortRecord.decide("GSE1", gene=True, trait=True, biased=False, size=len(y))
+    CohortInfo.update(root / "preprocess/Trait/cohort_info.json", record)
+    TaskInfo.from_dict({"Trait": {"related_genes": genes[:5], "conditions": []}}).write(
+        root / "task_info.json"
+    )
+
+
+def _regress(root, out, *extra, env=None):
+    command = [sys.executable, "-m", "genotex", "regress", "--data", str(root / "preprocess"),
+               "--task-info", str(root / "task_info.json"), "--out", str(out), "--all",
+               *extra]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads((out / "Trait/significant_genes_condition_None.json").read_text())
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="OpenBLAS core types are x86_64 ones")
+def test_another_blas_kernel_gives_the_same_standard_answer(tmp_path):
+    x, y, genes = _batched(seed=1)
+    _tree(tmp_path, x, y, genes)
+    answers = []
+    for core in (None, "Sandybridge", "Nehalem"):
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE",)}
+        if core:
+            env["OPENBLAS_CORETYPE"] = core
+        answer = _regress(tmp_path, tmp_path / f"out-{core}", "--mode", "standard", env=env)
+        answers.append(answer["significant_genes"]["Variable"])
+        assert answer["method"]["model"].startswith("LMM")
+    assert answers[0] == answers[1] == answers[2]
+
+
+def test_both_modes_record_their_method_and_do_not_count_as_each_others_result(tmp_path):
+    x, y, genes = _batched(n=90, p=60, seed=2)
+    _tree(tmp_path, x, y, genes)
+    out = tmp_path / "out"
+    reference = _regress(tmp_path, out)
+    assert (
+        reference["method"]["mode"] == "reference"
+        and reference["method"]["select_by"] == "precision"
+    )
+    assert "converged" in reference["method"]["diagnostics"]
+    stamp = (out / "Trait/significant_genes_condition_None.json").stat().st_mtime_ns
+    done = _regress(tmp_path, out, "--mode", "standard", "--select-by", "precision")
+    assert (
+        out / "Trait/significant_genes_condition_None.json"
+    ).stat().st_mtime_ns != stamp  # redone
+    method = done["method"]
+    assert method["mode"] == "standard" and method["select_by"] == "precision"
+    assert method["diagnostics"]["final_relative_gap"] <= STANDARD_TOL
+    assert len(method["alpha_grid"]["values"]) == standard.N_ALPHAS
+    ResultFile.from_dict(done)  # evaluation scores it like any result
+    status = json.loads((out / "status.json").read_text())
+    assert "standard mode, precision rule, converged" in status["Trait|None"]["detail"]
+
+
+def test_select_by_goes_with_the_standard_mode(tmp_path):
+    result = CliRunner().invoke(
+        main, ["regress", "--all", "--select-by", "precision", "--data", str(tmp_path)]
+    )
+    assert result.exit_code == 2 and "--select-by goes with --mode standard" in result.output
