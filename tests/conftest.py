@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+# the suite's per-file hash cache (evaluation provenance) and synonym caches stay out of the
+# user's cache folder
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="genotex-test-cache-")
 
 SHARED = Path(
     os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared")

@@ -190,3 +190,29 @@ def test_the_leaderboard_prints_the_papers_rows_exactly(saved, shared):
     assert len(published_rows("analysis")) == 9
     latex = render_leaderboard(leaderboard([saved["agent"]], paper="analysis"), "latex")
     assert "\\toprule" in latex and "\\textbf{" in latex and "GenoAgent (Ours) (published)" in latex
+
+
+def test_reference_digests_are_cached_and_follow_changes(eval_fixtures, tmp_path, monkeypatch):
+    import shutil
+
+    from genotex.evaluation import _provenance
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    case = tmp_path / "case"
+    shutil.copytree(eval_fixtures / "case4", case)
+    calls = []
+    real = _provenance.file_sha256
+    monkeypatch.setattr(_provenance, "file_sha256", lambda path: calls.append(path) or real(path))
+    ref = case / "ref" / "output"
+    files = sum(1 for p in (ref / "preprocess").rglob("*") if p.is_file())
+    first = _provenance.tree_digest(ref / "preprocess")
+    assert first["files"] == files and len(calls) == files
+    again = _provenance.tree_digest(ref / "preprocess")
+    assert again == first and len(calls) == files  # nothing re-hashed
+    changed = next(p for p in (ref / "preprocess").rglob("*.csv"))
+    changed.write_text(changed.read_text() + "\n")
+    third = _provenance.tree_digest(ref / "preprocess")
+    assert third["sha256"] != first["sha256"] and len(calls) == files + 1  # only that file
+    import hashlib
+
+    assert real(changed) == hashlib.sha256(changed.read_bytes()).hexdigest()

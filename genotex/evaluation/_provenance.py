@@ -71,7 +71,19 @@ class _HashCache:
                 merged = dict(self.entries)
                 with contextlib.suppress(OSError, ValueError):
                     merged = {**json.loads(self.path.read_text(encoding="utf-8")), **merged}
-                write_text_atomic(self.path, json.dumps(merged, sort_keys=True))
+                # entries of files that are gone (or changed) are dropped: the cache stays small
+                kept = {k: v for k, v in merged.items() if _current(k)}
+                write_text_atomic(self.path, json.dumps(kept, sort_keys=True))
+
+
+def _current(key: str) -> bool:
+    """Whether a cache key's file still exists with that size and modification time."""
+    path, size, mtime = key.rsplit("\t", 2)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return f"{stat.st_size}\t{stat.st_mtime_ns}" == f"{size}\t{mtime}"
 
 
 def file_sha256(path: Path) -> str:
