@@ -70,10 +70,25 @@ def _run(
     case: Path, out: Path, key: str, mode: str, select_by: str | None
 ) -> tuple[float, dict | None]:
     trait, condition = key.split("|")
-    command = [sys.executable, "-m", "genotex", "regress",
-               "--data", str(case / "output/preprocess"),
-               "--task-info", str(case / "metadata/task_info.json"), "--out", str(out), "--force",
-               "--trait", trait, "--condition", condition, "--mode", mode]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "genotex",
+        "regress",
+        "--data",
+        str(case / "output/preprocess"),
+        "--task-info",
+        str(case / "metadata/task_info.json"),
+        "--out",
+        str(out),
+        "--force",
+        "--trait",
+        trait,
+        "--condition",
+        condition,
+        "--mode",
+        mode,
+    ]
     if select_by:
         command += ["--select-by", select_by]
     started = time.perf_counter()
@@ -119,14 +134,23 @@ def compare(case: Path, truths: dict[str, list[str]], out: Path, label: str) -> 
             method = (result or {}).get("method", {})
             jaccard, rho = _agreement(reference, result)
             scores = score_gene_list(genes, truth)
-            rows.append({
-                "case": label, "problem": key, "mode": name, "seconds": seconds,
-                "genes": len(genes),
-                "alpha": method.get("alpha"), "diagnostics": method.get("diagnostics", {}),
-                "jaccard_vs_reference": jaccard, "spearman_vs_reference": rho,
-                "precision": scores["precision"], "recall": scores["recall"], "f1": scores["f1"],
-                "auroc": scores["auroc"],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "case": label,
+                    "problem": key,
+                    "mode": name,
+                    "seconds": seconds,
+                    "genes": len(genes),
+                    "alpha": method.get("alpha"),
+                    "diagnostics": method.get("diagnostics", {}),
+                    "jaccard_vs_reference": jaccard,
+                    "spearman_vs_reference": rho,
+                    "precision": scores["precision"],
+                    "recall": scores["recall"],
+                    "f1": scores["f1"],
+                    "auroc": scores["auroc"],
+                }
+            )
     return rows
 
 
@@ -144,22 +168,28 @@ def fixture_truths(case: Path) -> dict[str, list[str]]:
 
 
 def _print(rows: list[dict]) -> None:
-    print("| case | problem | mode | s | genes | alpha | iterations | gap | Jaccard vs ref | "
-          "Spearman vs ref | P | R | F1 | AUROC |")  # fmt: skip
+    print(
+        "| case | problem | mode | s | genes | alpha | iterations | gap | Jaccard vs ref | "
+        "Spearman vs ref | P | R | F1 | AUROC |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         d = r["diagnostics"]
         gap = d.get("final_relative_gap")
-        print(f"| {r['case']} | {r['problem']} | {r['mode']} | {r['seconds']:.1f} | {r['genes']} | "
-              f"{r['alpha'] or 0:.2g} | {d.get('final_iterations', '-')} | "
-              f"{'-' if gap is None else f'{gap:.0e}'} | {r['jaccard_vs_reference']:.2f} | "
-              f"{r['spearman_vs_reference']:.2f} | {r['precision']:.1f} | {r['recall']:.1f} | "
-              f"{r['f1']:.1f} | {r['auroc']:.2f} |")  # fmt: skip
+        print(
+            f"| {r['case']} | {r['problem']} | {r['mode']} | {r['seconds']:.1f} | {r['genes']} | "
+            f"{r['alpha'] or 0:.2g} | {d.get('final_iterations', '-')} | "
+            f"{'-' if gap is None else f'{gap:.0e}'} | {r['jaccard_vs_reference']:.2f} | "
+            f"{r['spearman_vs_reference']:.2f} | {r['precision']:.1f} | {r['recall']:.1f} | "
+            f"{r['f1']:.1f} | {r['auroc']:.2f} |"
+        )
     for mode in dict.fromkeys(r["mode"] for r in rows):
         mine = [r for r in rows if r["mode"] == mode]
-        print(f"{mode}: median {statistics.median(r['seconds'] for r in mine):.1f} s, "
-              f"mean F1 {statistics.mean(r['f1'] for r in mine):.1f}, "
-              f"mean AUROC {statistics.mean(r['auroc'] for r in mine):.2f}")  # fmt: skip
+        print(
+            f"{mode}: median {statistics.median(r['seconds'] for r in mine):.1f} s, "
+            f"mean F1 {statistics.mean(r['f1'] for r in mine):.1f}, "
+            f"mean AUROC {statistics.mean(r['auroc'] for r in mine):.2f}"
+        )
 
 
 def main() -> None:

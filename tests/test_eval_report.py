@@ -28,12 +28,27 @@ def run(eval_fixtures, tmp_path_factory):
     """`genotex eval --json --report` on case1, as a user runs it."""
     folder = tmp_path_factory.mktemp("report")
     case = eval_fixtures / "case1"
-    result = CliRunner().invoke(main, [
-        "eval", "-p", str(case / "pred/output"), "-r", str(case / "ref/output"),
-        "--task-info", str(case / "ref/metadata/task_info.json"), "--no-progress",
-        "--json", str(folder / "run.json"), "--report", str(folder / "html"),
-        "--resamples", "2000", "--gsea-permutations", "200",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "-p",
+            str(case / "pred/output"),
+            "-r",
+            str(case / "ref/output"),
+            "--task-info",
+            str(case / "ref/metadata/task_info.json"),
+            "--no-progress",
+            "--json",
+            str(folder / "run.json"),
+            "--report",
+            str(folder / "html"),
+            "--resamples",
+            "2000",
+            "--gsea-permutations",
+            "200",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return folder
 
@@ -110,11 +125,21 @@ def test_genotex_report_renders_a_saved_report_and_says_what_it_lacks(run, tmp_p
 def test_compare_and_leaderboard_from_the_command_line(run, eval_fixtures, tmp_path):
     case = eval_fixtures / "case1"
     perfect = tmp_path / "perfect.json"
-    done = CliRunner().invoke(main, [
-        "eval", "-p", str(case / "ref/output"), "-r", str(case / "ref/output"),
-        "--task-info", str(case / "ref/metadata/task_info.json"), "--json", str(perfect),
-        "--no-progress",
-    ])  # fmt: skip
+    done = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "-p",
+            str(case / "ref/output"),
+            "-r",
+            str(case / "ref/output"),
+            "--task-info",
+            str(case / "ref/metadata/task_info.json"),
+            "--json",
+            str(perfect),
+            "--no-progress",
+        ],
+    )
     assert done.exit_code == 0
     compared = CliRunner().invoke(
         main, ["compare", str(run / "run.json"), str(perfect), "--resamples", "500"]

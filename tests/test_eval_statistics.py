@@ -54,8 +54,10 @@ def _exact_wilcoxon_p(diffs):
     """Two-sided exact p by enumerating every sign assignment (no zeros, no ties)."""
     ranks = np.argsort(np.argsort(np.abs(diffs))) + 1
     observed = ranks[np.asarray(diffs) > 0].sum()
-    sums = [sum(r for r, s in zip(ranks, signs, strict=True) if s) for signs in
-            itertools.product([0, 1], repeat=len(diffs))]  # fmt: skip
+    sums = [
+        sum(r for r, s in zip(ranks, signs, strict=True) if s)
+        for signs in itertools.product([0, 1], repeat=len(diffs))
+    ]
     sums = np.array(sums)
     low, high = np.mean(sums <= observed), np.mean(sums >= observed)
     return min(1.0, 2 * min(low, high))

@@ -302,11 +302,17 @@ def test_a_rerun_replaces_only_its_own_files_and_record(tmp_path):
 
 def test_a_recipe_for_another_trait_is_a_usage_error_naming_both(tmp_path, shared, synonyms):
     result = _preprocess(
-        "--trait", "Breast_Cancer",
-        "--cohort-dir", str(shared / "data/real/geo/GSE19161"),
-        "--recipe", str(RECIPES / "Ovarian_Cancer" / "GSE19161.toml"),
-        "--synonyms", str(synonyms), "--out", str(tmp_path / "out"),
-    )  # fmt: skip
+        "--trait",
+        "Breast_Cancer",
+        "--cohort-dir",
+        str(shared / "data/real/geo/GSE19161"),
+        "--recipe",
+        str(RECIPES / "Ovarian_Cancer" / "GSE19161.toml"),
+        "--synonyms",
+        str(synonyms),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.exit_code == 2, result.output
     assert "'Breast_Cancer'" in result.output and "'Ovarian_Cancer'" in result.output
     assert not (tmp_path / "out").exists()

@@ -74,11 +74,22 @@ def _edit_recipe(root: Path, change: dict, trait="Asthma", cohort="GSE100001") -
 def _tree(root: Path, *extra: str):
     return CliRunner().invoke(
         main,
-        ["preprocess", "--all", "--input", str(root / "input"), "--recipes", str(root / "recipes"),
-         "--task-info", str(root / "metadata/task_info.json"),
-         "--synonyms", str(root / "metadata/gene_synonym.json"),
-         "--out", str(root / "out"), *extra],
-    )  # fmt: skip
+        [
+            "preprocess",
+            "--all",
+            "--input",
+            str(root / "input"),
+            "--recipes",
+            str(root / "recipes"),
+            "--task-info",
+            str(root / "metadata/task_info.json"),
+            "--synonyms",
+            str(root / "metadata/gene_synonym.json"),
+            "--out",
+            str(root / "out"),
+            *extra,
+        ],
+    )
 
 
 def _status(output: str, cohort: str) -> str:
@@ -206,10 +217,13 @@ def test_an_unexpected_error_in_one_cohort_is_that_cohorts_failure(bench, monkey
     statuses = dict(
         (f"{job.trait}/{job.cohort}", status)
         for job, status in preprocess_tree(
-            bench / "input", bench / "out", load_synonyms(bench / "metadata/gene_synonym.json"),
-            bench / "metadata/task_info.json", recipes=bench / "recipes",
+            bench / "input",
+            bench / "out",
+            load_synonyms(bench / "metadata/gene_synonym.json"),
+            bench / "metadata/task_info.json",
+            recipes=bench / "recipes",
         )
-    )  # fmt: skip
+    )
     assert statuses["Psoriasis/Xena"].startswith("failed: unexpected KeyError")
     assert statuses["Psoriasis/GSE100005"].startswith("usable")
 
@@ -343,15 +357,18 @@ def _soft(tmp_path: Path, text: str, name: str = "GSE9_family.soft") -> Path:
 
 
 def test_soft_values_as_geo_writes_them(tmp_path):
-    path = _soft(tmp_path, (
-        "^SERIES = GSE9\n!Series_title = A title  \t\n!Series_summary =\n"
-        "^PLATFORM = GPL9\n!Platform_data_row_count = 2\n!platform_table_begin\nID\tSYM\n"
-        "p1\tTP53\np2\tEGFR\n!platform_table_end\n"
-        "^SAMPLE = GSM1\n!Sample_characteristics_ch1 = tissue: liver\n"
-        "!Sample_characteristics_ch1 =\n!Sample_characteristics_ch1 = age: 5\n"
-        "^SAMPLE = GSM2\n!Sample_characteristics_ch1 = tissue: lung\n"
-        "!Sample_characteristics_ch1 = sex: F\n!Sample_characteristics_ch1 = age: 7\n"
-    ))  # fmt: skip
+    path = _soft(
+        tmp_path,
+        (
+            "^SERIES = GSE9\n!Series_title = A title  \t\n!Series_summary =\n"
+            "^PLATFORM = GPL9\n!Platform_data_row_count = 2\n!platform_table_begin\nID\tSYM\n"
+            "p1\tTP53\np2\tEGFR\n!platform_table_end\n"
+            "^SAMPLE = GSM1\n!Sample_characteristics_ch1 = tissue: liver\n"
+            "!Sample_characteristics_ch1 =\n!Sample_characteristics_ch1 = age: 5\n"
+            "^SAMPLE = GSM2\n!Sample_characteristics_ch1 = tissue: lung\n"
+            "!Sample_characteristics_ch1 = sex: F\n!Sample_characteristics_ch1 = age: 7\n"
+        ),
+    )
     soft = read_soft(path)
     assert soft.series["!Series_title"] == ["A title"] and soft.series["!Series_summary"] == [""]
     rows = soft.characteristics()
@@ -366,10 +383,13 @@ def test_soft_values_as_geo_writes_them(tmp_path):
         ("^DATABASE = Geo\n^DATASET = GDS507\n!dataset_table_begin\n", "GEO DataSet \\(GDS\\)"),
         ("^SAMPLE = GSM1\n!Sample_title = x\n", "single-sample \\(GSM\\)"),
         ("ID\tVALUE\nx\t1\n", "not a SOFT file"),
-        ("^PLATFORM = GPL9\n!Platform_data_row_count = 3\n!platform_table_begin\n"
-         "ID\tS\na\tb\n!platform_table_end\n", "declares 3"),
+        (
+            "^PLATFORM = GPL9\n!Platform_data_row_count = 3\n!platform_table_begin\n"
+            "ID\tS\na\tb\n!platform_table_end\n",
+            "declares 3",
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_is_not_a_family_soft_is_one_clear_error(tmp_path, text, message):
     with pytest.raises(GEOFormatError, match=message) as refused:
         read_soft(_soft(tmp_path, text))
@@ -390,10 +410,14 @@ def test_a_platform_without_a_table_is_listed_and_a_clear_error(tmp_path):
 
 
 def test_annot_files_are_named_from_their_header(tmp_path):
-    path = _soft(tmp_path, (
-        "^Annotation\n!Annotation_platform = GPL96\n!platform_table_begin\nID\tGene symbol\n"
-        "1007_s_at\tDDR1\n!platform_table_end\n"
-    ), name="GPL96.annot")  # fmt: skip
+    path = _soft(
+        tmp_path,
+        (
+            "^Annotation\n!Annotation_platform = GPL96\n!platform_table_begin\nID\tGene symbol\n"
+            "1007_s_at\tDDR1\n!platform_table_end\n"
+        ),
+        name="GPL96.annot",
+    )
     assert list(read_soft(path).platforms) == ["GPL96"]
 
 

@@ -101,9 +101,20 @@ def _tree(root, x, y, genes):
 
 
 def _regress(root, out, *extra, env=None):
-    command = [sys.executable, "-m", "genotex", "regress", "--data", str(root / "preprocess"),
-               "--task-info", str(root / "task_info.json"), "--out", str(out), "--all",
-               *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "genotex",
+        "regress",
+        "--data",
+        str(root / "preprocess"),
+        "--task-info",
+        str(root / "task_info.json"),
+        "--out",
+        str(out),
+        "--all",
+        *extra,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads((out / "Trait/significant_genes_condition_None.json").read_text())

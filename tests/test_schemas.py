@@ -25,11 +25,17 @@ RECIPES = Path(__file__).parent / "recipes"
 # layout.md's own examples
 COHORT_RECORD = {
     "GSE207847": {
-        "is_usable": True, "is_gene_available": True, "is_trait_available": True,
-        "is_available": True, "is_biased": False, "has_age": False, "has_gender": False,
-        "sample_size": 60, "note": "",
+        "is_usable": True,
+        "is_gene_available": True,
+        "is_trait_available": True,
+        "is_available": True,
+        "is_biased": False,
+        "has_age": False,
+        "has_gender": False,
+        "sample_size": 60,
+        "note": "",
     }
-}  # fmt: skip
+}
 RESULT = {
     "significant_genes": {
         "Variable": ["TRIB1", "MTMR14"],
@@ -55,10 +61,16 @@ def test_cohort_records_written_by_preprocessing_follow_layout_md():
     # the details are null when the cohort is unavailable
     unavailable = CohortRecord.decide("GSE1", gene=True, trait=False, biased=True, size=9)
     assert unavailable.to_dict() == {
-        "is_usable": False, "is_gene_available": True, "is_trait_available": False,
-        "is_available": False, "is_biased": None, "has_age": None, "has_gender": None,
-        "sample_size": None, "note": "",
-    }  # fmt: skip
+        "is_usable": False,
+        "is_gene_available": True,
+        "is_trait_available": False,
+        "is_available": False,
+        "is_biased": None,
+        "has_age": None,
+        "has_gender": None,
+        "sample_size": None,
+        "note": "",
+    }
     biased = CohortRecord.decide("GSE2", gene=True, trait=True, biased=True, age=True, size=9)
     assert biased.is_available and not biased.is_usable and biased.sample_size == 9
 

@@ -141,9 +141,14 @@ def _finish(report, options, lists, ref, task_info, task_info_source, started) -
     """The statistics asked for, then the provenance block (the last thing timed)."""
     if lists is not None:
         report = add_exact_statistics(
-            report, lists.predictions, lists.references, ref, task_info,
-            permutations=options.gsea_permutations, seed=options.gsea_seed,
-        )  # fmt: skip
+            report,
+            lists.predictions,
+            lists.references,
+            ref,
+            task_info,
+            permutations=options.gsea_permutations,
+            seed=options.gsea_seed,
+        )
     if options.ci:
         report = add_intervals(report, options.bootstrap)
     chosen = {

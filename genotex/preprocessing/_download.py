@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core import GenotexError
 
@@ -253,20 +254,9 @@ def plan_downloads(
 
 
 def download_inputs(
-    what: str,
-    out: str | Path,
-    *,
-    manifest: str | Path | None = None,
-    base_url: str | None = None,
-    only: Iterable[str] = (),
-    sha256: str | None = None,
-    jobs: int = 4,
-    progress: bool = True,
+    what: str, out: str | Path, *, jobs: int = 4, progress: bool = True, **where: Any
 ) -> list[DownloadResult]:
-    """Plan (`plan_downloads`) and fetch (`download_all`) the inputs of `what`; never raises per
-    file.
+    """Plan (`plan_downloads`, which takes `where`: manifest, base_url, only, sha256) and fetch
+    (`download_all`) the inputs of `what`. A file that fails is a result, never an exception.
     """
-    downloads = plan_downloads(
-        what, out, manifest=manifest, base_url=base_url, only=only, sha256=sha256
-    )
-    return download_all(downloads, jobs=jobs, progress=progress)
+    return download_all(plan_downloads(what, out, **where), jobs=jobs, progress=progress)

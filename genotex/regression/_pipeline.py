@@ -132,9 +132,14 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
 
 def _standard(data: ProblemData, task_info: TaskInfo, select_by: str) -> RegressionResult:
     fit = fit_standard(
-        data.x, data.y, data.z, data.genes, task_info.genes_of(data.problem.trait),
-        binary=data.binary, select_by=select_by,
-    )  # fmt: skip
+        data.x,
+        data.y,
+        data.z,
+        data.genes,
+        task_info.genes_of(data.problem.trait),
+        binary=data.binary,
+        select_by=select_by,
+    )
     return RegressionResult(
         problem=data.problem,
         genes=tuple(significant_genes(fit.coefficients, data.genes)),

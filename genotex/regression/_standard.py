@@ -66,9 +66,14 @@ def solve_path(
     x = np.asfortranarray(x, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     _, coefs, gaps, iterations = celer_path(
-        x, y, "lasso", alphas=np.asarray(grid, dtype=np.float64), tol=tol,
-        max_iter=200, return_n_iter=True,
-    )  # fmt: skip
+        x,
+        y,
+        "lasso",
+        alphas=np.asarray(grid, dtype=np.float64),
+        tol=tol,
+        max_iter=200,
+        return_n_iter=True,
+    )
     scale = float(y @ y) / len(y) or 1.0
     return [
         (np.array(coefs[:, k]), int(iterations[k]), float(gaps[k]) / scale)
