@@ -47,7 +47,7 @@ def generated_case(root: Path, n: int, p: int, seed: int) -> tuple[Path, dict[st
     rng = np.random.default_rng(seed)
     genes = [f"GENE{i:05d}" for i in range(p)]
     factors = rng.normal(size=(n, 25))
-    x = factors @ rng.normal(size=(25, p)) * 0.4 + rng.normal(size=(n, p)) + 6.0
+    x = factors @ rng.normal(size=(25, p)) * 0.15 + rng.normal(size=(n, p)) + 6.0
     planted = rng.choice(p, 20, replace=False)
     effects = rng.choice([-1, 1], 20) * rng.uniform(0.4, 1.0, 20)
     score = (x[:, planted] - x[:, planted].mean(0)) @ effects

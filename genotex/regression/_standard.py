@@ -18,8 +18,9 @@ What differs from the reference (regression.md), and why:
   α_max·`ALPHA_RATIO`, log-spaced, computed once on the whole data and used in
   every fold. `select_by="prediction"` takes the α of least mean CV squared
   error (ties: the larger α); `"precision"` is the reference's rule (highest
-  mean selection precision against the trait's known genes; the larger α
-  wins ties; no α finding a known gene falls back to the prediction rule).
+  mean selection precision against the trait's known genes, below α_max, which
+  selects nothing on the whole data; the larger α wins ties; no α finding a
+  known gene falls back to the prediction rule).
 """
 
 from __future__ import annotations
@@ -198,8 +199,10 @@ def fit_standard(
     precision = [s["precision"] for _, s in per_alpha]
     chosen, rule = by_loss, "least mean CV squared error"
     if select_by == "precision":
-        if max(precision) > 0:
-            chosen, rule = int(np.argmax(precision)), "highest mean CV selection precision"
+        # α_max selects nothing on the whole data by definition: the rule looks below it
+        if max(precision[1:]) > 0:
+            chosen = 1 + int(np.argmax(precision[1:]))
+            rule = "highest mean CV selection precision (below alpha_max)"
         else:
             rule = "highest mean CV selection precision; none found a known gene: least CV error"
     path = solve_path(full.x, full.y, grid[: chosen + 1])
