@@ -158,9 +158,35 @@ def test_compare_and_leaderboard_from_the_command_line(run, eval_fixtures, tmp_p
     assert board.output.index("| perfect |") < board.output.index("| run |")
 
 
-def test_a_report_that_is_not_json_is_one_sentence(tmp_path):
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        "[1, 2]",
+        '{"analysis": 5}',
+        '{"analysis": {"per_problem": {"A|None": 3}}}',
+        '{"preprocessing": {"gene": {"per_file": 7}}}',
+        '{"selection": []}',
+        '{"problems_found": [1]}',
+    ],
+)
+def test_a_file_that_is_not_a_report_is_one_sentence(tmp_path, text):
     bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    result = CliRunner().invoke(main, ["report", str(bad), "--out", str(tmp_path / "o")])
-    assert result.exit_code == 1 and "is not a genotex eval --json report" in result.output
+    bad.write_text(text)
+    for command in (["report", str(bad), "--out", str(tmp_path / "o")], ["leaderboard", str(bad)]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 1 and "is not a genotex eval --json report" in result.output
+        assert "Traceback" not in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_odd_run_blocks_are_refused_or_shown_never_a_traceback(run, tmp_path):
+    data = json.loads((run / "run.json").read_text())
+    data["run"]["provenance"] = 5
+    data["run"]["problems_in_task_info"] = "many"
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    compared = CliRunner().invoke(main, ["compare", str(odd), str(run / "run.json")])
+    assert compared.exit_code == 1 and "without reference digests" in compared.output
+    board = CliRunner().invoke(main, ["leaderboard", str(odd)])
+    assert board.exit_code == 0 and "odd" in board.output and "Traceback" not in board.output

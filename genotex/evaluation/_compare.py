@@ -45,7 +45,8 @@ def load_report(path: str | Path) -> EvalReport:
         return EvalReport.from_dict(data)
     except FileNotFoundError:
         raise ReportError("the report does not exist", path=path) from None
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        # any shape the report schema does not have: one sentence, never a traceback
         reason = f"is not a genotex eval --json report ({exc.__class__.__name__}: {exc})"
         raise ReportError(reason, path=path) from None
 
@@ -61,7 +62,8 @@ def _covered_folders(report: EvalReport) -> set[str]:
 
 def reference_identity(report: EvalReport, source: str) -> tuple[str, dict[str, str]]:
     """(task_info sha256, {reference folder: digest}) of a report; refuses one without digests."""
-    block = report.run.get("provenance") or {}
+    block = report.run.get("provenance")
+    block = block if isinstance(block, dict) else {}
     task_info = block.get("task_info_sha256")
     digests = block.get("reference_digest") or {}
     if not task_info or not isinstance(digests, dict):

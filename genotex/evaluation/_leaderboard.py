@@ -89,7 +89,8 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
     values = {metric: overall.get(metric) for metric, _, _ in COLUMNS}
     interval = report.interval(group_key("analysis", OVERALL), "auroc")
     total = report.run.get("problems_in_task_info")
-    coverage = (len(report.analysis or ()), int(total)) if total else None
+    valid = isinstance(total, int) and not isinstance(total, bool) and total > 0
+    coverage = (len(report.analysis or ()), total) if valid else None
     bounds = (interval.low, interval.high) if interval is not None and interval.defined else None
     return LeaderboardRow(name, values, None, bounds, coverage)
 
