@@ -18,6 +18,7 @@ scikit-learn / SciPy, so evaluation stays light.
 
 from ._atomic import atomic_output, remove_stale_temporaries, write_text_atomic
 from ._cohort_info import CohortInfo, CohortRecord
+from ._digest import file_sha256
 from ._errors import (
     GenotexError,
     PredictionTreeError,
@@ -113,6 +114,7 @@ __all__ = [
     "condition_from_regress_file",
     "confusion_scores",
     "feature_correlation",
+    "file_sha256",
     "gene_regressors",
     "gene_selection_scores",
     "get_metric",

@@ -26,14 +26,13 @@ from typing import Any
 from filelock import FileLock
 
 from .._version import __version__
-from ..core import write_text_atomic
+from ..core import file_sha256, write_text_atomic
 
 __all__ = ["TASK_FOLDERS", "file_sha256", "provenance", "tree_digest"]
 
 #: The reference tree's folders, one digest each.
 TASK_FOLDERS = ("preprocess", "regress")
 _PACKAGES = ("numpy", "pandas", "polars", "scipy", "scikit-learn", "gseapy", "matplotlib")
-_CHUNK = 1 << 20
 
 
 def _cache_file() -> Path:
@@ -84,15 +83,6 @@ def _current(key: str) -> bool:
     except OSError:
         return False
     return f"{stat.st_size}\t{stat.st_mtime_ns}" == f"{size}\t{mtime}"
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def tree_digest(root: Path, *, cache: _HashCache | None = None) -> dict[str, Any] | None:

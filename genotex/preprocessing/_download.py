@@ -9,7 +9,6 @@ then renamed into place; a file already present with the right hash is skipped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError
+from ..core import GenotexError, file_sha256
 
 __all__ = [
     "GEO_BASE",
@@ -127,14 +126,6 @@ def tcga_downloads(
     return downloads
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def fetch(
     download: Download,
     *,
@@ -144,7 +135,7 @@ def fetch(
 ) -> DownloadResult:
     """Fetch one file (resuming a `.part`), verify it, move it into place; never raises."""
     target = download.path
-    if target.exists() and (download.sha256 is None or _sha256(target) == download.sha256):
+    if target.exists() and (download.sha256 is None or file_sha256(target) == download.sha256):
         return DownloadResult(download, "present", target.stat().st_size)
     part = target.with_name(target.name + ".part")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -179,7 +170,7 @@ def fetch(
     else:
         return DownloadResult(download, f"failed: {last_error or 'no answer'} for {download.url}")
     if download.sha256 is not None:
-        actual = _sha256(part)
+        actual = file_sha256(part)
         if actual != download.sha256:
             part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
             return DownloadResult(

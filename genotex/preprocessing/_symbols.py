@@ -5,7 +5,6 @@ normalization).
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core import GenotexError, write_text_atomic
+from ..core import GenotexError, file_sha256, write_text_atomic
 
 __all__ = [
     "MyGeneSynonyms",
@@ -87,7 +86,7 @@ def cached_synonym_table(
 ) -> dict[str, str]:
     """`build_synonym_table`, cached in the user cache folder by the gene_info file's sha256."""
     gene_info = Path(gene_info)
-    digest = hashlib.sha256(gene_info.read_bytes()).hexdigest()[:16]
+    digest = file_sha256(gene_info)[:16]
     cache = Path(cache_dir) if cache_dir is not None else _cache_dir()
     path = cache / f"gene_synonym-{digest}.json"
     if path.exists():
