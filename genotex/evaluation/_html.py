@@ -11,12 +11,9 @@ beside the analysis numbers, each labelled as published.
 from __future__ import annotations
 
 import base64
-import csv
-import io
 import json
 import math
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +25,9 @@ from ..core import (
     write_text_atomic,
 )
 from ._figures import make_figures
-from ._leaderboard import COLUMNS, leaderboard_rows_for, published_rows
+from ._leaderboard import COLUMNS, leaderboard_rows_for, paper_table, published_rows
 from ._render import average_rows
-from ._report import EvalReport
+from ._report import EvalReport, group_key
 from ._scores import OVERALL
 
 __all__ = ["render_html", "write_report"]
@@ -62,11 +59,6 @@ def _table(
     return {"caption": caption, "headers": headers, "rows": rows, "text": text}
 
 
-def _paper(name: str) -> list[dict[str, str]]:
-    text = resources.files("genotex.evaluation").joinpath("data", name).read_text("utf-8")
-    return list(csv.DictReader(io.StringIO(text)))
-
-
 def _averages_table(report: EvalReport, section: str, caption: str) -> dict:
     rows = []
     for sec, group, metric, value, interval, n in average_rows(report):
@@ -83,7 +75,7 @@ def _selection_section(report: EvalReport) -> dict:
     tables.append(_averages_table(report, "selection", "Dataset selection (per problem)"))
     published = [
         [f"{r['method']} (published, Table 4)", r["df_f1"], r["ds_accuracy"]]
-        for r in _paper("paper_table4.csv")
+        for r in paper_table("paper_table4.csv")
     ]
     ours = [
         [
@@ -125,7 +117,7 @@ def _preprocessing_section(report: EvalReport) -> dict:
                 get_metric(m).label,
                 _with_interval(
                     report.preprocessing_average(subtask).get(m, math.nan),
-                    report.interval(f"preprocessing/{subtask}", m),
+                    report.interval(group_key("preprocessing", subtask), m),
                 ),
             ]
             for m in PREPROCESSING_METRICS
@@ -139,7 +131,7 @@ def _preprocessing_section(report: EvalReport) -> dict:
         )
     published = [
         [f"{r['method']} (published, Table 5)", r["data"], r["aj"], r["sj"], r["csc"]]
-        for r in _paper("paper_table5.csv")
+        for r in paper_table("paper_table5.csv")
     ]
     metrics = ("attributes_jaccard", "samples_jaccard", "composite_similarity_correlation")
     ours = [
@@ -168,7 +160,7 @@ def _analysis_section(report: EvalReport) -> dict:
     rows = []
     for name, averages in report.analysis_by_category().items():
         if groups[name]:
-            key = f"analysis/{name}"
+            key = group_key("analysis", name)
             rows.append(
                 [
                     name,
@@ -242,7 +234,7 @@ def _cards(report: EvalReport) -> list[dict]:
     cards = []
     overall = report.analysis_by_category().get(OVERALL, {})
     if overall:
-        interval = report.interval(f"analysis/{OVERALL}", "auroc")
+        interval = report.interval(group_key("analysis", OVERALL), "auroc")
         cards.append(
             {
                 "id": "auroc",
@@ -256,7 +248,9 @@ def _cards(report: EvalReport) -> list[dict]:
         value = report.preprocessing_average("linked").get(
             "composite_similarity_correlation", math.nan
         )
-        interval = report.interval("preprocessing/linked", "composite_similarity_correlation")
+        interval = report.interval(
+            group_key("preprocessing", "linked"), "composite_similarity_correlation"
+        )
         cards.append(
             {
                 "id": "csc",

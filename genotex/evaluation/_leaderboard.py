@@ -29,6 +29,7 @@ __all__ = [
     "LeaderboardRow",
     "leaderboard",
     "leaderboard_rows_for",
+    "paper_table",
     "published_rows",
     "render_leaderboard",
 ]
@@ -101,13 +102,18 @@ def leaderboard_rows_for(report: EvalReport, name: str = "this run") -> list[str
     return [name, *(row.cell(metric) for metric, _, _ in COLUMNS)]
 
 
+def paper_table(name: str) -> list[dict[str, str]]:
+    """The records of one of the paper's tables shipped with genotex (`data/<name>`), as text."""
+    text = resources.files("genotex.evaluation").joinpath("data", name).read_text("utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
 def published_rows(which: str) -> list[LeaderboardRow]:
     """The paper's rows of Table 2 ("end-to-end") or Table 3 ("analysis"), as printed."""
     if which not in _TABLES:
         raise ValueError(f"--paper takes end-to-end or analysis, not {which!r}")
-    text = resources.files("genotex.evaluation").joinpath("data", _TABLES[which]).read_text("utf-8")
     rows = []
-    for record in csv.DictReader(io.StringIO(text)):
+    for record in paper_table(_TABLES[which]):
         printed = {metric: record[column] for metric, column, _ in COLUMNS}
         values = {m: float(v) if v else None for m, v in printed.items()}
         rows.append(LeaderboardRow(f"{record['method']} (published)", values, printed))
