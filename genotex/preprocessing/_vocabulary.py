@@ -1,0 +1,179 @@
+"""The words a recipe proposer reads characteristics with: general clinical vocabulary only.
+
+Nothing here names a benchmark trait: the trait's own terms come from its
+name (`trait_terms`) and the series' background text, so the proposer works
+the same on traits it has never seen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "CONTROL",
+    "DISEASE_KEY",
+    "EXPERIMENT_KEY",
+    "GENERIC_WORDS",
+    "MISSING",
+    "NO",
+    "NOT_EXPRESSION",
+    "NOT_HUMAN",
+    "SKIP_KEY",
+    "TISSUE_KEY",
+    "YES",
+    "TraitTerms",
+    "normalize_text",
+    "trait_terms",
+]
+
+#: A sample of no disease: healthy donors, normal or adjacent tissue, untreated or mock cells.
+CONTROL = re.compile(
+    r"\b(controls?|ctrl|healthy|normal|non[- ]?(?:tumou?r|cancer|malignant|diseased?|affected)"
+    r"|adjacent|unaffected|wild[- ]?type|wt|vehicle|untreated|mock|sham|placebo|"
+    r"negative|neg|none|no disease|disease[- ]free|benign|hc|nc|dmso|scrambled?|empty vector|"
+    r"non[- ]?targeting|sh ?ctrl|si ?ctrl|baseline)\b",
+    re.IGNORECASE,
+)
+#: Keys of a row that states the disease or the group of each sample.
+DISEASE_KEY = re.compile(
+    r"disease|diagnos|status|state|condition|phenotype|group|class|category|case|cohort|"
+    r"patholog|histolog|lesion|subtype|type of|affected|clinical|severity|stage|grade|"
+    r"cancer|tumou?r|illness|syndrome|disorder|infection|response|outcome|arm\b",
+    re.IGNORECASE,
+)
+#: Keys of an experiment's factors: a disease model in cells shows up here.
+EXPERIMENT_KEY = re.compile(
+    r"treat|agent|genotype|variation|transfect|transduc|knock|sh ?rna|si ?rna|lentivir|"
+    r"infect|stimul|exposure|challenge|intervention|drug|compound|cell line|strain",
+    re.IGNORECASE,
+)
+#: Keys of where the sample comes from (a tumour/normal split is often only here).
+TISSUE_KEY = re.compile(r"tissue|cell type|source|organ|sample type|biopsy|origin|site", re.I)
+#: Keys that never hold the trait: identifiers, batches, dates, technical measurements.
+SKIP_KEY = re.compile(
+    r"\bid\b|_id\b|identifier|barcode|batch|date|\btime|replicate|\brep\b|individual|"
+    r"^(?:subject|patient|donor|sample|case)s?\s*(?:id|number|no\.?|#|code|name)?$|array|chip|lane|"
+    r"plate|slide|well|rin\b|rna |concentration|dose|passage|run\b|scan|position|density|"
+    r"fov|\bbmi\b|weight|ethnic|race|smok|center|centre|site id|study\b",
+    re.IGNORECASE,
+)
+#: Cell texts that say "not known" (the value is missing).
+MISSING = re.compile(
+    r"^\s*(|na|n/a|n\.a\.?|nan|none|null|unknown|not (?:available|known|determined|applicable|"
+    r"measured|assessed|reported)|--?|\?|nd|n\.d\.|missing|unspecified|not specified)\s*$",
+    re.IGNORECASE,
+)
+YES = re.compile(r"^\s*(y|yes|true|positive|pos|\+|1|present|affected)\s*$", re.IGNORECASE)
+NO = re.compile(r"^\s*(n|no|false|negative|neg|-|0|absent|unaffected)\s*$", re.IGNORECASE)
+#: Words of a trait name that say little on their own ("cancer" matches any tumour).
+GENERIC_WORDS = frozenset(
+    "disease diseases disorder disorders syndrome syndromes cancer cancers tumor tumour "
+    "carcinoma cell cells type and of the with chronic acute primary".split()
+)
+#: Organ nouns and the adjectives and Greek/Latin stems texts use for them instead.
+_ORGAN_STEMS = {
+    "liver": ("hepat",),
+    "kidney": ("renal", "nephr"),
+    "lung": ("pulmonar",),
+    "heart": ("cardi",),
+    "brain": ("cerebr",),
+    "skin": ("derm", "cutaneous"),
+    "stomach": ("gastr",),
+    "bowel": ("intestin", "colon", "colorectal"),
+    "bone": ("osteo",),
+    "blood": ("hemat",),
+    "breast": ("mammar",),
+    "cancer": ("carcinoma", "tumor", "neoplas", "malignan"),
+}
+#: Background phrases of a series that measures something other than mRNA.
+NOT_EXPRESSION = re.compile(
+    r"\b(micro ?rnas?|mirnas?|mirnome|small (?:non-?coding )?rnas?|sncrnas?|dna methylation|"
+    r"methylomes?|"
+    r"bisulfite|chromatin accessibility|atac-?seq|chip-?seq|super[- ]enhancers?|"
+    r"snp array|genotyping array|copy number|array cgh|exome|16s rrna|proteom\w*|"
+    r"metabolom\w*)\b",
+    re.IGNORECASE,
+)
+#: Cues of a non-human series: strains, mouse embryonic fibroblasts, model organisms.
+NOT_HUMAN = re.compile(
+    r"\b(c57bl/?6\w*|balb/c|mice|mouse|murine|rats?|zebrafish|drosophila|mef|"
+    r"yeast|arabidopsis|porcine|bovine|canine|macaque)\b",
+    re.IGNORECASE,
+)
+_ABBREVIATION = re.compile(r"\(([A-Za-z][A-Za-z0-9-]{1,7})\)")
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, `_` and `-` as spaces, British spellings folded (leukaemia, oesophageal)."""
+    text = text.lower().replace("_", " ").replace("-", " ")
+    return re.sub(r"(?<=[a-z])ae|(?<=\b)oe|(?<=[a-z])oe", "e", text).replace("tumour", "tumor")
+
+
+def _stem(word: str) -> str:
+    """A prefix that also matches the word's adjective and plural (diabetes: diabetic)."""
+    if len(word) <= 5:
+        return word
+    for suffix in ("ies", "es", "is", "ia", "y", "s", "al", "ic"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 5:
+            return word[: -len(suffix)]
+    return word
+
+
+@dataclass(frozen=True)
+class TraitTerms:
+    """How a trait shows up in text: whole phrase, abbreviations, specific and generic words."""
+
+    phrase: str
+    abbreviations: tuple[str, ...]
+    specific: tuple[str, ...]
+    generic: tuple[str, ...]
+
+    def strength(self, text: str) -> tuple[int, str]:
+        """3 phrase or abbreviation, 2 a specific word, 1 a generic word, 0 none; and the match."""
+        norm = normalize_text(text)
+        if self.phrase and self.phrase in norm:
+            return 3, self.phrase
+        for abbreviation in self.abbreviations:
+            if re.search(rf"(?<![a-z0-9]){re.escape(abbreviation)}(?![a-z])", norm):
+                return 3, abbreviation
+        for word in self.specific:
+            if re.search(rf"(?<![a-z]){re.escape(word)}", norm):
+                return 2, word
+        for word in self.generic:
+            if re.search(rf"(?<![a-z]){re.escape(word)}", norm):
+                return 1, word
+        return 0, ""
+
+
+def trait_terms(trait: str, background: str = "") -> TraitTerms:
+    """Terms of a trait from its name (`Type_2_Diabetes`, `Irritable_bowel_syndrome_(IBS)`).
+
+    Abbreviations come from parentheses in the name, from the initials of its
+    words (T2D, AML) and from the background text where a parenthesis follows
+    the trait's words ("... cystic fibrosis (CF)").
+    """
+    name = normalize_text(trait)
+    abbreviations = {a.lower() for a in _ABBREVIATION.findall(trait.replace("_", " "))}
+    name = re.sub(r"\([^)]*\)", " ", name)
+    words = [w for w in re.split(r"[^a-z0-9]+", name) if w]
+    phrase = " ".join(words)
+    if len(words) >= 2:
+        abbreviations.add("".join(w[0] if not w.isdigit() else w for w in words))
+    specific_words = [w for w in words if w not in GENERIC_WORDS and len(w) >= 3]
+    for match in _ABBREVIATION.finditer(background):
+        before = normalize_text(background[max(0, match.start() - 60) : match.start()])
+        if phrase and phrase in before or any(_stem(w) in before for w in specific_words):
+            abbreviations.add(match.group(1).lower())
+    specific = {_stem(w) for w in specific_words}
+    generic = {_stem(w) for w in words if w in GENERIC_WORDS and w not in {"and", "of", "the"}}
+    for word in words:
+        for stem in _ORGAN_STEMS.get(word, ()):
+            (generic if word in GENERIC_WORDS else specific).add(stem)
+    abbreviations = {a for a in abbreviations if len(a) >= 2 and a != phrase}
+    return TraitTerms(
+        phrase if len(words) >= 2 else "",
+        tuple(sorted(abbreviations)),
+        tuple(sorted(specific)),
+        tuple(sorted(generic - specific)),
+    )
