@@ -4,11 +4,12 @@
 automatically); `preprocess_tree` every cohort of an input tree. Below them:
 GEO readers (`read_series_matrix`, `read_soft`), probe mapping (`map_probes`),
 symbol normalization (`load_synonyms`, `normalize_gene_table`), recipes
-(`Recipe`, `clinical_table`), the cohort's decision (`decide`, `write_cohort`),
-`inspect_cohort` and the downloader.
+(`Recipe`, `clinical_table`), recipe proposals (`propose_recipe`,
+`propose_cohort`, `propose_records`), the cohort's decision (`decide`,
+`write_cohort`), `inspect_cohort` and the downloader.
 """
 
-from ._clinical import apply_variable, clinical_table, convert_value, parse_number, propose_rows
+from ._clinical import apply_variable, clinical_table, convert_value, parse_number
 from ._cohort import (
     CohortOutcome,
     cohort_paths,
@@ -33,7 +34,7 @@ from ._download import (
     tcga_downloads,
 )
 from ._geo import GEOFormatError, SeriesMatrix, characteristics_dictionary, read_series_matrix
-from ._inspect import inspect_cohort, proposal_text
+from ._inspect import inspect_cohort
 from ._pipeline import (
     RecipeNeeded,
     TraitMismatch,
@@ -53,6 +54,16 @@ from ._probes import (
     map_probes,
     probe_gene_pairs,
 )
+from ._proposal_io import (
+    PROPOSED_MARK,
+    CohortProposal,
+    RecordsSummary,
+    is_proposed,
+    proposal_toml,
+    propose_cohort,
+    propose_records,
+)
+from ._proposer import TRAIT_THRESHOLD, Choice, Proposal, gene_availability, propose_recipe
 from ._recipe import Recipe, RecipeError, Rule, Variable, load_recipe
 from ._soft import SoftFile, read_soft, unique_names
 from ._symbols import (
@@ -74,6 +85,7 @@ from ._tcga import (
     trait_from_barcode,
 )
 from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
+from ._vocabulary import TraitTerms, trait_terms
 
 __all__ = [
     "CohortJob",
@@ -136,8 +148,20 @@ __all__ = [
     "preprocess_tcga",
     "preprocess_tree",
     "probe_gene_pairs",
-    "proposal_text",
-    "propose_rows",
+    "PROPOSED_MARK",
+    "TRAIT_THRESHOLD",
+    "Choice",
+    "CohortProposal",
+    "Proposal",
+    "RecordsSummary",
+    "TraitTerms",
+    "gene_availability",
+    "is_proposed",
+    "propose_cohort",
+    "propose_records",
+    "propose_recipe",
+    "proposal_toml",
+    "trait_terms",
     "read_series_matrix",
     "read_soft",
     "read_xena",

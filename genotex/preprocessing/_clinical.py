@@ -1,8 +1,7 @@
-"""Clinical rows of a GEO cohort from its recipe, and the Age / Gender rows a proposal starts from.
+"""Clinical rows of a GEO cohort from its recipe.
 
 `clinical_table` applies a recipe's variables (`_recipe.py` holds the schema)
-to a characteristics table; without a recipe, `propose_rows` finds Age and
-Gender rows by key names and value patterns.
+to a characteristics table; `_proposer.py` proposes a recipe when there is none.
 """
 
 from __future__ import annotations
@@ -11,12 +10,11 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from ._recipe import Recipe, RecipeError, Rule, Variable
+from ._recipe import Recipe, RecipeError, Variable
 
-__all__ = ["apply_variable", "clinical_table", "convert_value", "parse_number", "propose_rows"]
+__all__ = ["apply_variable", "clinical_table", "convert_value", "parse_number"]
 
 _UNITS = {
     "year": 1.0, "yr": 1.0, "y": 1.0,
@@ -138,38 +136,3 @@ def clinical_table(characteristics: pd.DataFrame, recipe: Recipe) -> pd.DataFram
         label = recipe.trait if name == "trait" else name
         rows[label] = apply_variable(characteristics, variable, source=recipe.source)
     return pd.DataFrame(rows).T if rows else pd.DataFrame(columns=characteristics.columns)
-
-
-_AGE_KEYS = re.compile(r"\bage\b|age at|age_at|years old", re.IGNORECASE)
-_GENDER_KEYS = re.compile(r"\b(sex|gender)\b", re.IGNORECASE)
-
-
-def propose_rows(characteristics: pd.DataFrame) -> dict[str, Variable]:
-    """Age and Gender rows found by key names and value patterns (a proposal to review)."""
-    proposal = {}
-    for position in range(len(characteristics)):
-        cells = characteristics.iloc[position].dropna().astype(str)
-        if cells.empty:
-            continue
-        keys = {c.split(":", 1)[0] for c in cells if ":" in c}
-        after = [c.split(":", 1)[1].strip().lower() for c in cells if ":" in c]
-        if "Age" not in proposal and any(_AGE_KEYS.search(k) for k in keys):
-            numbers = [parse_number(v, age=True) for v in after]
-            if np.mean([not math.isnan(n) for n in numbers]) >= 0.5:
-                proposal["Age"] = Variable(
-                    "Age", row=position, numeric=True, note="proposed: key names age"
-                )
-        gender_words = bool(after) and set(after) <= {"male", "female", "m", "f"}
-        if "Gender" not in proposal and (any(_GENDER_KEYS.search(k) for k in keys) or gender_words):
-            proposal["Gender"] = Variable(
-                "Gender",
-                row=position,
-                rules=(
-                    Rule("female", 0.0, "exact"),
-                    Rule("f", 0.0, "exact"),
-                    Rule("male", 1.0, "exact"),
-                    Rule("m", 1.0, "exact"),
-                ),
-                note="proposed: key names sex/gender",
-            )
-    return proposal

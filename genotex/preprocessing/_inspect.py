@@ -8,28 +8,38 @@ from pathlib import Path
 import pandas as pd
 
 from ..core import GenotexError
-from ._clinical import propose_rows
-from ._cohort_files import find_matrix
 from ._geo import characteristics_dictionary, read_series_matrix
 from ._probes import MappingError, explain_gene_column
+from ._proposer import propose_recipe
 from ._soft import read_soft
 
-__all__ = ["inspect_cohort", "proposal_text"]
+__all__ = ["inspect_cohort"]
 
 
 def _shorten(text: str, width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _characteristics(table: pd.DataFrame, max_values: int) -> list[str]:
+def _characteristics(
+    table: pd.DataFrame, background: str, max_values: int, trait: str | None
+) -> list[str]:
+    """Each row with its values, and beside it the variable the proposer reads there."""
+    rows = characteristics_dictionary(table, max_values=100_000)
+    proposal = propose_recipe(rows, background, trait or "")
+    names = ("trait", "Age", "Gender") if trait else ("Age", "Gender")
+    marks = {}
+    for name in names:
+        choice = proposal.choices[name]
+        if choice.row is not None:
+            marks[choice.row] = f"  <- proposed {name} (confidence {choice.confidence:.2f})"
     lines = ["Characteristics (row: most frequent values):"]
-    for row, values in characteristics_dictionary(table).items():
-        lines.append(_shorten(f"  {row}: {values[:max_values]}"))
-    proposal = propose_rows(table)
-    for name, variable in proposal.items():
-        lines.append(f"  proposed {name}: row {variable.row}")
-    if not proposal:
-        lines.append("  no Age or Gender row found by key names")
+    for row, values in rows.items():
+        lines.append(_shorten(f"  {row}: {values[:max_values]}") + marks.get(row, ""))
+    for name in names:
+        choice = proposal.choices[name]
+        lines.append(_shorten(f"  proposed {name}: " + "; ".join(choice.evidence), 400))
+    if not trait:
+        lines.append("  give --trait to see the proposed trait row (genotex recipe propose)")
     return lines
 
 
@@ -53,7 +63,9 @@ def _platform_lines(
     return lines
 
 
-def _soft_lines(soft_path: Path, max_values: int, with_samples: bool, synonyms) -> list[str]:
+def _soft_lines(
+    soft_path: Path, max_values: int, with_samples: bool, synonyms, trait: str | None
+) -> list[str]:
     soft = read_soft(soft_path)
     lines = [f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples"]
     if with_samples and soft.samples:
@@ -61,7 +73,7 @@ def _soft_lines(soft_path: Path, max_values: int, with_samples: bool, synonyms) 
             "Background:",
             *(_shorten("  " + line, 400) for line in soft.background.splitlines()),
         ]
-        lines += _characteristics(soft.characteristics(), max_values)
+        lines += _characteristics(soft.characteristics(), soft.background, max_values, trait)
     for accession, platform in soft.platforms.items():
         lines += _platform_lines(platform, accession, max_values, synonyms)
     for accession in soft.tableless:
@@ -72,12 +84,17 @@ def _soft_lines(soft_path: Path, max_values: int, with_samples: bool, synonyms) 
 
 
 def inspect_cohort(
-    cohort_dir: str | Path, *, max_values: int = 8, synonyms: Mapping[str, str] | None = None
+    cohort_dir: str | Path,
+    *,
+    max_values: int = 8,
+    synonyms: Mapping[str, str] | None = None,
+    trait: str | None = None,
 ) -> str:
     """Background, characteristics and platform columns of a GEO folder (or a folder of GPLs).
 
     With `synonyms`, each platform also shows the column `gene_column = "auto"`
-    would read and why.
+    would read and why; with `trait`, the characteristics show the proposed
+    trait row beside the Age and Gender rows (`propose_recipe`).
     """
     folder = Path(cohort_dir)
     if not folder.is_dir():
@@ -96,36 +113,7 @@ def inspect_cohort(
             "Background:",
             *(_shorten("  " + line, 400) for line in matrix.background.splitlines()),
         ]
-        lines += _characteristics(matrix.characteristics, max_values)
+        lines += _characteristics(matrix.characteristics, matrix.background, max_values, trait)
     for soft_path in softs + others:
-        lines += _soft_lines(soft_path, max_values, not matrices, synonyms)
-    return "\n".join(lines)
-
-
-def proposal_text(cohort_dir: str | Path, trait: str) -> str:
-    """A starting recipe (TOML) for a GEO cohort: the Age and Gender rows found, and every row's
-    values.
-
-    The trait's rules are left to the reader: the comment lines list each
-    characteristics row with its most frequent values.
-    """
-    cohort_dir = Path(cohort_dir)
-    matrix = read_series_matrix(find_matrix(cohort_dir))
-    lines = [
-        f"# proposed recipe for {trait} / {cohort_dir.name}: review it, then write the trait rules",
-        f'trait = "{trait}"',
-        f'cohort = "{cohort_dir.name}"',
-        "",
-    ]
-    for name, variable in propose_rows(matrix.characteristics).items():
-        lines += [f"[variables.{name.lower()}]", f"row = {variable.row}  # {variable.note}"]
-        if variable.numeric:
-            lines += ["numeric = true", ""]
-        else:
-            rules = '{ match = "female", how = "exact", value = 0 }, '
-            rules += '{ match = "male", how = "exact", value = 1 }'
-            lines += [f"rules = [{rules}]", ""]
-    lines.append("# characteristics rows (row: most frequent values):")
-    for row, values in characteristics_dictionary(matrix.characteristics).items():
-        lines.append(f"#   {row}: {values[:6]}")
+        lines += _soft_lines(soft_path, max_values, not matrices, synonyms, trait)
     return "\n".join(lines)

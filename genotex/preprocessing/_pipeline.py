@@ -14,7 +14,6 @@ from ._clinical import clinical_table
 from ._cohort import CohortOutcome, decide, write_cohort
 from ._cohort_files import find_matrix, find_platform
 from ._geo import read_series_matrix
-from ._inspect import proposal_text
 from ._probes import (
     MappingError,
     entrez_to_symbol,
@@ -22,6 +21,7 @@ from ._probes import (
     map_probes,
     probe_gene_pairs,
 )
+from ._proposal_io import propose_cohort
 from ._recipe import Recipe, RecipeError
 from ._soft import read_soft
 from ._symbols import normalize_gene_table
@@ -216,9 +216,9 @@ def preprocess_cohort(
         return preprocess_tcga(cohort_dir, trait, synonyms, out_root)
     if recipe is None:
         raise RecipeNeeded(
-            "a GEO cohort needs a recipe for its trait: the proposal above lists the rows it found",
+            "a GEO cohort needs a recipe for its trait: review the proposal above and save it",
             path=cohort_dir,
-            proposal=proposal_text(cohort_dir, trait),
+            proposal=propose_cohort(cohort_dir, trait).toml(),
         )
     if not isinstance(recipe, Recipe):
         recipe = Recipe.read(recipe)
