@@ -165,14 +165,19 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
     help='The synonym table, to show which column gene_column = "auto" reads '
     "(default: metadata/gene_synonym.json when present).",
 )
+@click.option("--trait", default=None, help="Also show the row proposed for this trait.")
 @debug_option
 @handle_errors
-def inspect_command(cohort_dir: Path, max_values: int, synonyms: Path | None) -> None:
-    """What to read before writing a recipe: background, characteristics, platform columns."""
+def inspect_command(
+    cohort_dir: Path, max_values: int, synonyms: Path | None, trait: str | None
+) -> None:
+    """What to read before writing a recipe: background, characteristics (with the proposed
+    rows), platform columns.
+    """
     from ..preprocessing import inspect_cohort
 
     table = _synonyms(synonyms) if synonyms or _DEFAULT_SYNONYMS.exists() else None
-    click.echo(inspect_cohort(cohort_dir, max_values=max_values, synonyms=table))
+    click.echo(inspect_cohort(cohort_dir, max_values=max_values, synonyms=table, trait=trait))
 
 
 @main.group("synonyms")
