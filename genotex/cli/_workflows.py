@@ -44,15 +44,32 @@ Re-run a stage yourself, from {folder}:
 @click.option(
     "--details", is_flag=True, help="Also print the per-trait, per-problem and per-file tables."
 )
+@click.option(
+    "--inputs-only",
+    is_flag=True,
+    help="Only write the raw benchmark without recipes (what `genotex baseline` starts from).",
+)
 @debug_option
 @handle_errors
-def demo_command(out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool) -> None:
+def demo_command(
+    out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool, inputs_only: bool
+) -> None:
     """Run the whole pipeline (preprocess -> regress -> eval) on a generated benchmark."""
-    from ..workflows import run_demo, run_eval_demo
+    from ..workflows import run_demo, run_eval_demo, write_raw_benchmark
 
     folder = out if out is not None else Path(tempfile.mkdtemp(prefix="genotex-demo-"))
     started = time.perf_counter()
     json_path = folder / "eval_report.json"
+    if inputs_only:
+        bench = write_raw_benchmark(folder, seed=seed, recipes=False)
+        click.echo(
+            f"raw benchmark (no recipes) written to {folder}\n"
+            f"  genotex baseline {folder}\n"
+            f"  genotex eval -p {folder}/output -r {bench.reference_output} "
+            f"--task-info {bench.task_info}",
+            err=True,
+        )
+        return
     if eval_only:
         demo = run_eval_demo(folder, seed=seed)
         click.echo(f"example written to {folder}", err=True)
@@ -69,3 +86,55 @@ def demo_command(out: Path | None, seed: int, eval_only: bool, jobs: int, detail
         stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())
         click.echo(_WHERE.format(stages=stages, folder=folder), err=True)
     click.echo(f"demo finished in {time.perf_counter() - started:.1f} s", err=True)
+
+
+_BASELINE_WHERE = """
+{proposed} recipes proposed, {kept} hand-written kept, {failed} not proposable ({stages}).
+  recipes      {root}/recipes (review any: the evidence is in the comments)
+  output       {root}/output (preprocess/, regress/ with status.json)
+Score it like any agent's output:
+  genotex eval -p {root}/output -r REFERENCE_OUTPUT --task-info {root}/metadata/task_info.json"""
+
+
+@main.command("baseline")
+@click.argument("root", type=click.Path(path_type=Path))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--mode",
+    type=click.Choice(["reference", "standard"]),
+    default="reference",
+    show_default=True,
+    help="The regression mode (genotex regress --mode).",
+)
+@debug_option
+@handle_errors
+def baseline_command(root: Path, jobs: int, mode: str) -> None:
+    """The benchmark without an LLM: propose every GEO recipe, preprocess, regress.
+
+    ROOT holds input/ (GEO/<trait>/<GSE>/, TCGA/) and metadata/ (task_info.json,
+    gene_synonym.json). Proposed recipes go to ROOT/recipes (a recipe without
+    genotex's first-line mark is hand-written and kept); the output to ROOT/output.
+    """
+    from ..workflows import run_baseline
+
+    logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
+    run = run_baseline(root, jobs=jobs, mode=mode)
+    for key, reason in run.failed.items():
+        click.echo(f"  {key}: no recipe proposed: {reason}", err=True)
+    for key, status in run.preprocess_status:
+        click.echo(f"preprocess {key}: {status}")
+    counts = run.regress.counts()
+    click.echo(
+        f"regress: {counts['ok']} answered, {counts['skipped']} skipped, {counts['failed']} failed"
+    )
+    stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())
+    click.echo(
+        _BASELINE_WHERE.format(
+            proposed=len(run.proposed),
+            kept=len(run.kept),
+            failed=len(run.failed),
+            stages=stages,
+            root=root,
+        ),
+        err=True,
+    )

@@ -1,23 +1,28 @@
-"""Workflows that chain the stages: the whole-pipeline demo and its generators.
+"""Workflows that chain the stages: the demo, the LLM-free baseline and the generators.
 
 `run_demo` generates a small raw benchmark (`write_raw_benchmark`) and runs
-preprocess -> regress -> eval on it; `write_example` generates a reference
+preprocess -> regress -> eval on it; `run_baseline` proposes every GEO recipe
+and runs preprocess -> regress on any benchmark root; `write_example` generates a reference
 tree and an imperfect prediction for evaluation (the benchmarks use it at
 benchmark size). They sit between the CLI and the stages: a stage never
 imports a workflow.
 """
 
+from ._baseline import BaselineRun, propose_tree, run_baseline
 from ._demo import DemoRun, EvalDemo, run_demo, run_eval_demo
 from ._examples import DEMO_SPEC, Example, SynthSpec, write_example
 from ._raw_benchmark import RawBenchmark, write_raw_benchmark
 
 __all__ = [
     "DEMO_SPEC",
+    "BaselineRun",
     "DemoRun",
     "EvalDemo",
     "Example",
     "RawBenchmark",
     "SynthSpec",
+    "propose_tree",
+    "run_baseline",
     "run_demo",
     "run_eval_demo",
     "write_example",

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import TaskInfo
 from ..evaluation import EvalReport, evaluate
-from ..preprocessing import load_synonyms, preprocess_tree
-from ..regression import run_problems
+from ..preprocessing import load_synonyms
+from ._baseline import preprocess_and_regress
 from ._examples import DEMO_SPEC, Example, write_example
 from ._raw_benchmark import write_raw_benchmark
 
 __all__ = ["DemoRun", "EvalDemo", "run_demo", "run_eval_demo"]
-
-log = logging.getLogger("genotex.demo")
 
 
 @dataclass(frozen=True)
@@ -37,34 +34,9 @@ def run_demo(folder: str | Path, *, seed: int = 7, jobs: int = 1) -> DemoRun:
     root = bench.root
     seconds["generate"] = time.perf_counter() - started
 
-    started = time.perf_counter()
     synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
     task_info = TaskInfo.read(bench.task_info)
-    statuses = []
-    done = preprocess_tree(
-        root / "input",
-        root / "output" / "preprocess",
-        synonyms,
-        task_info,
-        recipes=root / "recipes",
-        jobs=jobs,
-    )
-    for job, status in done:
-        statuses.append((f"{job.trait}/{job.cohort}", status))
-        log.info("preprocess %s/%s: %s", job.trait, job.cohort, status)
-    seconds["preprocess"] = time.perf_counter() - started
-
-    started = time.perf_counter()
-    run_problems(
-        list(task_info.problems()),
-        root / "output" / "preprocess",
-        task_info,
-        root / "output" / "regress",
-        jobs=jobs,
-        force=True,
-        summary=root / "output" / "regress" / "status.json",
-    )
-    seconds["regress"] = time.perf_counter() - started
+    statuses, _ = preprocess_and_regress(root, task_info, synonyms, seconds, jobs)
 
     started = time.perf_counter()
     report = evaluate(root / "output", bench.reference_output, bench.task_info)

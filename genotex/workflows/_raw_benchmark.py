@@ -113,7 +113,9 @@ def _demo_recipe(c: _Cohort) -> Recipe:
     )
 
 
-def _write_geo(root: Path, c: _Cohort, gpl: str, aliases: dict[str, str], rng) -> None:
+def _write_geo(
+    root: Path, c: _Cohort, gpl: str, aliases: dict[str, str], rng, recipes: bool = True
+) -> None:
     """Series matrix + family SOFT; probes: one per gene, plus shared ` /// ` probes."""
     folder = root / "input" / "GEO" / c.trait / c.cohort
     probes, annotation, rows = [], [], []
@@ -164,7 +166,8 @@ def _write_geo(root: Path, c: _Cohort, gpl: str, aliases: dict[str, str], rng) -
         soft += [f"^SAMPLE = {sample}", f"!Sample_title = {sample}"]
         soft += [f"!Sample_characteristics_ch1 = {cell}" for cell in cells]
     _write_gz(folder / f"{c.cohort}_family.soft.gz", "\n".join(soft) + "\n")
-    _demo_recipe(c).write(root / "recipes" / c.trait / f"{c.cohort}.json")
+    if recipes:
+        _demo_recipe(c).write(root / "recipes" / c.trait / f"{c.cohort}.json")
 
 
 def _write_xena(root: Path, c: _Cohort) -> None:
@@ -228,7 +231,9 @@ def _write_metadata(root: Path, genes: list[str], planted, known_extra) -> dict[
     return aliases
 
 
-def _write_cohorts(root, rng, genes, planted, effects, aliases, samples) -> list[_Cohort]:
+def _write_cohorts(
+    root, rng, genes, planted, effects, aliases, samples, recipes: bool = True
+) -> list[_Cohort]:
     """Five GEO series (one of them all cases) and one Xena cohort, with their true tables."""
     cohorts = []
     next_id = iter(range(100001, 100100))
@@ -241,7 +246,7 @@ def _write_cohorts(root, rng, genes, planted, effects, aliases, samples) -> list
             cohort = _simulate(
                 rng, trait, gse, gsm, genes, planted[trait], effects[trait], all_cases=all_cases
             )
-            _write_geo(root, cohort, f"GPL{90000 + len(cohorts)}", aliases, rng)
+            _write_geo(root, cohort, f"GPL{90000 + len(cohorts)}", aliases, rng, recipes)
             cohorts.append(cohort)
     n = int(rng.integers(samples[0], samples[1] + 1))
     barcodes = [f"TCGA-D{i // 100}-{1000 + i}-{'11' if i % 4 == 0 else '01'}" for i in range(n)]
@@ -261,9 +266,17 @@ def _write_cohorts(root, rng, genes, planted, effects, aliases, samples) -> list
 
 
 def write_raw_benchmark(
-    folder: str | Path, *, seed: int = 7, n_genes: int = 240, samples: tuple[int, int] = (60, 90)
+    folder: str | Path,
+    *,
+    seed: int = 7,
+    n_genes: int = 240,
+    samples: tuple[int, int] = (60, 90),
+    recipes: bool = True,
 ) -> RawBenchmark:
     """A small benchmark root: input/, metadata/, recipes/, and reference/output/ (the truth).
+
+    With `recipes=False` the hand-written recipes are left out (what
+    `genotex baseline` starts from).
 
     Each trait has 8 planted genes; every problem's true answer is its trait's
     planted genes ranked by effect size.
@@ -278,7 +291,7 @@ def write_raw_benchmark(
     known_extra = {t: list(rng.choice(genes[10:], 6, replace=False)) for t in _TRAITS}
     aliases = _write_metadata(root, genes, planted, known_extra)
     reference = root / "reference" / "output"
-    for cohort in _write_cohorts(root, rng, genes, planted, effects, aliases, samples):
+    for cohort in _write_cohorts(root, rng, genes, planted, effects, aliases, samples, recipes):
         _write_reference(reference, cohort)
     for trait in _TRAITS:
         by_effect = sorted(

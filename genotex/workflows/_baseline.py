@@ -1,0 +1,148 @@
+"""`genotex baseline`: the whole benchmark without an LLM: propose -> preprocess -> regress.
+
+Every GEO cohort under `ROOT/input/GEO/<trait>/` gets a proposed recipe in
+`ROOT/recipes/<trait>/<GSE>.toml` (marked on its first line; a recipe
+without the mark is hand-written and kept as it is), then the standard
+pipeline runs: `preprocess_tree` into `ROOT/output/preprocess` (TCGA as
+always) and `run_problems` over every problem into `ROOT/output/regress`.
+The output is a submission like any agent's: score it with `genotex eval`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import GenotexError, RunStatus, TaskInfo, check_safe_name, write_text_atomic
+from ..preprocessing import is_proposed, load_synonyms, preprocess_tree, propose_cohort
+from ..regression import run_problems
+
+__all__ = ["BaselineRun", "preprocess_and_regress", "propose_tree", "run_baseline"]
+
+log = logging.getLogger("genotex.baseline")
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """What the baseline proposed, kept, preprocessed and answered, and the time of each stage."""
+
+    root: Path
+    proposed: dict[str, str]  # "<trait>/<GSE>" -> one-line summary of the proposal
+    kept: list[str]  # "<trait>/<GSE>" with a hand-written recipe
+    failed: dict[str, str]  # "<trait>/<GSE>" -> why no recipe could be proposed
+    preprocess_status: list[tuple[str, str]]
+    regress: RunStatus
+    seconds: dict[str, float]
+
+
+def _summary(proposal) -> str:
+    parts = [f"gene data {'yes' if proposal.gene_available else 'no'}"]
+    for name, choice in proposal.choices.items():
+        where = "none" if choice.row is None else f"row {choice.row}"
+        parts.append(f"{name} {where} ({choice.confidence:.2f})")
+    return ", ".join(parts)
+
+
+def propose_tree(
+    input_root: str | Path, recipes: str | Path
+) -> tuple[dict[str, str], list[str], dict[str, str]]:
+    """Write a proposed recipe for every GEO cohort that has no hand-written one.
+
+    Returns (proposed, kept, failed), each keyed by `<trait>/<GSE>`.
+    """
+    geo, recipes = Path(input_root) / "GEO", Path(recipes)
+    proposed: dict[str, str] = {}
+    kept: list[str] = []
+    failed: dict[str, str] = {}
+    if not geo.is_dir():
+        return proposed, kept, failed
+    for trait_dir in sorted(p for p in geo.iterdir() if p.is_dir()):
+        for cohort_dir in sorted(p for p in trait_dir.iterdir() if p.is_dir()):
+            key = f"{trait_dir.name}/{cohort_dir.name}"
+            try:
+                check_safe_name(trait_dir.name, what="trait")
+                check_safe_name(cohort_dir.name, what="cohort")
+            except GenotexError as exc:
+                failed[key] = str(exc)
+                continue
+            folder = recipes / trait_dir.name
+            existing = [folder / f"{cohort_dir.name}.{ext}" for ext in ("toml", "json")]
+            if any(p.exists() and not is_proposed(p) for p in existing):
+                kept.append(key)
+                continue
+            try:
+                proposal = propose_cohort(cohort_dir, trait_dir.name)
+            except GenotexError as exc:
+                failed[key] = str(exc)
+                continue
+            write_text_atomic(existing[0], proposal.toml())
+            proposed[key] = _summary(proposal.proposal)
+            log.info("proposed %s: %s", key, proposed[key])
+    return proposed, kept, failed
+
+
+def preprocess_and_regress(
+    root: Path,
+    task_info: TaskInfo,
+    synonyms,
+    seconds: dict[str, float],
+    jobs: int = 1,
+    mode: str = "reference",
+) -> tuple[list[tuple[str, str]], RunStatus]:
+    """`preprocess_tree` into ROOT/output/preprocess, then every problem into ROOT/output/regress.
+
+    The stages' times are added to `seconds`; returns each cohort's status and the run's.
+    """
+    started = time.perf_counter()
+    done = preprocess_tree(
+        root / "input",
+        root / "output" / "preprocess",
+        synonyms,
+        task_info,
+        recipes=root / "recipes",
+        jobs=jobs,
+    )
+    statuses = [(f"{job.trait}/{job.cohort}", status) for job, status in done]
+    for key, status in statuses:
+        log.info("preprocess %s: %s", key, status)
+    seconds["preprocess"] = time.perf_counter() - started
+    started = time.perf_counter()
+    regress = run_problems(
+        list(task_info.problems()),
+        root / "output" / "preprocess",
+        task_info,
+        root / "output" / "regress",
+        jobs=jobs,
+        force=True,
+        summary=root / "output" / "regress" / "status.json",
+        mode=mode,
+    )
+    seconds["regress"] = time.perf_counter() - started
+    return statuses, regress
+
+
+def run_baseline(root: str | Path, *, jobs: int = 1, mode: str = "reference") -> BaselineRun:
+    """Propose every GEO recipe, preprocess every cohort, answer every problem under `root`.
+
+    Parameters
+    ----------
+    root
+        A benchmark root: `input/` (GEO and TCGA), `metadata/task_info.json`
+        and `metadata/gene_synonym.json`; `recipes/` and `output/` are written.
+    jobs
+        Worker processes for preprocessing and regression.
+    mode
+        The regression mode (`"reference"` or `"standard"`).
+    """
+    root = Path(root)
+    task_info = TaskInfo.read(root / "metadata" / "task_info.json")
+    synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    proposed, kept, failed = propose_tree(root / "input", root / "recipes")
+    seconds["propose"] = time.perf_counter() - started
+
+    statuses, regress = preprocess_and_regress(root, task_info, synonyms, seconds, jobs, mode)
+    return BaselineRun(root, proposed, kept, failed, statuses, regress, seconds)
