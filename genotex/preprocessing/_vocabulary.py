@@ -16,6 +16,7 @@ __all__ = [
     "EXPERIMENT_KEY",
     "GENERIC_WORDS",
     "MISSING",
+    "NEGATIVE_POLE",
     "NO",
     "NOT_EXPRESSION",
     "NOT_HUMAN",
@@ -62,6 +63,13 @@ SKIP_KEY = re.compile(
 MISSING = re.compile(
     r"^\s*(|na|n/a|n\.a\.?|nan|none|null|unknown|not (?:available|known|determined|applicable|"
     r"measured|assessed|reported)|--?|\?|nd|n\.d\.|missing|unspecified|not specified)\s*$",
+    re.IGNORECASE,
+)
+#: The milder or negative side of a two-valued row that names no disease (relapse-free, mild,
+#: non-lesional, NS-): the 0 of the pair.
+NEGATIVE_POLE = re.compile(
+    r"\b(non|not|no|without|free|negative|neg|remission|mild|less|low|early|first|euploid|"
+    r"normal|baseline|pre|before|sporadic|unstable|absent)\b|-\)?\s*$|\(-\)",
     re.IGNORECASE,
 )
 YES = re.compile(r"^\s*(y|yes|true|positive|pos|\+|1|present|affected)\s*$", re.IGNORECASE)
@@ -120,6 +128,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def _named(text: str, word: str) -> bool:
+    """Whether the text holds a trait word, as itself, its stem or its organ adjective."""
+    return _stem(word) in text or any(stem in text for stem in _ORGAN_STEMS.get(word, ()))
+
+
 @dataclass(frozen=True)
 class TraitTerms:
     """How a trait shows up in text: whole phrase, abbreviations, specific and generic words."""
@@ -151,7 +164,8 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
 
     Abbreviations come from parentheses in the name, from the initials of its
     words (T2D, AML) and from the background text where a parenthesis follows
-    the trait's words ("... cystic fibrosis (CF)").
+    every specific word of the name ("... cystic fibrosis (CF)"; not "chronic
+    liver disease (CLD)" for liver cirrhosis).
     """
     name = normalize_text(trait)
     abbreviations = {a.lower() for a in _ABBREVIATION.findall(trait.replace("_", " "))}
@@ -162,9 +176,11 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
         abbreviations.add("".join(w[0] if not w.isdigit() else w for w in words))
     specific_words = [w for w in words if w not in GENERIC_WORDS and len(w) >= 3]
     for match in _ABBREVIATION.finditer(background):
-        before = normalize_text(background[max(0, match.start() - 60) : match.start()])
-        if phrase and phrase in before or any(_stem(w) in before for w in specific_words):
-            abbreviations.add(match.group(1).lower())
+        abbreviation = match.group(1).lower()
+        before = re.findall(r"[a-z0-9]+", normalize_text(background[: match.start()])[-120:])
+        expansion = " ".join(before[-(len(abbreviation) + 2) :])
+        if specific_words and all(_named(expansion, w) for w in specific_words):
+            abbreviations.add(abbreviation)  # "... cystic fibrosis (CF)": every name word is there
     specific = {_stem(w) for w in specific_words}
     generic = {_stem(w) for w in words if w in GENERIC_WORDS and w not in {"and", "of", "the"}}
     for word in words:

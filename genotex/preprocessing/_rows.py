@@ -1,0 +1,158 @@
+"""The rules a recipe proposer applies to one characteristics row.
+
+`rule_score` scores a row as the trait's (its evidence in words); `trait_map`
+turns the chosen row's values into numbers. Both are general: key words,
+value vocabularies and the trait's own terms (`_vocabulary.py`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._clinical import parse_number
+from ._vocabulary import (
+    CONTROL,
+    DISEASE_KEY,
+    EXPERIMENT_KEY,
+    MISSING,
+    NEGATIVE_POLE,
+    NO,
+    SKIP_KEY,
+    TISSUE_KEY,
+    YES,
+    TraitTerms,
+)
+
+__all__ = [
+    "AGE_KEY",
+    "GENDER_KEY",
+    "RowScore",
+    "rule_score",
+    "split_cell",
+    "text_cells",
+    "trait_map",
+]
+
+AGE_KEY = re.compile(r"(^|[^a-z])age([^a-z]|$)|^age|agebaseline|years? old", re.I)
+GENDER_KEY = re.compile(r"\b(sex|gender)\b", re.I)
+_NEGATION = r"(?:non|no|not|without|free of|absence of|negative for)"
+
+
+def split_cell(cell: str) -> tuple[str, str]:
+    """(key, text after the colon); a cell without a colon has an empty key."""
+    if ":" in cell:
+        key, after = cell.split(":", 1)
+        return key.strip(), after.strip()
+    return "", cell.strip()
+
+
+def text_cells(values: Sequence[object]) -> list[str]:
+    return [v for v in values if isinstance(v, str) and v.strip()]
+
+
+@dataclass(frozen=True)
+class RowScore:
+    """A row's rule score as the trait's, and the words that decided it."""
+
+    score: float
+    row: int
+    cells: tuple[str, ...]
+    evidence: tuple[str, ...]
+
+
+def rule_score(row: int, cells: list[str], terms: TraitTerms) -> RowScore | None:
+    keys = {split_cell(c)[0] for c in cells}
+    afters = [split_cell(c)[1] for c in cells]
+    key_text = " ".join(keys)
+    key_hit, key_word = terms.strength(key_text)
+    hits = [terms.strength(a) for a in afters]
+    value_hit = max((h for h, _ in hits), default=0)
+    evidence = []
+    disease_key = bool(DISEASE_KEY.search(key_text))
+    skip = any(SKIP_KEY.search(k) for k in keys) and not disease_key
+    if key_hit < 2 and (skip or AGE_KEY.search(key_text)):
+        return None
+    if key_hit < 2 and GENDER_KEY.search(key_text):
+        return None
+    numbers = [a for a in afters if re.fullmatch(r"[-+]?\d+(\.\d+)?\s*%?", a)]
+    if len(numbers) == len(afters) and key_hit < 2:
+        return None
+    score = 0.0
+    if key_hit >= 2:
+        score += 3.0
+        evidence.append(f"the key names the trait ({key_word!r})")
+    if value_hit:
+        word = next(w for h, w in hits if h == value_hit)
+        score += (0.0, 1.0, 2.5, 3.0)[value_hit]
+        evidence.append(f"values name the trait ({word!r})")
+    if disease_key:
+        score += 2.5
+        evidence.append("a disease/status/group key")
+    elif EXPERIMENT_KEY.search(key_text) or TISSUE_KEY.search(key_text):
+        score += 0.5
+        evidence.append("an experiment or tissue key")
+    controls = [a for a in afters if CONTROL.search(a)]
+    if controls and len(cells) >= 2:
+        score += 1.5
+        evidence.append(f"a control value ({controls[0]!r})")
+    if len(cells) == 1 and value_hit < 2 and key_hit < 2:
+        score -= 1.5
+    if len(cells) >= 20 and value_hit < 2:
+        score -= 2.0
+    return RowScore(score, row, tuple(cells), tuple(evidence))
+
+
+def _trait_value(after: str, terms: TraitTerms, key_named: bool, top_hit: int) -> float | None:
+    """A trait cell's number: a negation or control word 0, the trait's words 1, by the row's
+    convention otherwise (yes/no under a key naming the trait; other diseases 0 when some values
+    name the trait, every non-control value 1 when none does).
+    """
+    norm = after.lower()
+    if re.fullmatch(r"\s*(none|no)\s*", norm):
+        return 0.0  # "disease: none" is a sample without the disease, not a missing value
+    if MISSING.match(after):
+        return None
+    hit, word = terms.strength(after)
+    if hit >= 2 and re.search(rf"{_NEGATION}[\s-]*(?:\w+[\s-]+){{0,2}}{re.escape(word)}", norm):
+        return 0.0
+    if hit >= 2 and re.search(rf"{re.escape(word)}\w*[\s-]*(?:free|negative)\b", norm):
+        return 0.0
+    if key_named and YES.match(after):
+        return 1.0
+    if key_named and NO.match(after):
+        return 0.0
+    if CONTROL.search(after):
+        return 0.0
+    if top_hit >= 2:
+        return 1.0 if hit == top_hit else 0.0
+    return 1.0
+
+
+def trait_map(cells: Sequence[str], terms: TraitTerms) -> tuple[dict[str, float | None], str]:
+    """Each cell's number and how they were decided; a numeric row keyed by the trait is kept."""
+    afters = [split_cell(c)[1] for c in cells]
+    key_named = terms.strength(" ".join(split_cell(c)[0] for c in cells))[0] >= 2
+    numbers = [parse_number(a) for a in afters]
+    if key_named and len(cells) > 2 and all(not math.isnan(x) for x in numbers):
+        return {c: x for c, x in zip(cells, numbers, strict=True)}, "a continuous trait: numbers"
+    top_hit = max(terms.strength(a)[0] for a in afters)
+    mapped = {
+        c: _trait_value(a, terms, key_named, top_hit) for c, a in zip(cells, afters, strict=True)
+    }
+    if top_hit >= 2 or key_named:
+        return mapped, "control words -> 0, values naming the trait -> 1, other values -> 0"
+    known = [c for c, v in mapped.items() if v is not None]
+    if any(mapped[c] == 0.0 for c in known):
+        return mapped, "control words -> 0, every other value -> 1"
+    if len(known) == 2:
+        poles = [c for c in known if NEGATIVE_POLE.search(split_cell(c)[1])]
+        if len(poles) == 1:
+            mapped[poles[0]] = 0.0
+            return mapped, f"no value names the trait: {poles[0]!r} is the negative side -> 0"
+        return mapped, "no value names the trait or a control: both -> 1 (review)"
+    for c in known:
+        mapped[c] = 0.0
+    return mapped, "no value names the trait or a control: every value -> 0 (review)"
