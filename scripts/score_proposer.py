@@ -4,13 +4,15 @@
     python scripts/score_proposer.py                       # ../shared/data/clinical/dev.jsonl
     python scripts/score_proposer.py --records R.jsonl --work DIR
 
-1. Dev: every record proposed with the default threshold, scored by the
-   shared scorer (`tools/score_recipes.py GOLD PROPOSED`).
-2. Cross-validation by trait: for each trait, the trait-row threshold is
-   chosen on the other traits' records (the grid below, by mean per-record
-   score) and that trait's records are proposed with it; the concatenated
-   proposals are scored by the same scorer. This is the estimate on traits
-   the proposer has not seen.
+1. Cross-validation by trait: for each trait, the trait-row ranker is fitted
+   on the other traits' records and that trait's records are proposed with
+   it; the concatenated proposals are scored by the shared scorer
+   (`tools/score_recipes.py GOLD PROPOSED`). This is the estimate on traits
+   the proposer has not seen (its rules were written reading these records:
+   only the weights are cross-validated).
+2. Dev: the ranker fitted on every record (in-sample), scored the same way;
+   `--write-weights` saves it as the package's shipped weights, with their
+   provenance.
 3. Speed: the records repeated to at least 1,000 proposed in one process
    (median of 3).
 The per-trait CV scores are written to WORK/cv_per_trait.csv.
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
 import os
 import statistics
@@ -32,61 +33,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from genotex.preprocessing import propose_recipe  # noqa: E402
+from genotex import __version__  # noqa: E402
+from genotex.core import file_sha256  # noqa: E402
+from genotex.preprocessing import TraitRanker, labelled_example, propose_recipe  # noqa: E402
 
 SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-GRID = (2.0, 2.5, 3.0, 3.5, 4.0, 4.5)
+PENALTY = 1.0
 VARIABLES = ("trait", "age", "gender")
+WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/data/trait_ranker.json"
 
 
-def _scorer():
-    spec = importlib.util.spec_from_file_location(
-        "score_recipes", SHARED / "tools/score_recipes.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def propose(record: dict, threshold: float) -> dict:
+def propose(record: dict, ranker: TraitRanker | None) -> dict:
     rows = {int(k): v for k, v in record["characteristics"].items()}
     return propose_recipe(
-        rows, record["background"], record["trait"], cohort=record["cohort"], threshold=threshold
+        rows, record["background"], record["trait"], cohort=record["cohort"], ranker=ranker
     ).record()
 
 
-def record_score(scorer, gold: dict, proposed: dict) -> float:
-    """The mean of the three variables' per-record scores, as the shared scorer defines them."""
-    total = 0.0
-    for v in VARIABLES:
-        right = scorer.row_of(gold, v) == scorer.row_of(proposed, v)
-        if right and gold.get(f"{v}_row") is None:
-            total += 1.0
-        elif right:
-            total += scorer.map_agreement(gold.get(f"{v}_map"), proposed.get(f"{v}_map"))
-    return total / 3
-
-
-def cross_validate(records: list[dict], scorer) -> tuple[list[dict], dict[str, float]]:
-    by_trait = defaultdict(list)
-    for record in records:
-        by_trait[record["trait"]].append(record)
-    cache = {t: [propose(r, t) for r in records] for t in GRID}
-    chosen, out = {}, {}
-    for trait in sorted(by_trait):
-
-        def train_score(t, trait=trait):
-            pairs = zip(records, cache[t], strict=True)
-            return statistics.mean(
-                record_score(scorer, g, p) for g, p in pairs if g["trait"] != trait
-            )
-
-        best = max(GRID, key=lambda t: (train_score(t), -abs(t - 3.0)))
-        chosen[trait] = best
+def cross_validate(records: list[dict]) -> list[dict]:
+    """Each trait's records proposed by a ranker fitted on the other traits' records."""
+    examples = [labelled_example(r) for r in records]
+    out = {}
+    for trait in sorted({r["trait"] for r in records}):
+        train = [e for e, r in zip(examples, records, strict=True) if r["trait"] != trait]
+        ranker = TraitRanker.fit(train, PENALTY)
         for i, record in enumerate(records):
             if record["trait"] == trait:
-                out[i] = cache[best][i]
-    return [out[i] for i in range(len(records))], chosen
+                out[i] = propose(record, ranker)
+    return [out[i] for i in range(len(records))]
 
 
 def run_scorer(gold: Path, proposed: Path, per_record: Path | None = None) -> str:
@@ -104,21 +78,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=Path, default=SHARED / "data/clinical/dev.jsonl")
     parser.add_argument("--work", type=Path, default=Path("/tmp/genotex-proposer"))
+    parser.add_argument(
+        "--write-weights", action="store_true", help="save the ranker fitted on every record"
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     records = [json.loads(line) for line in args.records.read_text().splitlines() if line.strip()]
-    scorer = _scorer()
 
-    dev = args.work / "dev_proposed.jsonl"
-    write_jsonl(dev, [propose(r, 3.0) for r in records])
-    print("== dev (default threshold) ==\n" + run_scorer(args.records, dev))
-
-    proposals, chosen = cross_validate(records, scorer)
     cv = args.work / "cv_proposed.jsonl"
-    write_jsonl(cv, proposals)
+    write_jsonl(cv, cross_validate(records))
     per_record = args.work / "cv_per_record.csv"
     print("== cross-validated by trait ==\n" + run_scorer(args.records, cv, per_record))
-    print("thresholds chosen per held-out trait:", dict(sorted(chosen.items())))
     with open(per_record) as handle:
         rows = list(csv.DictReader(handle))
     per_trait = defaultdict(list)
@@ -132,12 +102,29 @@ def main() -> None:
             writer.writerow([trait, len(group), *(f"{m:.2f}" for m in means)])
     print(f"per-trait CV scores: {args.work / 'cv_per_trait.csv'}")
 
+    ranker = TraitRanker.fit([labelled_example(r) for r in records], PENALTY)
+    dev = args.work / "dev_proposed.jsonl"
+    write_jsonl(dev, [propose(r, ranker) for r in records])
+    print("== dev (fitted on every record: in-sample) ==\n" + run_scorer(args.records, dev))
+    if args.write_weights:
+        provenance = {
+            "records": args.records.name,
+            "records_sha256": file_sha256(args.records),
+            "n_records": len(records),
+            "n_traits": len({r["trait"] for r in records}),
+            "penalty": PENALTY,
+            "genotex": __version__,
+            "script": "scripts/score_proposer.py --write-weights",
+        }
+        TraitRanker(ranker.row_weights, ranker.none_weights, provenance).write(WEIGHTS)
+        print(f"shipped weights written to {WEIGHTS}")
+
     many = (records * (1000 // len(records) + 1))[: max(1000, len(records))]
     times = []
     for _ in range(3):
         started = time.perf_counter()
         for record in many:
-            propose(record, 3.0)
+            propose(record, None)
         times.append(time.perf_counter() - started)
     print(f"speed: {len(many)} records in {statistics.median(times):.2f} s (median of 3)")
 

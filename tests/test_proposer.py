@@ -222,3 +222,39 @@ def test_baseline_runs_the_generated_benchmark_end_to_end(tmp_path):
     }
     del clinical["Asthma/GSE100002.csv"]  # the hand-written recipe above reads no Age or Gender
     assert clinical == pytest.approx(dict.fromkeys(clinical, 1.0)) and len(clinical) == 4
+
+
+def test_the_ranker_learns_the_feature_that_marks_the_labelled_row():
+    """Built so that the labelled row is always the one with feature k set: the fit must find k."""
+    import numpy as np
+
+    from genotex.preprocessing import TraitRanker
+    from genotex.preprocessing._ranker import RECORD_FEATURES, ROW_FEATURES
+
+    rng = np.random.default_rng(0)
+    k = ROW_FEATURES.index("a control value")
+    examples = []
+    for i in range(60):
+        features = rng.integers(0, 2, size=(4, len(ROW_FEATURES))).astype(float)
+        features[:, k] = 0.0
+        label = i % 4
+        features[label, k] = 1.0
+        examples.append((features, np.zeros(len(RECORD_FEATURES)), label))
+    ranker = TraitRanker.fit(examples, penalty=0.1)
+    assert int(np.argmax(ranker.row_weights)) == k
+    p = ranker.probabilities(*examples[5][:2])
+    assert p.sum() == pytest.approx(1.0) and int(np.argmax(p)) == examples[5][2]
+
+
+def test_the_shipped_ranker_says_where_it_came_from_and_bad_weights_are_refused(tmp_path):
+    from genotex.core import GenotexError
+    from genotex.preprocessing import TraitRanker
+
+    shipped = TraitRanker.shipped()
+    assert (
+        shipped.provenance["n_records"] == 180 and len(shipped.provenance["records_sha256"]) == 64
+    )
+    bad = tmp_path / "ranker.json"
+    bad.write_text('{"row_weights": {"key names the trait": "x"}, "none_weights": {}}')
+    with pytest.raises(GenotexError, match="ranker.json"):
+        TraitRanker.read(bad)

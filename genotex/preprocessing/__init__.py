@@ -63,7 +63,8 @@ from ._proposal_io import (
     propose_cohort,
     propose_records,
 )
-from ._proposer import TRAIT_THRESHOLD, Choice, Proposal, gene_availability, propose_recipe
+from ._proposer import Choice, Proposal, gene_availability, propose_recipe
+from ._ranker import TraitRanker, labelled_example
 from ._recipe import Recipe, RecipeError, Rule, Variable, load_recipe
 from ._soft import SoftFile, read_soft, unique_names
 from ._symbols import (
@@ -149,7 +150,8 @@ __all__ = [
     "preprocess_tree",
     "probe_gene_pairs",
     "PROPOSED_MARK",
-    "TRAIT_THRESHOLD",
+    "TraitRanker",
+    "labelled_example",
     "Choice",
     "CohortProposal",
     "Proposal",

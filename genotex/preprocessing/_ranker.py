@@ -1,0 +1,231 @@
+"""Which row holds the trait, learned from labelled records: a conditional logit over rows.
+
+Each characteristics row is described by general features (does its key or
+its values name the trait, is its key a disease/status key, does it hold a
+control value, how many values, the rule score of `_rows.rule_score`...), and
+"no row" by features of the whole record (does the background name the
+trait). The probability of each option is a softmax over their linear scores;
+the weights are fitted by L2-penalized maximum likelihood on labelled
+records (`TraitRanker.fit`, run by `scripts/score_proposer.py`, which also
+estimates the error on traits left out). The shipped weights are package data
+(`data/trait_ranker.json`) with the provenance of their training.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core import GenotexError, write_text_atomic
+from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells
+from ._vocabulary import (
+    CONTROL,
+    DISEASE_KEY,
+    EXPERIMENT_KEY,
+    SKIP_KEY,
+    TISSUE_KEY,
+    TraitTerms,
+    trait_terms,
+)
+
+__all__ = [
+    "RECORD_FEATURES",
+    "ROW_FEATURES",
+    "TraitRanker",
+    "labelled_example",
+    "option_features",
+    "record_features",
+    "row_features",
+]
+
+ROW_FEATURES = (
+    "key names the trait",
+    "a value names the trait (phrase or abbreviation)",
+    "a value names the trait (specific word)",
+    "a value names a generic word of the trait",
+    "share of values naming the trait",
+    "disease/status/group key",
+    "experiment key",
+    "tissue/source key",
+    "cell line or cell type key",
+    "treatment or agent key",
+    "identifier/batch/technical key",
+    "age or sex key",
+    "the Age or Gender row",
+    "a control value",
+    "one value",
+    "two values",
+    "3-5 values",
+    "6-19 values",
+    "20 or more values",
+    "numbers only",
+    "several keys in one row",
+    "rule score",
+    "no rule score (a row the rules exclude)",
+)
+RECORD_FEATURES = (
+    "no row: bias",
+    "no row: the background names the trait",
+    "no row: some row names the trait",
+    "no row: five or more rows",
+)
+_NUMBER_CELL = re.compile(r"[-+]?\d+(\.\d+)?\s*%?")
+
+
+def row_features(cells: Sequence[str], terms: TraitTerms, taken: bool) -> np.ndarray:
+    """The features of one row (`ROW_FEATURES`); `taken` when it is the Age or Gender row."""
+    keys = {split_cell(c)[0] for c in cells}
+    key_text = " ".join(keys)
+    afters = [split_cell(c)[1] for c in cells]
+    hits = [terms.strength(a)[0] for a in afters]
+    top = max(hits, default=0)
+    n = len(cells)
+    scored = rule_score(0, list(cells), terms)
+    values = [
+        terms.strength(key_text)[0] >= 2,
+        top == 3,
+        top == 2,
+        top == 1,
+        sum(h >= 2 for h in hits) / max(n, 1),
+        bool(DISEASE_KEY.search(key_text)),
+        bool(EXPERIMENT_KEY.search(key_text)),
+        bool(TISSUE_KEY.search(key_text)),
+        bool(re.search(r"cell line|cell type", key_text, re.I)),
+        bool(re.search(r"treat|agent", key_text, re.I)),
+        any(SKIP_KEY.search(k) for k in keys),
+        bool(AGE_KEY.search(key_text) or GENDER_KEY.search(key_text)),
+        taken,
+        n >= 2 and any(CONTROL.search(a) for a in afters),
+        n == 1,
+        n == 2,
+        3 <= n <= 5,
+        6 <= n <= 19,
+        n >= 20,
+        sum(bool(_NUMBER_CELL.fullmatch(a)) for a in afters) / max(n, 1) > 0.9,
+        len(keys) > 1,
+        scored.score if scored else -3.0,
+        scored is None,
+    ]
+    return np.asarray(values, dtype=float)
+
+
+def record_features(
+    background: str, rows: Mapping[int, Sequence[object]], terms: TraitTerms
+) -> np.ndarray:
+    """The features of the "no row" option (`RECORD_FEATURES`)."""
+    named = any(
+        terms.strength(split_cell(c)[1])[0] >= 2 or terms.strength(split_cell(c)[0])[0] >= 2
+        for values in rows.values()
+        for c in text_cells(values)
+    )
+    values = [1.0, terms.strength(background)[0] >= 2, named, len(rows) >= 5]
+    return np.asarray(values, dtype=float)
+
+
+def option_features(
+    rows: Mapping[int, Sequence[object]], background: str, terms: TraitTerms, taken: set[int]
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The candidate rows (those with text), their features, and the "no row" features."""
+    candidates = [row for row, values in rows.items() if text_cells(values)]
+    features = np.array([row_features(text_cells(rows[r]), terms, r in taken) for r in candidates])
+    features = features.reshape(len(candidates), len(ROW_FEATURES))
+    return candidates, features, record_features(background, rows, terms)
+
+
+def labelled_example(record: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, int]:
+    """A labelled clinical record (`dev.jsonl`'s schema) as a training example of `fit`."""
+    rows = {int(k): v for k, v in record["characteristics"].items()}
+    terms = trait_terms(record["trait"], record["background"])
+    taken = {record.get("age_row"), record.get("gender_row")} - {None}
+    candidates, features, none = option_features(rows, record["background"], terms, taken)
+    gold = record.get("trait_row")
+    return features, none, candidates.index(gold) if gold in candidates else len(candidates)
+
+
+@dataclass(frozen=True)
+class TraitRanker:
+    """Weights of the row and "no row" features, with the provenance of their training."""
+
+    row_weights: np.ndarray
+    none_weights: np.ndarray
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def probabilities(self, features: np.ndarray, none: np.ndarray) -> np.ndarray:
+        """P(each candidate row), then P(no row): a softmax of the linear scores."""
+        scores = np.append(
+            features @ self.row_weights if len(features) else [], none @ self.none_weights
+        )
+        scores = np.exp(scores - scores.max())
+        return scores / scores.sum()
+
+    @classmethod
+    def fit(cls, examples: Sequence[tuple[np.ndarray, np.ndarray, int]], penalty: float = 1.0):
+        """Maximum likelihood with an L2 penalty; an example is (row features, none features,
+        the labelled option: a row index into the features, or len(features) for no row).
+        """
+        from scipy.optimize import minimize
+
+        n_row, n_none = len(ROW_FEATURES), len(RECORD_FEATURES)
+
+        def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+            ranker = cls(w[:n_row], w[n_row:])
+            total, grad = penalty * float(w @ w), 2 * penalty * w
+            for features, none, label in examples:
+                p = ranker.probabilities(features, none)
+                total -= math.log(max(p[label], 1e-300))
+                if len(features):
+                    grad[:n_row] += features.T @ p[:-1]
+                grad[n_row:] += none * p[-1]
+                grad[:n_row] -= features[label] if label < len(features) else 0.0
+                grad[n_row:] -= none if label == len(features) else 0.0
+            return total, grad
+
+        result = minimize(loss, np.zeros(n_row + n_none), jac=True, method="L-BFGS-B")
+        return cls(
+            result.x[:n_row], result.x[n_row:], {"penalty": penalty, "examples": len(examples)}
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "row_weights": dict(zip(ROW_FEATURES, map(float, self.row_weights), strict=True)),
+            "none_weights": dict(zip(RECORD_FEATURES, map(float, self.none_weights), strict=True)),
+            "provenance": dict(self.provenance),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | Path | None = None) -> TraitRanker:
+        try:
+            rows = [float(data["row_weights"][name]) for name in ROW_FEATURES]
+            none = [float(data["none_weights"][name]) for name in RECORD_FEATURES]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GenotexError(
+                f"is not a trait ranker ({exc!r} missing or malformed)", path=source
+            ) from None
+        return cls(np.asarray(rows), np.asarray(none), dict(data.get("provenance", {})))
+
+    def write(self, path: str | Path) -> None:
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def read(cls, path: str | Path) -> TraitRanker:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise GenotexError(
+                f"cannot be read as JSON ({exc.__class__.__name__})", path=path
+            ) from None
+        return cls.from_dict(data, source=path)
+
+    @classmethod
+    def shipped(cls) -> TraitRanker:
+        """The weights trained on the development records (package data)."""
+        text = resources.files("genotex.preprocessing").joinpath("data", "trait_ranker.json")
+        return cls.from_dict(json.loads(text.read_text("utf-8")), source="trait_ranker.json")
