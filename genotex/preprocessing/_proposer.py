@@ -115,7 +115,9 @@ def _note(choice: Choice) -> str:
     return f"proposed (confidence {choice.confidence:.2f}): " + "; ".join(choice.evidence)
 
 
-def gene_availability(background: str, characteristics: Mapping[int, Sequence[object]]):
+def gene_availability(
+    background: str, characteristics: Mapping[int, Sequence[object]]
+) -> tuple[bool, float, tuple[str, ...]]:
     """(available, confidence, evidence) from the background and the characteristics' cues."""
     title = next(iter(re.findall(r"Series_title\W*(.*)", background)), "")
     found = NOT_EXPRESSION.search(title)

@@ -50,6 +50,7 @@ def split_cell(cell: str) -> tuple[str, str]:
 
 
 def text_cells(values: Sequence[object]) -> list[str]:
+    """The non-empty text cells of a row (a record's row may hold nulls)."""
     return [v for v in values if isinstance(v, str) and v.strip()]
 
 
@@ -64,6 +65,15 @@ class RowScore:
 
 
 def rule_score(row: int, cells: list[str], terms: TraitTerms) -> RowScore | None:
+    """How much a row looks like the trait's, by rules; None for rows that never hold it.
+
+    Points for a key naming the trait (3), values naming it (3 phrase or
+    abbreviation, 2.5 a specific word, 1 a generic one), a disease/status/group
+    key (2.5) or an experiment/tissue key (0.5), a control value (1.5);
+    penalties for one value that names nothing (-1.5) and 20 or more values
+    naming nothing (-2). Identifier, batch, age and sex rows, and rows of numbers
+    only, are excluded unless their key names the trait.
+    """
     keys = {split_cell(c)[0] for c in cells}
     afters = [split_cell(c)[1] for c in cells]
     key_text = " ".join(keys)
