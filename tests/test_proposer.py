@@ -258,3 +258,26 @@ def test_the_shipped_ranker_says_where_it_came_from_and_bad_weights_are_refused(
     bad.write_text('{"row_weights": {"key names the trait": "x"}, "none_weights": {}}')
     with pytest.raises(GenotexError, match="ranker.json"):
         TraitRanker.read(bad)
+
+
+def test_a_cohort_folder_of_mouse_samples_is_not_usable(shared, tmp_path):
+    """The same real series matrix, its organism line changed: the files' metadata decides."""
+    import gzip
+
+    from genotex.preprocessing import propose_cohort, read_series_matrix
+
+    source = shared / "data/real/geo/GSE19161/GSE19161_series_matrix.txt.gz"
+    assert propose_cohort(source.parent, "Ovarian_Cancer").proposal.gene_available
+    lines = gzip.decompress(source.read_bytes()).decode().splitlines(keepends=True)
+    organism = next(i for i, line in enumerate(lines) if line.startswith("!Sample_organism_ch1"))
+    lines[organism] = lines[organism].replace("Homo sapiens", "Mus musculus")
+    folder = tmp_path / "GSE19161"
+    folder.mkdir()
+    (folder / source.name).write_bytes(gzip.compress("".join(lines).encode()))
+    proposal = propose_cohort(folder, "Ovarian_Cancer").proposal
+    assert not proposal.gene_available and "Mus musculus" in proposal.gene_evidence[0]
+    full = read_series_matrix(source)
+    header = read_series_matrix(source, expression=False)
+    assert header.expression.shape == (0, len(full.samples))
+    assert header.characteristics.equals(full.characteristics)
+    assert header.attributes["!Series_type"] == ["Expression profiling by array"]

@@ -14,7 +14,7 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -100,6 +100,8 @@ class SeriesMatrix:
     samples: tuple[str, ...]
     characteristics: pd.DataFrame  # rows 0..k-1 (one per characteristics line) x GSM IDs, text
     expression: pd.DataFrame  # probe IDs (text) x GSM IDs, float64 (non-numeric cells are NaN)
+    # every metadata key (`!Series_type`, `!Sample_organism_ch1`...) -> its cells, in file order
+    attributes: dict[str, list[str]] = field(default_factory=dict)
 
 
 _BLOCK_LINES = 4096
@@ -183,15 +185,20 @@ def _refuse_repeats(labels: pd.Index | list[str], what: str, path: Path) -> None
         )
 
 
-def read_series_matrix(path: str | Path) -> SeriesMatrix:
+def read_series_matrix(path: str | Path, *, expression: bool = True) -> SeriesMatrix:
     """Read a series matrix; a truncated file or one without the table markers is a
     `GEOFormatError`.
+
+    With `expression=False` the table is checked but not parsed (its frame has
+    no rows): what a recipe proposal or an inspection of the metadata needs.
     """
     path = Path(path)
     layout = _scan_matrix(path)
     background, samples, characteristics = [], (), []
+    attributes: dict[str, list[str]] = {}
     for line in layout.metadata:
         key = line.split("\t", 1)[0]
+        attributes.setdefault(key, []).extend(_cells(line))
         if key in BACKGROUND_KEYS:
             background.append(f"{key}\t" + "\t".join(f'"{c}"' for c in _cells(line)))
         elif key == "!Sample_geo_accession":
@@ -199,12 +206,16 @@ def read_series_matrix(path: str | Path) -> SeriesMatrix:
         elif key == "!Sample_characteristics_ch1":
             characteristics.append(_cells(line))
     _refuse_repeats(list(samples), "sample IDs (!Sample_geo_accession)", path)
-    expression = _read_expression(path, layout)
-    columns = list(samples) if samples else list(expression.columns)
+    if expression:
+        table = _read_expression(path, layout)
+    else:
+        table = pd.DataFrame(columns=pd.Index(layout.header[1:], dtype=object), dtype=np.float64)
+    columns = list(samples) if samples else list(table.columns)
     rows = [row + [""] * (len(columns) - len(row)) for row in characteristics]
     clinical = pd.DataFrame([row[: len(columns)] for row in rows], columns=columns, dtype=object)
     clinical = clinical.replace("", np.nan)
-    return SeriesMatrix(path, "\n".join(background), tuple(columns), clinical, expression)
+    background_text = "\n".join(background)
+    return SeriesMatrix(path, background_text, tuple(columns), clinical, table, attributes)
 
 
 def characteristics_dictionary(

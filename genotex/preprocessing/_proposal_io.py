@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import tomlkit
 from .._version import __version__
 from ..core import GenotexError, write_text_atomic
 from ._cohort_files import find_matrix
-from ._geo import characteristics_dictionary, lines_of, read_series_matrix
+from ._geo import characteristics_dictionary, read_series_matrix
 from ._proposer import Proposal, propose_recipe
 from ._soft import read_soft
 
@@ -38,7 +39,6 @@ __all__ = [
 #: The first line of every recipe genotex wrote itself (and may therefore rewrite).
 PROPOSED_MARK = "# proposed by genotex"
 _RECORD_KEYS = ("trait", "cohort", "is_gene_available", "trait_row", "age_row", "gender_row")
-_FACT = re.compile(r"^!(Series_type|Sample_organism_ch1|Platform_organism|Sample_molecule_ch1)")
 _NOT_EXPRESSION_TYPES = re.compile(
     r"methylation|genome binding|occupancy|non-coding rna|snp|genome variation|protein", re.I
 )
@@ -64,33 +64,32 @@ def is_proposed(path: str | Path) -> bool:
         return False
 
 
-def _series_facts(path: Path) -> dict[str, set[str]]:
-    """Series type, organism and molecule from the header lines (before any table)."""
-    facts: dict[str, set[str]] = {}
-    for line in lines_of(path):
-        if line.lower().startswith(("!series_matrix_table_begin", "!platform_table_begin")):
-            break
-        found = _FACT.match(line)
-        if found:
-            values = re.split(r"\t| = ", line.rstrip("\n"), maxsplit=1)[-1]
-            cells = {v.strip().strip('"') for v in values.split("\t") if v.strip().strip('"')}
-            facts.setdefault(found.group(1), set()).update(cells)
-    return facts
+def _facts_verdict(attributes: Mapping[str, Iterable[str]]) -> str | None:
+    """Why the files' metadata says the series is not human gene expression, or None.
 
-
-def _facts_verdict(facts: dict[str, set[str]]) -> str | None:
-    """Why the files say the series is not human gene expression, or None."""
-    organisms = facts.get("Sample_organism_ch1", set()) | facts.get("Platform_organism", set())
+    `attributes`: metadata key -> its cells (`SeriesMatrix.attributes`, or the
+    series and sample attributes of a family SOFT).
+    """
+    organisms = set(attributes.get("!Sample_organism_ch1", ()))
     if organisms and "Homo sapiens" not in organisms:
         return f"the samples are {', '.join(sorted(organisms))}, not Homo sapiens"
-    types = facts.get("Series_type", set())
+    types = set(attributes.get("!Series_type", ()))
     if types and not any("expression" in t.lower() for t in types):
         if any(_NOT_EXPRESSION_TYPES.search(t) for t in types):
             return f"the series type is {', '.join(sorted(types))}"
-    molecules = {m.lower() for m in facts.get("Sample_molecule_ch1", set())}
+    molecules = {m.lower() for m in attributes.get("!Sample_molecule_ch1", ())}
     if molecules and molecules <= {"genomic dna"}:
         return "the samples' molecule is genomic DNA"
     return None
+
+
+def _soft_attributes(soft) -> dict[str, list[str]]:
+    """A family SOFT's series attributes and its samples' attributes, merged by key."""
+    attributes = {key: list(values) for key, values in soft.series.items()}
+    for sample in soft.samples.values():
+        for key, values in sample.items():
+            attributes.setdefault(key, []).extend(values)
+    return attributes
 
 
 def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
@@ -101,18 +100,18 @@ def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
     matrices = sorted(folder.glob("*_series_matrix.txt*"))
     softs = sorted(folder.glob("*_family.soft*"))
     if matrices:
-        source = find_matrix(folder)
-        matrix = read_series_matrix(source)
+        matrix = read_series_matrix(find_matrix(folder), expression=False)
         table, background = matrix.characteristics, matrix.background
+        attributes = matrix.attributes
     elif softs:
-        source = softs[0]
-        soft = read_soft(source)
+        soft = read_soft(softs[0])
         table, background = soft.characteristics(), soft.background
+        attributes = _soft_attributes(soft)
     else:
         raise GenotexError("holds no series matrix or family SOFT file", path=folder)
     characteristics = characteristics_dictionary(table, max_values=100_000)
     proposal = propose_recipe(characteristics, background, trait, cohort=folder.name)
-    reason = _facts_verdict(_series_facts(source))
+    reason = _facts_verdict(attributes)
     if reason and proposal.gene_available:
         proposal = replace(
             proposal, gene_available=False, gene_confidence=0.95, gene_evidence=(reason,)
