@@ -8,7 +8,7 @@ the same on traits it has never seen.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "CONTROL",
@@ -141,22 +141,38 @@ class TraitTerms:
     abbreviations: tuple[str, ...]
     specific: tuple[str, ...]
     generic: tuple[str, ...]
+    # (strength, term, compiled pattern), in the order they are tried; and the answers so far:
+    # a proposal asks about the same cells many times (rule score, features, value map)
+    _patterns: tuple[tuple[int, str, re.Pattern[str]], ...] = field(
+        init=False, repr=False, compare=False
+    )
+    _memo: dict[str, tuple[int, str]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        patterns = [(3, a, rf"(?<![a-z0-9]){re.escape(a)}(?![a-z])") for a in self.abbreviations]
+        patterns += [(2, w, rf"(?<![a-z]){re.escape(w)}") for w in self.specific]
+        patterns += [(1, w, rf"(?<![a-z]){re.escape(w)}") for w in self.generic]
+        compiled = tuple((h, term, re.compile(pattern)) for h, term, pattern in patterns)
+        object.__setattr__(self, "_patterns", compiled)
 
     def strength(self, text: str) -> tuple[int, str]:
         """3 phrase or abbreviation, 2 a specific word, 1 a generic word, 0 none; and the match."""
+        known = self._memo.get(text)
+        if known is not None:
+            return known
         norm = normalize_text(text)
+        answer = (0, "")
         if self.phrase and self.phrase in norm:
-            return 3, self.phrase
-        for abbreviation in self.abbreviations:
-            if re.search(rf"(?<![a-z0-9]){re.escape(abbreviation)}(?![a-z])", norm):
-                return 3, abbreviation
-        for word in self.specific:
-            if re.search(rf"(?<![a-z]){re.escape(word)}", norm):
-                return 2, word
-        for word in self.generic:
-            if re.search(rf"(?<![a-z]){re.escape(word)}", norm):
-                return 1, word
-        return 0, ""
+            answer = (3, self.phrase)
+        else:
+            for hit, term, pattern in self._patterns:
+                if pattern.search(norm):
+                    answer = (hit, term)
+                    break
+        self._memo[text] = answer
+        return answer
 
 
 def trait_terms(trait: str, background: str = "") -> TraitTerms:
