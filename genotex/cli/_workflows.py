@@ -121,8 +121,6 @@ def baseline_command(root: Path, jobs: int, mode: str) -> None:
     run = run_baseline(root, jobs=jobs, mode=mode)
     for key, reason in run.failed.items():
         click.echo(f"  {key}: no recipe proposed: {reason}", err=True)
-    for key, status in run.preprocess_status:
-        click.echo(f"preprocess {key}: {status}")
     counts = run.regress.counts()
     click.echo(
         f"regress: {counts['ok']} answered, {counts['skipped']} skipped, {counts['failed']} failed"
