@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -119,17 +120,6 @@ def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
     return CohortProposal(proposal, characteristics)
 
 
-def _comment_lines(text: str, width: int = 96) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + len(word) + 1 > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return [*lines, line] if line else lines
-
-
 def proposal_toml(proposal: Proposal, characteristics: dict[int, list[str]] | None = None) -> str:
     """The proposal as a TOML recipe (what `Recipe.read` reads), its evidence as comments."""
     recipe = proposal.recipe()
@@ -143,7 +133,7 @@ def proposal_toml(proposal: Proposal, characteristics: dict[int, list[str]] | No
     gene = tomlkit.table()
     gene.add(tomlkit.comment(f"confidence {proposal.gene_confidence:.2f}"))
     for line in proposal.gene_evidence:
-        for part in _comment_lines(line):
+        for part in textwrap.wrap(line, 96, break_long_words=False, break_on_hyphens=False):
             gene.add(tomlkit.comment(part))
     gene.add("usable", data["gene"]["usable"])
     doc.add("gene", gene)
@@ -154,7 +144,7 @@ def proposal_toml(proposal: Proposal, characteristics: dict[int, list[str]] | No
         table = tomlkit.table()
         table.add(tomlkit.comment(f"confidence {choice.confidence:.2f}"))
         for line in choice.evidence:
-            for part in _comment_lines(line):
+            for part in textwrap.wrap(line, 96, break_long_words=False, break_on_hyphens=False):
                 table.add(tomlkit.comment(part))
         for key, value in spec.items():
             if not spec["available"] and key != "available":
