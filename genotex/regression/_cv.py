@@ -25,6 +25,7 @@ __all__ = [
     "Fold",
     "cross_validate",
     "legacy_fold_indices",
+    "mean_scores",
     "prediction_scores",
     "selection_scores",
     "significant_genes",
@@ -143,7 +144,8 @@ class CVChoice:
     per_alpha: dict[float, dict[str, dict[str, float]]]
 
 
-def _mean(scores: list[dict[str, float]]) -> dict[str, float]:
+def mean_scores(scores: list[dict[str, float]]) -> dict[str, float]:
+    """The per-key mean of score dicts (one per fold)."""
     return {key: float(np.mean([s[key] for s in scores])) for key in scores[0]}
 
 
@@ -177,7 +179,7 @@ def cross_validate(
             predictions.append(prediction_scores(fold.y_test, predicted, binary=binary))
             selected = [gene for gene, _ in significant_genes(model.coef_, genes)]
             selections.append(selection_scores(selected, reference))
-        result = {"prediction": _mean(predictions), "selection": _mean(selections)}
+        result = {"prediction": mean_scores(predictions), "selection": mean_scores(selections)}
         per_alpha[alpha] = result
         if result["prediction"][prediction_key] > best_prediction:
             best_prediction = result["prediction"][prediction_key]

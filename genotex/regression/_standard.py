@@ -33,7 +33,13 @@ import numpy as np
 import scipy.linalg
 
 from ._constants import N_FOLDS
-from ._cv import legacy_fold_indices, prediction_scores, selection_scores, significant_genes
+from ._cv import (
+    legacy_fold_indices,
+    mean_scores,
+    prediction_scores,
+    selection_scores,
+    significant_genes,
+)
 from ._models import detect_batch_effect, estimate_log_delta, normalize
 
 __all__ = [
@@ -166,10 +172,6 @@ def _fold_scores(x, y, z, genes, known, grid, lmm, binary):
     return folds, worst_gap
 
 
-def _mean(dicts: list[dict[str, float]]) -> dict[str, float]:
-    return {key: float(np.mean([d[key] for d in dicts])) for key in dicts[0]}
-
-
 def fit_standard(
     x: np.ndarray,
     y: np.ndarray,
@@ -192,7 +194,7 @@ def fit_standard(
     grid = _grid(full)
     folds, cv_gap = _fold_scores(x, y, z, genes, known, grid, lmm, binary)
     per_alpha = [
-        (_mean([fold[i][0] for fold in folds]), _mean([fold[i][1] for fold in folds]))
+        (mean_scores([fold[i][0] for fold in folds]), mean_scores([fold[i][1] for fold in folds]))
         for i in range(len(grid))
     ]
     by_loss = int(np.argmin([p["mse"] for p, _ in per_alpha]))  # the first (larger α) on ties
