@@ -86,6 +86,13 @@ def debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+def jobs_option(help: str | None = None, default: int = 1) -> Callable[..., Any]:
+    """`--jobs/-j N`: how many worker processes (at least 1)."""
+    return click.option(
+        "--jobs", "-j", type=click.IntRange(min=1), default=default, show_default=True, help=help
+    )
+
+
 def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
     """Progress bars on stderr (shown only on a terminal, and only for long stages)."""
 

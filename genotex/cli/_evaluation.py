@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._common import GreedyCommand, debug_option, handle_errors, main, tqdm_progress
+from ._common import GreedyCommand, debug_option, handle_errors, jobs_option, main, tqdm_progress
 
 
 @main.command("eval", cls=GreedyCommand)
@@ -68,14 +68,7 @@ from ._common import GreedyCommand, debug_option, handle_errors, main, tqdm_prog
 @click.option(
     "--details", is_flag=True, help="Also print per-trait, per-problem and per-file tables."
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Worker processes for scoring preprocessed tables.",
-)
+@jobs_option("Worker processes for scoring preprocessed tables.")
 @click.option(
     "--max-file-mb",
     type=click.FloatRange(min=0, min_open=True),

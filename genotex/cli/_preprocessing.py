@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..core import GenotexError
-from ._common import debug_option, handle_errors, main
+from ._common import debug_option, handle_errors, jobs_option, main
 
 #: The synonym table a benchmark root holds (the default of --synonyms).
 _DEFAULT_SYNONYMS = Path("metadata") / "gene_synonym.json"
@@ -79,7 +79,7 @@ def _synonyms(path: Path | None):
 @click.option(
     "--out", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@jobs_option()
 @debug_option
 @handle_errors
 def preprocess_command(
@@ -243,14 +243,7 @@ def synonyms_lookup(aliases: tuple[str, ...], synonyms: Path | None) -> None:
 @click.option(
     "--only", multiple=True, help="Only this trait (geo) or cohort folder (tcga); repeatable."
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="Parallel downloads.",
-)
+@jobs_option("Parallel downloads.", default=4)
 @click.option("--sha256", default=None, help="gene-info: the expected sha256, if known.")
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 @debug_option

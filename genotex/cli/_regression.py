@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..core import GenotexError
-from ._common import debug_option, handle_errors, main
+from ._common import debug_option, handle_errors, jobs_option, main
 
 
 @main.command("regress")
@@ -46,14 +46,7 @@ from ._common import debug_option, handle_errors, main
     show_default=True,
     help="Where significant_genes_condition_<C>.json files are written.",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Problems answered in parallel processes.",
-)
+@jobs_option("Problems answered in parallel processes.")
 @click.option(
     "--scheduler", default=None, help="Address of an existing Dask distributed scheduler to run on."
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._common import debug_option, handle_errors, main
+from ._common import debug_option, handle_errors, jobs_option, main
 from ._evaluation import emit_report
 
 _WHERE = """
@@ -40,7 +40,7 @@ Re-run a stage yourself, from {folder}:
     is_flag=True,
     help="Only the quick evaluation demo (a generated reference and prediction).",
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@jobs_option()
 @click.option(
     "--details", is_flag=True, help="Also print the per-trait, per-problem and per-file tables."
 )
@@ -98,7 +98,7 @@ Score it like any agent's output:
 
 @main.command("baseline")
 @click.argument("root", type=click.Path(path_type=Path))
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@jobs_option()
 @click.option(
     "--mode",
     type=click.Choice(["reference", "standard"]),
