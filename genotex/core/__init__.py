@@ -25,6 +25,7 @@ from ._errors import (
     ReferenceTreeError,
     TaskInfoError,
     UnsafeNameError,
+    read_json,
 )
 from ._layout import (
     CATEGORIES,
@@ -136,4 +137,5 @@ __all__ = [
     "usable_cohorts",
     "write_table",
     "write_text_atomic",
+    "read_json",
 ]

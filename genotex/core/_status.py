@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import write_text_atomic
-from ._errors import GenotexError
+from ._errors import GenotexError, read_json
 
 __all__ = ["ProblemStatus", "RunStatus", "StatusError"]
 
@@ -78,14 +78,7 @@ class RunStatus:
 
     @classmethod
     def read(cls, path: str | Path) -> RunStatus:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StatusError(
-                f"cannot be read as JSON ({exc.__class__.__name__})", path=path
-            ) from None
-        return cls.from_dict(data, source=path)
+        return cls.from_dict(read_json(path, StatusError), source=path)
 
     def write(self, path: str | Path) -> None:
         write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")

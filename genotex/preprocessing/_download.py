@@ -9,7 +9,6 @@ then renamed into place; a file already present with the right hash is skipped.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import urllib.error
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError, file_sha256
+from ..core import GenotexError, file_sha256, read_json
 
 __all__ = [
     "GEO_BASE",
@@ -73,12 +72,7 @@ class DownloadResult:
 def load_manifest(path: str | Path) -> dict[str, str]:
     """`relative path -> sha256` of a benchmark manifest."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ManifestError(
-            f"cannot be read as JSON ({exc.__class__.__name__})", path=path
-        ) from None
+    data = read_json(path, ManifestError)
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         raise ManifestError('is not a manifest: no {"files": {path: sha256}} object', path=path)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import GenotexError, write_text_atomic
+from ..core import GenotexError, read_json, write_text_atomic
 from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells
 from ._vocabulary import (
     CONTROL,
@@ -216,13 +216,7 @@ class TraitRanker:
 
     @classmethod
     def read(cls, path: str | Path) -> TraitRanker:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise GenotexError(
-                f"cannot be read as JSON ({exc.__class__.__name__})", path=path
-            ) from None
-        return cls.from_dict(data, source=path)
+        return cls.from_dict(read_json(path), source=path)
 
     @classmethod
     def shipped(cls) -> TraitRanker:
