@@ -35,7 +35,7 @@ def test_the_converged_lasso_matches_a_tightly_converged_scikit_learn_fit():
     y = x[:, :8] @ rng.normal(size=8) + rng.normal(size=80)
     y -= y.mean()
     alpha = 0.05
-    ((coef, _, gap),) = solve_path(x, y, [alpha])
+    ((coef, _, gap),) = solve_path(x, y, [alpha]).points
     tight = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=1_000_000).fit(x, y).coef_
 
     def objective(w):
@@ -57,7 +57,7 @@ def test_kkt_conditions_hold_with_unpenalized_covariates():
     y = 2.0 + 1.5 * z + x[:, 0] - x[:, 1] + rng.normal(scale=0.5, size=n)
     design = standard._design(np.asfortranarray(x), y, standard._covariates(z, n), lmm=False)
     alpha = 0.05
-    ((coef, _, _),) = solve_path(design.x, design.y, [alpha], tol=1e-10)
+    ((coef, _, _),) = solve_path(design.x, design.y, [alpha], tol=1e-10).points
     # stationarity: |x_j'r|/n <= alpha everywhere, = alpha with the sign of w_j where w_j != 0
     gradient = design.x.T @ (design.y - design.x @ coef) / n
     assert np.all(np.abs(gradient) <= alpha + 1e-6)

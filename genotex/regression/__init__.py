@@ -3,7 +3,7 @@
 `answer_problem` loads one problem's data and returns its `RegressionResult`;
 `run_problems` answers many, in processes or on a Dask cluster, writing each
 result as it finishes. `mode="reference"` is the published pipeline, exactly;
-`mode="standard"` (`fit_standard`) is converged, sign-invariant and chooses α
+`mode="standard"` (`fit_standard`) is exact, sign-invariant, imports no scikit-learn and chooses α
 without the answer key by default. The models are scikit-learn estimators (`LassoModel`,
 `LMMModel`, `Residualizer`); `cross_validate` chooses α as the reference does.
 """
@@ -16,25 +16,17 @@ from ._constants import (
     N_FOLDS,
     N_TOP_EIGENVALUES,
 )
-from ._cv import (
-    CVChoice,
-    Fold,
-    cross_validate,
+from ._data import ProblemData, ProblemFailed, ProblemSkipped, load_problem, predict_condition
+from ._homotopy import HomotopyFailed, PathPoint, lasso_path
+from ._numerics import (
+    detect_batch_effect,
+    estimate_log_delta,
     legacy_fold_indices,
+    mean_scores,
+    normalize,
     prediction_scores,
     selection_scores,
     significant_genes,
-)
-from ._data import ProblemData, ProblemFailed, ProblemSkipped, load_problem, predict_condition
-from ._models import (
-    LassoModel,
-    LMMModel,
-    NullModel,
-    Residualizer,
-    detect_batch_effect,
-    estimate_log_delta,
-    fit_null_model,
-    normalize,
 )
 from ._pipeline import RegressionResult, analyse, answer_problem, is_done, result_path, write_result
 from ._run import ProblemOutcome, run_problems, solve
@@ -42,19 +34,49 @@ from ._standard import (
     ALPHA_RATIO,
     N_ALPHAS,
     SELECT_BY,
+    SOLVER,
     STANDARD_TOL,
+    SolvedPath,
     StandardFit,
     fit_standard,
     solve_path,
 )
+
+#: The reference mode's scikit-learn estimators, imported when first used (PEP 562), so that
+#: `--mode standard` never pays scikit-learn's import (~1.3 s, more than its solver takes).
+_LAZY = {
+    "CVChoice": "._cv",
+    "Fold": "._cv",
+    "cross_validate": "._cv",
+    "LMMModel": "._models",
+    "LassoModel": "._models",
+    "NullModel": "._models",
+    "Residualizer": "._models",
+    "fit_null_model": "._models",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ALPHA_GRID",
     "ALPHA_RATIO",
     "N_ALPHAS",
     "SELECT_BY",
+    "SOLVER",
     "STANDARD_TOL",
+    "HomotopyFailed",
+    "PathPoint",
+    "SolvedPath",
     "StandardFit",
+    "lasso_path",
+    "mean_scores",
     "fit_standard",
     "solve_path",
     "BATCH_GAP_NUMERATOR",

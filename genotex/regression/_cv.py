@@ -14,9 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import confusion_scores, gene_selection_scores, jaccard
-from ._constants import ALPHA_GRID, FALLBACK_ALPHA, LEGACY_SEED, N_FOLDS
-from ._models import LassoModel, LMMModel, NullModel, Residualizer, fit_null_model, normalize
+from ._constants import ALPHA_GRID, FALLBACK_ALPHA
+from ._models import LassoModel, LMMModel, NullModel, Residualizer, fit_null_model
+from ._numerics import (
+    legacy_fold_indices,
+    mean_scores,
+    normalize,
+    prediction_scores,
+    selection_scores,
+    significant_genes,
+)
 
 __all__ = [
     "ALPHA_GRID",
@@ -24,72 +31,7 @@ __all__ = [
     "CVChoice",
     "Fold",
     "cross_validate",
-    "legacy_fold_indices",
-    "mean_scores",
-    "prediction_scores",
-    "selection_scores",
-    "significant_genes",
 ]
-
-
-def legacy_fold_indices(
-    n: int, k: int = N_FOLDS, seed: int = LEGACY_SEED
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) indices: `np.random.seed(42); np.random.shuffle(indices)`, k equal test folds.
-
-    A local `RandomState(42)` gives the legacy global generator's sequence
-    without touching global state. Leftover samples are always in training.
-    """
-    indices = np.arange(n)
-    np.random.RandomState(seed).shuffle(indices)
-    fold_size = n // k
-    folds = []
-    for i in range(k):
-        test = indices[i * fold_size : (i + 1) * fold_size]
-        folds.append((np.setdiff1d(indices, test), test))
-    return folds
-
-
-def significant_genes(coefficients: np.ndarray, genes: Sequence[str]) -> list[tuple[str, float]]:
-    """Non-zero genes, largest absolute coefficient first (ties keep the column order)."""
-    nonzero = np.flatnonzero(coefficients != 0)
-    order = nonzero[np.argsort(-np.abs(coefficients[nonzero]), kind="stable")]
-    return [(genes[i], float(coefficients[i])) for i in order]
-
-
-def selection_scores(selected: Sequence[str], reference: Sequence[str]) -> dict[str, float]:
-    """Precision, recall, F1 and Jaccard (percent) of selected genes against the known ones.
-
-    regression.md § 5's convention: precision is 0 when nothing is selected,
-    recall 0 when nothing is known.
-    """
-    scores = gene_selection_scores(selected, reference, empty_matches_empty=False)
-    scores["jaccard"] = jaccard(reference, selected) * 100
-    return scores
-
-
-def prediction_scores(
-    truth: np.ndarray, predicted: np.ndarray, *, binary: bool
-) -> dict[str, float]:
-    """Binary: accuracy, precision, recall, F1 (percent) at 0.5; continuous: NMSE and R²."""
-    if binary:
-        guess = predicted > 0.5
-        actual = truth > 0.5
-        tp = int(np.sum(guess & actual))
-        fp = int(np.sum(guess & ~actual))
-        fn = int(np.sum(~guess & actual))
-        tn = int(np.sum(~guess & ~actual))
-        scores = confusion_scores(tp, fp, tn, fn, f1_from_counts=True)
-        return {key: scores[key] for key in ("accuracy", "precision", "recall", "f1")}
-    residual = np.sum((truth - predicted) ** 2)
-    total = np.sum((truth - np.mean(truth)) ** 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nmse = residual / total
-    if total != 0:
-        r_squared = 1.0 - residual / total
-    else:  # scikit-learn's r2_score convention for a constant test fold
-        r_squared = 1.0 if residual == 0 else 0.0
-    return {"nmse": float(nmse), "r_squared": float(r_squared)}
 
 
 @dataclass(frozen=True)
@@ -142,11 +84,6 @@ class CVChoice:
     fallback: bool  # no α selected a known gene: α = FALLBACK_ALPHA
     performance: dict[str, dict[str, float]]  # {"prediction": ..., "selection": ...}
     per_alpha: dict[float, dict[str, dict[str, float]]]
-
-
-def mean_scores(scores: list[dict[str, float]]) -> dict[str, float]:
-    """The per-key mean of score dicts (one per fold)."""
-    return {key: float(np.mean([s[key] for s in scores])) for key in scores[0]}
 
 
 def cross_validate(

@@ -8,9 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import sklearn
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression
 
 from ..core import (
     CohortInfoReader,
@@ -25,7 +22,7 @@ from ..core import (
     select_cohorts,
 )
 from ._constants import LEGACY_SEED, N_FOLDS
-from ._models import normalize
+from ._numerics import normalize
 
 __all__ = ["ProblemData", "ProblemSkipped", "ProblemFailed", "load_problem", "predict_condition"]
 
@@ -60,12 +57,15 @@ class ProblemData:
         return len(np.unique(self.y)) == 2
 
 
-def _logistic_l1() -> LogisticRegression:
+def _logistic_l1():  # -> sklearn.linear_model.LogisticRegression
     """`LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)`, as the
     reference.
 
     scikit-learn 1.8 deprecated `penalty`; `l1_ratio=1` is the same model there.
     """
+    import sklearn
+    from sklearn.linear_model import LogisticRegression
+
     major, minor = (int(part) for part in sklearn.__version__.split(".")[:2])
     if (major, minor) >= (1, 8):
         return LogisticRegression(l1_ratio=1.0, solver="liblinear", random_state=LEGACY_SEED)
@@ -75,7 +75,14 @@ def _logistic_l1() -> LogisticRegression:
 def predict_condition(
     x_condition: np.ndarray, y_condition: np.ndarray, x_trait: np.ndarray
 ) -> tuple[np.ndarray, str]:
-    """Train the condition on its cohort's regressor genes; predict it in the trait cohort."""
+    """Train the condition on its cohort's regressor genes; predict it in the trait cohort.
+
+    The models are scikit-learn's, as the reference's (imported here: only
+    two-step problems need them).
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression
+
     binary = len(np.unique(y_condition)) == 2
     wide = x_condition.shape[1] > x_condition.shape[0]
     if binary:

@@ -13,43 +13,20 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
-from ._constants import BATCH_GAP_NUMERATOR, LOG_DELTA_INTERVALS, LOG_DELTA_RANGE, N_TOP_EIGENVALUES
+from ._constants import LOG_DELTA_INTERVALS, LOG_DELTA_RANGE
+from ._numerics import estimate_log_delta
 
 __all__ = [
     "LassoModel",
     "LMMModel",
     "NullModel",
     "Residualizer",
-    "detect_batch_effect",
-    "estimate_log_delta",
     "fit_null_model",
-    "normalize",
 ]
-
-
-def normalize(
-    train: np.ndarray, test: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Z-score columns by the training set's mean and population std (std 0: only centred)."""
-    mean = np.mean(train, axis=0)
-    std = np.std(train, axis=0)
-    std = np.where(std == 0, 1, std)
-    return (train - mean) / std, None if test is None else (test - mean) / std
-
-
-def detect_batch_effect(x: np.ndarray) -> bool:
-    """Eigen-gap test: any gap > 200/n among the 10 largest eigenvalues of X0·X0ᵀ (normalized)."""
-    n = x.shape[0]
-    centred = x - x.mean(axis=0)
-    eigenvalues = np.sort(np.linalg.eigvalsh(centred @ centred.T))[::-1][:N_TOP_EIGENVALUES]
-    normalized = eigenvalues / eigenvalues[0]
-    gaps = normalized[:-1] - normalized[1:]
-    return bool(np.any(gaps > BATCH_GAP_NUMERATOR / n))
 
 
 def _fit_lasso(alpha: float, x: np.ndarray, y: np.ndarray) -> Lasso:
@@ -117,44 +94,6 @@ class NullModel:
     log_delta: float
     eigenvalues: np.ndarray
     rotated_x: np.ndarray
-
-
-def _negative_log_likelihood(log_delta: float, uy: np.ndarray, eigenvalues: np.ndarray) -> float:
-    n = uy.shape[0]
-    shifted = eigenvalues + np.exp(log_delta)
-    log_det = np.sum(np.log(shifted))
-    flat = uy.ravel()
-    variance = 1.0 / n * (flat * flat * (1.0 / shifted)).sum()
-    return 0.5 * (n * np.log(2.0 * np.pi) + log_det + n + n * np.log(variance))
-
-
-def estimate_log_delta(
-    eigenvalues: np.ndarray,
-    uy: np.ndarray,
-    *,
-    intervals: int = LOG_DELTA_INTERVALS,
-    log_delta_range: tuple[float, float] = LOG_DELTA_RANGE,
-) -> float:
-    """log δ of least negative log-likelihood: a grid over the range, each local minimum refined by
-    Brent.
-
-    The likelihood sees y only through (Uᵀy)², so δ does not depend on the
-    eigenvectors' signs (the rotation of X that follows does).
-    """
-    low, high = log_delta_range
-    grid = np.arange(intervals + 1) / (intervals * 1.0) * (high - low) + low
-    nll = np.array([_negative_log_likelihood(g, uy, eigenvalues) for g in grid])
-    best_nll = nll.min()
-    best = grid[nll.argmin()]
-    for i in range(1, intervals):
-        if nll[i] < nll[i - 1] and nll[i] < nll[i + 1]:
-            bracket = (grid[i - 1], grid[i], grid[i + 1])
-            log_delta, value, _, _ = scipy.optimize.brent(
-                _negative_log_likelihood, (uy, eigenvalues), bracket, full_output=True
-            )
-            if value < best_nll:
-                best_nll, best = value, log_delta
-    return float(best)
 
 
 def fit_null_model(

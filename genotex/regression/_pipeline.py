@@ -11,9 +11,8 @@ from threadpoolctl import threadpool_limits
 
 from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, output_path, regress_file_name
 from ._constants import ALPHA_GRID
-from ._cv import CVChoice, cross_validate, significant_genes
 from ._data import ProblemData, load_problem
-from ._models import LassoModel, LMMModel, Residualizer, detect_batch_effect, normalize
+from ._numerics import detect_batch_effect, normalize, significant_genes
 from ._standard import fit_standard
 
 __all__ = [
@@ -87,8 +86,12 @@ _REFERENCE_SOLVER = "scikit-learn Lasso, its defaults (max_iter 1000, tol 1e-4),
 
 
 def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
+    # scikit-learn is imported here, not at the top: `--mode standard` never needs it
+    from ._cv import cross_validate
+    from ._models import LassoModel, LMMModel, Residualizer
+
     lmm = detect_batch_effect(data.x)
-    choice: CVChoice = cross_validate(
+    choice = cross_validate(
         data.x,
         data.y,
         data.z,

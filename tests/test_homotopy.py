@@ -1,0 +1,113 @@
+"""The standard mode's Lasso: the exact homotopy path against scikit-learn converged to 1e-12."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Lasso
+
+from genotex.regression import HomotopyFailed, fit_standard, lasso_path, solve_path
+from genotex.regression import _standard as standard
+
+
+def _objective(x, y, w, alpha):
+    r = y - x @ w
+    return 0.5 * r @ r / len(y) + alpha * np.abs(w).sum()
+
+
+def _tight(x, y, alpha):
+    """scikit-learn's coordinate descent run to a 1e-12 tolerance: the independent answer."""
+    fit = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=1_000_000).fit(x, y)
+    return fit.coef_
+
+
+def _problem(n, p, seed, planted=8):
+    rng = np.random.default_rng(seed)
+    factors = rng.normal(size=(n, 10))
+    x = factors @ rng.normal(size=(10, p)) * 0.5 + rng.normal(size=(n, p))
+    x = (x - x.mean(0)) / x.std(0)
+    y = x[:, :planted] @ rng.normal(size=planted) + rng.normal(size=n)
+    return np.asfortranarray(x), y - y.mean()
+
+
+@pytest.mark.parametrize(("n", "p", "seed"), [(60, 40, 0), (50, 400, 1), (80, 3000, 2)])
+def test_the_path_equals_scikit_learn_converged_to_1e_12(n, p, seed):
+    x, y = _problem(n, p, seed)
+    alpha_max = np.abs(x.T @ y).max() / n
+    grid = alpha_max * np.logspace(0, -2, 8)
+    points = lasso_path(x, y, grid)
+    for alpha, point in zip(grid, points, strict=True):
+        tight = _tight(x, y, alpha)
+        assert _objective(x, y, point.coefficients, alpha) <= _objective(x, y, tight, alpha) + 1e-12
+        np.testing.assert_allclose(point.coefficients, tight, atol=1e-6)
+        assert set(np.flatnonzero(np.abs(tight) > 1e-6)) == set(np.flatnonzero(point.coefficients))
+        assert point.relative_gap <= 1e-12
+
+
+def test_alpha_max_selects_nothing_and_above_it_too():
+    x, y = _problem(40, 100, 3)
+    alpha_max = np.abs(x.T @ y).max() / len(y)
+    points = lasso_path(x, y, [2 * alpha_max, alpha_max])
+    assert all(not np.any(point.coefficients) for point in points)
+
+
+def test_a_gene_the_screen_misses_still_enters():
+    """Gene 1 is orthogonal to y (|x_1ᵀy| = 0, so no screen keeps it at first), yet y follows
+    gene 0 − gene 1: only the KKT check on all genes can bring gene 1 in."""
+    rng = np.random.default_rng(5)
+    n, p = 100, 500
+    x = rng.normal(size=(n, p))
+    x[:, 2:12] += rng.normal(size=(n, 1)) * 2  # a correlated block that wins the first screens
+    noise = rng.normal(size=n)
+    y = 0.3 * x[:, 2:12].sum(1) + noise
+    y -= y.mean()
+    z = rng.normal(size=n)
+    z -= z.mean()
+    z -= (z @ y) / (y @ y) * y  # orthogonal to y
+    x[:, 1] = z
+    x[:, 0] = z + 0.5 * (noise - noise.mean())
+    x = np.asfortranarray((x - x.mean(0)) / x.std(0))
+    start = np.abs(x.T @ y)
+    assert start[1] < 1e-9 * start.max()
+    alpha = 0.005 * start.max() / n
+    (point,) = lasso_path(x, y, [alpha])
+    assert point.coefficients[0] > 0 > point.coefficients[1]
+    np.testing.assert_allclose(point.coefficients, _tight(x, y, alpha), atol=1e-6)
+
+
+def test_duplicated_and_constant_genes_reach_the_optimum():
+    x, y = _problem(50, 300, 6)
+    x[:, 10] = x[:, 0]  # a duplicated gene: the optimum is not unique, its value is
+    x[:, 11] = 0.0  # a constant gene, centred
+    grid = np.abs(x.T @ y).max() / 50 * np.logspace(0, -1.5, 6)
+    for alpha, point in zip(grid, lasso_path(x, y, grid), strict=True):
+        best = _objective(x, y, _tight(x, y, alpha), alpha)
+        assert abs(_objective(x, y, point.coefficients, alpha) - best) <= 1e-10
+        assert point.coefficients[11] == 0.0
+
+
+def test_a_failed_homotopy_falls_back_to_celer_and_says_so(monkeypatch):
+    x, y = _problem(60, 200, 7)
+
+    def fails(*args, **kwargs):
+        raise HomotopyFailed("the active genes' Gram matrix is singular")
+
+    monkeypatch.setattr(standard, "lasso_path", fails)
+    path = solve_path(x, y, [0.1])
+    assert path.fallback == "the homotopy failed: the active genes' Gram matrix is singular"
+    ((coef, iterations, gap),) = path.points
+    assert gap <= standard.STANDARD_TOL and iterations >= 1
+    np.testing.assert_allclose(coef, _tight(x, y, 0.1), atol=5e-3)
+    genes = [f"G{i}" for i in range(200)]
+    fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
+    fallback = fit.method["fallback"]
+    assert fallback["paths"] == "6 of 6" and fallback["solver"].startswith("celer ")
+    assert fallback["reasons"] == ["the homotopy failed: the active genes' Gram matrix is singular"]
+
+
+def test_the_homotopy_solves_every_path_of_a_standard_fit():
+    x, y = _problem(60, 200, 8)
+    genes = [f"G{i}" for i in range(200)]
+    fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
+    assert fit.method["solver"] == standard.SOLVER and fit.method["fallback"] is None
+    assert fit.method["diagnostics"]["largest_cv_relative_gap"] <= 1e-12
