@@ -10,7 +10,8 @@ the median seconds over `--repeat` runs, the largest relative duality gap
 along the path (checked here by one formula for all), and the objective at the
 smallest α against the best found. Solvers: scikit-learn's `lasso_path`,
 scikit-learn `Lasso(warm_start=True)`, celer and skglm (when installed), and the
-reference's capped `Lasso(alpha)` (max_iter 1000, tol 1e-4) for comparison.
+reference's capped `Lasso(alpha)` (max_iter 1000, tol 1e-4) for comparison, and
+genotex's exact homotopy (`genotex.regression.lasso_path`, the standard mode's).
 """
 
 from __future__ import annotations
@@ -97,6 +98,12 @@ def solvers(tol: float):
         found[f"skglm {skglm.__version__}"] = with_skglm
     except ImportError:
         pass
+    from genotex.regression import lasso_path as homotopy
+
+    def exact(x, y, grid):
+        return [point.coefficients for point in homotopy(x, y, grid)]
+
+    found["genotex homotopy (exact; tol unused)"] = exact
     found["reference: capped Lasso(alpha), tol 1e-4"] = reference
     return found
 

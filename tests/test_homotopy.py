@@ -86,7 +86,7 @@ def test_duplicated_and_constant_genes_reach_the_optimum():
         assert point.coefficients[11] == 0.0
 
 
-def test_a_failed_homotopy_falls_back_to_celer_and_says_so(monkeypatch):
+def test_a_failed_homotopy_falls_back_to_coordinate_descent_and_says_so(monkeypatch):
     x, y = _problem(60, 200, 7)
 
     def fails(*args, **kwargs):
@@ -101,7 +101,7 @@ def test_a_failed_homotopy_falls_back_to_celer_and_says_so(monkeypatch):
     genes = [f"G{i}" for i in range(200)]
     fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
     fallback = fit.method["fallback"]
-    assert fallback["paths"] == "6 of 6" and fallback["solver"].startswith("celer ")
+    assert fallback["paths"] == "6 of 6" and fallback["solver"].startswith("scikit-learn ")
     assert fallback["reasons"] == ["the homotopy failed: the active genes' Gram matrix is singular"]
 
 

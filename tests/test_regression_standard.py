@@ -164,3 +164,32 @@ def test_select_by_goes_with_the_standard_mode(tmp_path):
         main, ["regress", "--all", "--select-by", "precision", "--data", str(tmp_path)]
     )
     assert result.exit_code == 2 and "--select-by goes with --mode standard" in result.output
+
+
+def test_the_standard_mode_never_imports_scikit_learn(tmp_path):
+    """scikit-learn's import (~1.3 s) costs more than the standard mode's solver: it must stay out
+    (the reference mode, by contrast, needs it)."""
+    x, y, genes = _batched(n=90, p=60, seed=3)
+    _tree(tmp_path, x, y, genes)
+    probe = (
+        "import sys\n"
+        "from genotex.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('scikit-learn imported' if 'sklearn' in sys.modules else 'no scikit-learn')\n"
+    )
+    common = ["regress", "--data", str(tmp_path / "preprocess"), "--all"]
+    common += ["--task-info", str(tmp_path / "task_info.json")]
+    seen = {}
+    for mode in ("standard", "reference"):
+        out = tmp_path / f"out-{mode}"
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *common, "--out", str(out), "--mode", mode],
+            capture_output=True,
+            text=True,
+        )
+        assert (out / "Trait/significant_genes_condition_None.json").exists(), done.stderr
+        seen[mode] = done.stdout.strip().splitlines()[-1]
+    assert seen == {"standard": "no scikit-learn", "reference": "scikit-learn imported"}
