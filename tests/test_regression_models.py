@@ -50,6 +50,21 @@ def test_normalize_uses_training_statistics_and_population_std():
     np.testing.assert_allclose(norm_test, [[0.0, 2.0]])
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_normalize_gives_the_bits_of_numpy_std(order):
+    """The reference z-scores with `(x - x.mean(0)) / np.std(x, 0)`: parity needs the same bits."""
+    rng = np.random.default_rng(11)
+    x = np.asarray(rng.normal(size=(30, 12)) * 3 + 7, order=order)
+    x[:, 4] = 2.5
+    for train, test in ((x[:24], x[24:]), (x[:, 0], x[:5, 0])):
+        std = np.std(train, axis=0)
+        std = np.where(std == 0, 1, std)
+        mean = np.mean(train, axis=0)
+        got_train, got_test = normalize(train, test)
+        assert np.array_equal(got_train, (train - mean) / std)
+        assert np.array_equal(got_test, (test - mean) / std)
+
+
 def test_batch_effect_needs_a_gap_over_200_over_n():
     rng = np.random.default_rng(0)
     n = 300

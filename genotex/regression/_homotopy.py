@@ -148,13 +148,13 @@ class _WorkingSet:
         columns = np.empty((m, max(2 * len(active), 16)))  # gram[:, active], kept in order
         columns[:, : len(active)] = gram[:, active]
         chol = _cholesky(columns, active)
+        c = xty - columns[:, : len(active)] @ w[active]  # then updated along the path
         while True:
             k = len(active)  # with none active, the largest |x_jᵀr| enters at λ = |x_jᵀr|
             self.steps += 1
             if self.steps > max_steps:
                 raise HomotopyFailed(f"more than {max_steps} kinks")
             wa = w[active]
-            c = xty - columns[:, :k] @ wa
             d = dpotrs(chol, np.asarray(signs), lower=1)[0] if k else np.zeros(0)
             a = columns[:, :k] @ d
             t_in = _entry_times(c, a, lam)
@@ -168,6 +168,7 @@ class _WorkingSet:
             t_end = lam - target
             t = min(t_in[j_in], t_out[j_out], t_end)
             w[active] = wa + t * d
+            c -= t * a
             lam -= t
             left = -1
             if t == t_end:
@@ -190,7 +191,7 @@ class _WorkingSet:
             columns[:, k] = gram[:, j_in]
             chol = _extended(chol, row, rest)
             active.append(j_in)
-            signs.append(float(np.sign(c[j_in] - t * a[j_in])))
+            signs.append(float(np.sign(c[j_in])))
 
 
 def _remove(active: list[int], signs: list[float], columns: np.ndarray, place: int) -> int:

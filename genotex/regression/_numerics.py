@@ -38,11 +38,17 @@ __all__ = [
 def normalize(
     train: np.ndarray, test: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Z-score columns by the training set's mean and population std (std 0: only centred)."""
+    """Z-score columns by the training set's mean and population std (std 0: only centred).
+
+    The operations of `(train - mean) / np.std(train, axis=0)`, in the same
+    order (the same bits), with the centred copy made once instead of twice.
+    """
     mean = np.mean(train, axis=0)
-    std = np.std(train, axis=0)
+    centred = train - mean
+    std = np.sqrt(np.add.reduce(centred * centred, axis=0) / train.shape[0])
     std = np.where(std == 0, 1, std)
-    return (train - mean) / std, None if test is None else (test - mean) / std
+    centred /= std
+    return centred, None if test is None else (test - mean) / std
 
 
 def detect_batch_effect(x: np.ndarray) -> bool:
