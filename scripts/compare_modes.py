@@ -4,6 +4,7 @@
     python scripts/compare_modes.py                  # the shared fixtures and generated problems
     python scripts/compare_modes.py --generated 0        # the fixtures only
     python scripts/compare_modes.py --big                # also one 250 x 18,500 generated problem
+    python scripts/compare_modes.py --no-fixtures --generated 0 --big --repeat 5   # its speed
 
 Each problem is answered by `genotex regress --mode reference` and by
 `--mode standard` (default `--select-by prediction`, also `precision`), each as
@@ -121,13 +122,27 @@ def _agreement(a: dict | None, b: dict | None) -> tuple[float, float]:
     return jaccard, float(spearmanr(a_ranks, b_ranks).statistic)
 
 
-def compare(case: Path, truths: dict[str, list[str]], out: Path, label: str) -> list[dict]:
+def compare(
+    case: Path, truths: dict[str, list[str]], out: Path, label: str, repeat: int = 1
+) -> list[dict]:
+    """Each mode on each problem; with `repeat` > 1 the modes take turns and the median counts."""
     rows = []
     for key, truth in truths.items():
-        runs = {}
-        for mode, select_by in MODES:
-            name = mode if select_by is None else f"{mode}/{select_by}"
-            runs[name] = _run(case, out / name.replace("/", "-"), key, mode, select_by)
+        times: dict[str, list[float]] = {}
+        results: dict[str, dict | None] = {}
+        for _ in range(repeat):
+            for mode, select_by in MODES:
+                name = mode if select_by is None else f"{mode}/{select_by}"
+                seconds, results[name] = _run(
+                    case, out / name.replace("/", "-"), key, mode, select_by
+                )
+                times.setdefault(name, []).append(seconds)
+        runs = {name: (statistics.median(times[name]), results[name]) for name in times}
+        if repeat > 1:
+            spread = "; ".join(
+                f"{name} {', '.join(f'{t:.1f}' for t in ts)} s" for name, ts in times.items()
+            )
+            print(f"{label} {key}: {spread}", file=sys.stderr)
         reference = runs["reference"][1]
         for name, (seconds, result) in runs.items():
             genes = result["significant_genes"]["Variable"] if result else []
@@ -200,6 +215,9 @@ def main() -> None:
     parser.add_argument("--fixtures", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--big", action="store_true", help="also one 250 x 18,500 problem")
     parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each mode per problem (median seconds)"
+    )
+    parser.add_argument(
         "--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "genotex-modes"
     )
     args = parser.parse_args()
@@ -207,13 +225,15 @@ def main() -> None:
     if args.fixtures:
         for name in ("real", "synthetic"):
             case = SHARED / "fixtures/regress" / name
-            rows += compare(case, fixture_truths(case), args.work / name, name)
+            rows += compare(case, fixture_truths(case), args.work / name, name, args.repeat)
     for seed in range(args.generated):
         case, truths = generated_case(args.work / f"gen{seed}", 120, 2000, seed)
-        rows += compare(case, truths, args.work / f"gen{seed}/out", "generated 120 x 2,000")
+        rows += compare(
+            case, truths, args.work / f"gen{seed}/out", "generated 120 x 2,000", args.repeat
+        )
     if args.big:
         case, truths = generated_case(args.work / "big", 250, 18_500, 99)
-        rows += compare(case, truths, args.work / "big/out", "generated 250 x 18,500")
+        rows += compare(case, truths, args.work / "big/out", "generated 250 x 18,500", args.repeat)
     _print(rows)
 
 
