@@ -51,6 +51,12 @@ def test_alpha_max_selects_nothing_and_above_it_too():
     assert all(not np.any(point.coefficients) for point in points)
 
 
+def test_the_grid_must_go_down():
+    x, y = _problem(20, 30, 4)
+    with pytest.raises(ValueError, match="decreasing"):
+        lasso_path(x, y, [0.1, 0.2])
+
+
 def test_a_gene_the_screen_misses_still_enters():
     """Gene 1 is orthogonal to y (|x_1ᵀy| = 0, so no screen keeps it at first), yet y follows
     gene 0 − gene 1: only the KKT check on all genes can bring gene 1 in."""

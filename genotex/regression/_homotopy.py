@@ -118,6 +118,7 @@ class _WorkingSet:
         self.w = np.concatenate((self.w, np.zeros(k)))
 
     def save(self) -> tuple:
+        """The path's state, to follow a segment again from its start."""
         return self.w.copy(), list(self.active), list(self.signs), self.lam
 
     def restore(self, saved: tuple) -> None:
@@ -254,17 +255,22 @@ def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[Pa
 
     Raises
     ------
+    ValueError
+        When the α are not non-negative and decreasing.
     HomotopyFailed
         When the kinks cannot be followed: the caller falls back to an iterative solver.
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    grid = np.asarray(alphas, dtype=np.float64)
+    if np.any(grid < 0) or np.any(np.diff(grid) > 0):
+        raise ValueError("alphas must be non-negative and decreasing (the path is followed down)")
     n = len(y)
     state = _WorkingSet(x, y)
     correlations, residual = state.xty_all, y
     max_steps = 50 * n + 1_000
     points = []
-    for alpha in alphas:
+    for alpha in grid:
         target = float(alpha) * n
         steps_before = state.steps
         # (at α_max itself, rounding must not let a gene in with a coefficient of 1e-17)
