@@ -117,3 +117,27 @@ def test_the_homotopy_solves_every_path_of_a_standard_fit():
     fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
     assert fit.method["solver"] == standard.SOLVER and fit.method["fallback"] is None
     assert fit.method["diagnostics"]["largest_cv_relative_gap"] <= 1e-12
+
+
+def test_a_dominant_factor_does_not_make_the_working_set_p_wide():
+    """Every gene loads on one factor that drives y: all correlations are near the largest, and
+    screening by threshold alone would form a p × p Gram matrix."""
+    rng = np.random.default_rng(9)
+    n, p = 60, 6000
+    factor = rng.normal(size=n)
+    x = np.outer(factor, rng.uniform(0.9, 1.1, p)) + 0.05 * rng.normal(size=(n, p))
+    x = np.asfortranarray((x - x.mean(0)) / x.std(0))
+    y = factor + 0.3 * rng.normal(size=n)
+    y -= y.mean()
+    alpha_max = np.abs(x.T @ y).max() / n
+    grid = alpha_max * np.logspace(0, -2, 6)
+    points = lasso_path(x, y, grid)
+    assert max(point.working_set for point in points) <= 0.5 * p
+    for alpha, point in zip(grid, points, strict=True):
+        # optimality, checked here on all genes: |x_j'r|/n <= alpha, = alpha*sign(w_j) if w_j != 0
+        gradient = x.T @ (y - x @ point.coefficients) / n
+        assert np.all(np.abs(gradient) <= alpha * (1 + 1e-9))
+        active = point.coefficients != 0
+        np.testing.assert_allclose(
+            gradient[active], alpha * np.sign(point.coefficients[active]), rtol=1e-8
+        )

@@ -35,6 +35,10 @@ __all__ = ["HomotopyFailed", "PathPoint", "lasso_path", "relative_duality_gap"]
 SCREEN = 0.5
 #: After a KKT violation, add the genes with |x_jᵀr| ≥ REDO·λ' at the segment's end.
 REDO = 0.8
+#: At most this many genes (times n, at least 500) join the working set at once, the largest
+#: |x_jᵀr| first: many near-equal correlations (a dominant factor) must not make the Gram matrix
+#: p × p. The KKT check brings in any gene left out.
+GROWTH = 2
 #: A gene whose column lies in the span of the active ones (|residual|² ≤ this × its norm²)
 #: never enters: its correlation moves with theirs (duplicated or collinear genes).
 COLLINEAR = 1e-10
@@ -58,11 +62,14 @@ class PathPoint:
         Kinks followed since the previous α (including segments followed again).
     relative_gap
         The duality gap over ‖y‖²/n: zero up to rounding, computed, not assumed.
+    working_set
+        Genes in the working set by then (its Gram matrix is working_set² numbers).
     """
 
     coefficients: np.ndarray
     steps: int
     relative_gap: float
+    working_set: int
 
 
 def relative_duality_gap(
@@ -236,6 +243,17 @@ def _cholesky(columns: np.ndarray, active: list[int]) -> np.ndarray:
     return np.asfortranarray(factor)
 
 
+def _strongest(
+    correlations: np.ndarray, threshold: float, state: _WorkingSet, most: int
+) -> np.ndarray:
+    """Genes outside the working set with |x_jᵀr| ≥ threshold, at most `most`, largest first."""
+    strength = np.where(state.position < 0, np.abs(correlations), -1.0)
+    candidates = np.flatnonzero(strength >= threshold)
+    if len(candidates) > most:
+        candidates = candidates[np.argsort(-strength[candidates], kind="stable")[:most]]
+    return candidates
+
+
 def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[PathPoint]:
     """The Lasso's exact solutions at a decreasing grid of α, by homotopy.
 
@@ -269,6 +287,7 @@ def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[Pa
     state = _WorkingSet(x, y)
     correlations, residual = state.xty_all, y
     max_steps = 50 * n + 1_000
+    growth = max(GROWTH * n, 500)
     points = []
     for alpha in grid:
         target = float(alpha) * n
@@ -276,7 +295,7 @@ def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[Pa
         # (at α_max itself, rounding must not let a gene in with a coefficient of 1e-17)
         if target < state.lam * (1 - 1e-12):
             lam = state.lam
-            keep = np.flatnonzero(np.abs(correlations) >= lam - SCREEN * (lam - target))
+            keep = _strongest(correlations, lam - SCREEN * (lam - target), state, growth)
             while True:
                 state.grow(keep)
                 saved = state.save()
@@ -287,9 +306,9 @@ def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[Pa
                 if not np.any(outside & (np.abs(correlations) > target * (1 + KKT_SLACK))):
                     break
                 state.restore(saved)
-                keep = np.flatnonzero(np.abs(correlations) >= REDO * target)
+                keep = _strongest(correlations, REDO * target, state, growth)
         w = state.coefficients()
         largest = float(np.abs(correlations).max()) if len(correlations) else 0.0
         gap = relative_duality_gap(y, residual, float(np.abs(w).sum()), float(alpha), largest)
-        points.append(PathPoint(w, state.steps - steps_before, gap))
+        points.append(PathPoint(w, state.steps - steps_before, gap, len(state.genes)))
     return points
