@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import Lasso
 
 from genotex.regression import HomotopyFailed, fit_standard, lasso_path, solve_path
@@ -140,4 +142,45 @@ def test_a_dominant_factor_does_not_make_the_working_set_p_wide():
         active = point.coefficients != 0
         np.testing.assert_allclose(
             gradient[active], alpha * np.sign(point.coefficients[active]), rtol=1e-8
+        )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(5, 40),
+    p=st.integers(1, 120),
+    kind=st.sampled_from(["normal", "discrete", "duplicated", "sparse binary"]),
+    depth=st.floats(1.0, 3.0),
+)
+def test_optimality_holds_on_any_design(seed, n, p, kind, depth):
+    """Ties (discrete values), duplicated and negated genes, constant genes, p < n or p > n: the
+    KKT conditions hold on every gene at every alpha, or the homotopy says it failed."""
+    rng = np.random.default_rng(seed)
+    if kind == "discrete":
+        x = rng.integers(0, 3, size=(n, p)).astype(float)
+    elif kind == "sparse binary":
+        x = (rng.random((n, p)) < 0.15).astype(float)
+    else:
+        x = rng.normal(size=(n, p))
+    if kind == "duplicated" and p > 2:
+        x[:, p // 2 :] = x[:, : p - p // 2] * rng.choice([-1.0, 1.0], p - p // 2)
+    std = x.std(0)
+    x = np.asfortranarray((x - x.mean(0)) / np.where(std == 0, 1, std))
+    y = x[:, : min(3, p)] @ rng.normal(size=min(3, p)) + rng.normal(size=n)
+    y -= y.mean()
+    alpha_max = np.abs(x.T @ y).max() / n
+    if alpha_max == 0:
+        return
+    grid = alpha_max * np.logspace(0, -depth, 6)
+    try:
+        points = lasso_path(x, y, grid)
+    except HomotopyFailed:
+        return  # solve_path then falls back (tested above); a failure must not be a wrong answer
+    for alpha, point in zip(grid, points, strict=True):
+        gradient = x.T @ (y - x @ point.coefficients) / n
+        assert np.abs(gradient).max() <= alpha * (1 + 1e-8)
+        active = point.coefficients != 0
+        np.testing.assert_allclose(
+            gradient[active], alpha * np.sign(point.coefficients[active]), rtol=1e-7
         )

@@ -152,7 +152,7 @@ class _WorkingSet:
         m = len(xty)
         inactive = np.ones(m, dtype=bool)
         inactive[active] = False
-        lam, left = self.lam, -1  # left: the gene that just left may not re-enter at once
+        lam, left = self.lam, -1  # left: the gene that just left may not re-enter at t = 0
         columns = np.empty((m, max(2 * len(active), 16)))  # gram[:, active], kept in order
         columns[:, : len(active)] = gram[:, active]
         chol = _cholesky(columns, active)
@@ -167,7 +167,7 @@ class _WorkingSet:
             a = columns[:, :k] @ d
             t_in = _entry_times(c, a, lam)
             t_in[~inactive] = np.inf
-            if left >= 0:
+            if left >= 0 and t_in[left] <= 1e-12 * lam:  # (later in the segment it may)
                 t_in[left] = np.inf
             j_in = int(np.argmin(t_in))
             with np.errstate(divide="ignore", invalid="ignore"):  # a coefficient reaches zero
