@@ -92,6 +92,22 @@ def test_the_trait_row_maps_controls_to_0_and_the_trait_to_1():
     assert yes_no.values == {"hypothyroidism: Y": 1.0, "hypothyroidism: N": 0.0}
 
 
+def test_a_value_naming_fewer_of_the_traits_words_is_another_subtype():
+    """Papillary kidney cancer: 'papillary renal cell carcinoma' names papillary and renal
+    (kidney); 'clear cell renal cell carcinoma' names only renal: another kidney cancer -> 0."""
+    cells = [
+        "diagnosis: papillary renal cell carcinoma",
+        "diagnosis: clear cell renal cell carcinoma",
+        "diagnosis: normal kidney",
+    ]
+    choice = _choice({0: cells}, trait="Kidney_Papillary_Cell_Carcinoma", background="")
+    assert choice.row == 0
+    assert choice.values == dict(zip(cells, [1.0, 0.0, 0.0], strict=True))
+    lung = ["histology: lung adenocarcinoma", "histology: squamous cell lung carcinoma"]
+    both = _choice({0: lung}, trait="Lung_Cancer", background="")  # equally named: both 1
+    assert both.values == dict.fromkeys(lung, 1.0)
+
+
 def test_no_trait_row_when_nothing_names_or_groups_the_trait():
     rows = {0: ["cell line: HeLa"], 1: ["time: 2h", "time: 6h"], 2: ["batch: 1", "batch: 2"]}
     assert _choice(rows, trait="Asthma").row is None

@@ -115,7 +115,9 @@ def rule_score(row: int, cells: list[str], terms: TraitTerms) -> RowScore | None
     return RowScore(score, row, tuple(cells), tuple(evidence))
 
 
-def _trait_value(after: str, terms: TraitTerms, key_named: bool, top_hit: int) -> float | None:
+def _trait_value(
+    after: str, terms: TraitTerms, key_named: bool, top_hit: int, top_coverage: int
+) -> float | None:
     """A trait cell's number: a negation or control word 0, the trait's words 1, by the row's
     convention otherwise (yes/no under a key naming the trait; other diseases 0 when some values
     name the trait, every non-control value 1 when none does).
@@ -137,6 +139,8 @@ def _trait_value(after: str, terms: TraitTerms, key_named: bool, top_hit: int) -
     if CONTROL.search(after):
         return 0.0
     if top_hit >= 2:
+        if hit == 2 == top_hit and terms.coverage(after) < top_coverage:
+            return 0.0  # "renal cell carcinoma" beside "papillary renal cell carcinoma"
         return 1.0 if hit == top_hit else 0.0
     return 1.0
 
@@ -149,8 +153,10 @@ def trait_map(cells: Sequence[str], terms: TraitTerms) -> tuple[dict[str, float 
     if key_named and len(cells) > 2 and all(not math.isnan(x) for x in numbers):
         return {c: x for c, x in zip(cells, numbers, strict=True)}, "a continuous trait: numbers"
     top_hit = max(terms.strength(a)[0] for a in afters)
+    top_coverage = max(terms.coverage(a) for a in afters)
     mapped = {
-        c: _trait_value(a, terms, key_named, top_hit) for c, a in zip(cells, afters, strict=True)
+        c: _trait_value(a, terms, key_named, top_hit, top_coverage)
+        for c, a in zip(cells, afters, strict=True)
     }
     if top_hit >= 2 or key_named:
         return mapped, "control words -> 0, values naming the trait -> 1, other values -> 0"

@@ -157,6 +157,11 @@ class TraitTerms:
         compiled = tuple((h, term, re.compile(pattern)) for h, term, pattern in patterns)
         object.__setattr__(self, "_patterns", compiled)
 
+    def coverage(self, text: str) -> int:
+        """How many of the trait's specific words a text names ("papillary renal" 2, "renal" 1)."""
+        norm = normalize_text(text)
+        return sum(1 for hit, _, pattern in self._patterns if hit == 2 and pattern.search(norm))
+
     def strength(self, text: str) -> tuple[int, str]:
         """3 phrase or abbreviation, 2 a specific word, 1 a generic word, 0 none; and the match."""
         known = self._memo.get(text)
