@@ -8,8 +8,8 @@ What differs from the reference (regression.md), and why:
   genes); `scripts/bench_solvers.py` measured it against the iterative
   solvers. Should the homotopy fail on a degenerate problem, that path is
   solved by scikit-learn's coordinate descent, warm-started, until its
-  duality gap is at most `STANDARD_TOL`·‖y‖²/n. The gap and the steps of every fit are recorded,
-  never silenced, and so is any fallback.
+  duality gap is at most `STANDARD_TOL`·‖y‖²/n. The gap and the steps of
+  every fit are recorded, never silenced, and so is any fallback.
 - **Covariates by Frisch-Waugh-Lovell.** The intercept and the condition Z are
   unpenalized: they are partialled out of X and y alike (the reference
   residualizes y only), which is exactly the Lasso with unpenalized [1, Z].
@@ -76,8 +76,8 @@ class SolvedPath:
     """The Lasso at each α of a decreasing grid, and which solver found it.
 
     `points` holds (coefficients, steps or iterations, duality gap over ‖y‖²/n)
-    per α; `fallback` says why coordinate descent solved it instead of the homotopy (None
-    when the homotopy did).
+    per α; `fallback` says why coordinate descent solved it instead of the
+    homotopy (None when the homotopy did).
     """
 
     points: list[tuple[np.ndarray, int, float]]
@@ -266,7 +266,8 @@ def fit_standard(
             rule = "highest mean CV selection precision; none found a known gene: least CV error"
     path = solve_path(full.x, full.y, grid[: chosen + 1])
     fallbacks += [path.fallback] if path.fallback else []
-    coef, iterations, gap = path.points[-1]
+    coef, _, gap = path.points[-1]
+    iterations = sum(point[1] for point in path.points)  # from alpha_max down to the chosen one
     method = {
         "mode": "standard",
         "model": "LMM (X, y, 1 and Z rotated)" if lmm else "Lasso",
