@@ -6,6 +6,7 @@ import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from ..core import (
 )
 from ._constants import LEGACY_SEED, N_FOLDS
 from ._numerics import normalize
+
+if TYPE_CHECKING:  # scikit-learn is imported where it is used: `--mode standard` never needs it
+    from sklearn.linear_model import LogisticRegression
 
 __all__ = ["ProblemData", "ProblemSkipped", "ProblemFailed", "load_problem", "predict_condition"]
 
@@ -57,7 +61,7 @@ class ProblemData:
         return len(np.unique(self.y)) == 2
 
 
-def _logistic_l1():  # -> sklearn.linear_model.LogisticRegression
+def _logistic_l1() -> LogisticRegression:
     """`LogisticRegression(penalty="l1", solver="liblinear", random_state=LEGACY_SEED)`, as the
     reference.
 
