@@ -9,12 +9,14 @@ leaves). Following the kinks from α_max down gives the solution at every α of
 a grid exactly, up to rounding, where coordinate descent stops at a tolerance.
 
 With n samples and p ≫ n genes the kinks are followed on a working set: the
-genes the sequential strong rule (Tibshirani et al. 2012) keeps for the next
-α, whose Gram matrix is formed once and grown by blocks. At each α of the grid
-the optimality (KKT) conditions are checked on all p genes; if a gene outside
-the working set violates them, the segment since the previous α is followed
-again with the violators added. The answer is therefore the Lasso's over all p
-genes; the screening and its two constants only decide how fast it is found.
+genes whose correlation with the residual is already near the penalty (a
+tighter screen than the sequential strong rule of Tibshirani et al. 2012),
+whose Gram matrix is formed once and grown by blocks; the active genes'
+Cholesky factor grows by one row as a gene enters. At each α of the grid the
+optimality (KKT) conditions are checked on all p genes; if a gene outside the
+working set violates them, the segment since the previous α is followed again
+with the violators added. The answer is therefore the Lasso's over all p
+genes; the screen and its constants only decide how fast it is found.
 
 The objective is (1/2n)·‖y − Xw‖² + α·‖w‖₁ with no intercept: the caller
 centres (or partials out the covariates of) X and y first.
