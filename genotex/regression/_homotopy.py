@@ -152,8 +152,8 @@ class _WorkingSet:
         """Follow the kinks from the current λ down to `target` (λ = nα) on the working set."""
         gram, xty, w, active, signs = self.gram, self.xty, self.w, self.active, self.signs
         m = len(xty)
-        inactive = np.ones(m, dtype=bool)
-        inactive[active] = False
+        closed = np.zeros(m)  # inf for genes that may not enter (the active ones), else 0
+        closed[active] = np.inf
         lam, left = self.lam, -1  # left: the gene that just left may not re-enter at t = 0
         columns = np.empty((m, max(2 * len(active), 16)))  # gram[:, active], kept in order
         columns[:, : len(active)] = gram[:, active]
@@ -168,15 +168,18 @@ class _WorkingSet:
             d = dpotrs(chol, np.asarray(signs), lower=1)[0] if k else np.zeros(0)
             a = columns[:, :k] @ d
             t_in = _entry_times(c, a, lam)
-            t_in[~inactive] = np.inf
+            t_in += closed
             if left >= 0 and t_in[left] <= 1e-12 * lam:  # (later in the segment it may)
                 t_in[left] = np.inf
             j_in = int(np.argmin(t_in))
-            with np.errstate(divide="ignore", invalid="ignore"):  # a coefficient reaches zero
-                t_out = np.append(np.where(wa * d < 0, -wa / d, np.inf), np.inf)
-            j_out = int(np.argmin(t_out))
+            t_leave, j_out = np.inf, -1
+            if k:
+                with np.errstate(divide="ignore", invalid="ignore"):  # a coefficient reaches 0
+                    t_out = np.where(wa * d < 0, -wa / d, np.inf)
+                j_out = int(np.argmin(t_out))
+                t_leave = t_out[j_out]
             t_end = lam - target
-            t = min(t_in[j_in], t_out[j_out], t_end)
+            t = min(t_in[j_in], t_leave, t_end)
             w[active] = wa + t * d
             c -= t * a
             lam -= t
@@ -184,16 +187,16 @@ class _WorkingSet:
             if t == t_end:
                 self.lam = target
                 return
-            if t == t_out[j_out]:
+            if t == t_leave:
                 left = _remove(active, signs, columns, j_out)
                 w[left] = 0.0
-                inactive[left] = True
+                closed[left] = 0.0
                 chol = _cholesky(columns, active)
                 continue
             # j_in enters: one new row of the Cholesky factor
             row = dtrtrs(chol, columns[j_in, :k], lower=1)[0] if k else np.zeros(0)
             rest = gram[j_in, j_in] - float(row @ row)
-            inactive[j_in] = False
+            closed[j_in] = np.inf
             if rest <= COLLINEAR * gram[j_in, j_in]:
                 continue  # in the span of the active genes: never enters
             if k == columns.shape[1]:
