@@ -11,12 +11,16 @@ a grid exactly, up to rounding, where coordinate descent stops at a tolerance.
 With n samples and p ≫ n genes the kinks are followed on a working set: the
 genes whose correlation with the residual is already near the penalty (a
 tighter screen than the sequential strong rule of Tibshirani et al. 2012),
-whose Gram matrix is formed once and grown by blocks; the active genes'
-Cholesky factor grows by one row as a gene enters. At each α of the grid the
-optimality (KKT) conditions are checked on all p genes; if a gene outside the
-working set violates them, the segment since the previous α is followed again
-with the violators added. The answer is therefore the Lasso's over all p
-genes; the screen and its constants only decide how fast it is found.
+whose Gram matrix is formed once and grown by blocks. The inverse of the
+active genes' Gram matrix is updated by a row and a column as a gene enters or
+leaves (O(k²), NumPy only: the standard mode imports no SciPy without a batch
+effect) and computed afresh every `REFRESH` updates; at each α of the grid the
+active coefficients are solved afresh from the active set and signs, so no
+rounding of the updates stays in the answer. At each α the optimality (KKT)
+conditions are checked on all p genes; if a gene outside the working set
+violates them, the segment since the previous α is followed again with the
+violators added. The answer is therefore the Lasso's over all p genes; the
+screen and its constants only decide how fast it is found.
 
 The objective is (1/2n)·‖y − Xw‖² + α·‖w‖₁ with no intercept: the caller
 centres (or partials out the covariates of) X and y first.
@@ -28,8 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, cholesky
-from scipy.linalg.lapack import dpotrs, dtrtrs
 
 __all__ = ["HomotopyFailed", "PathPoint", "lasso_path", "relative_duality_gap"]
 
@@ -44,6 +46,9 @@ GROWTH = 2
 #: A gene whose column lies in the span of the active ones (|residual|² ≤ this × its norm²)
 #: never enters: its correlation moves with theirs (duplicated or collinear genes).
 COLLINEAR = 1e-10
+#: The inverse of the active Gram matrix is updated by rows and columns, and computed afresh
+#: after this many updates (and at every α), so its rounding cannot build up.
+REFRESH = 50
 #: KKT check: a gene violates when |x_jᵀr| > λ·(1 + KKT_SLACK) (rounding is ~1e-15).
 KKT_SLACK = 1e-9
 
@@ -157,7 +162,8 @@ class _WorkingSet:
         lam, left = self.lam, -1  # left: the gene that just left may not re-enter at t = 0
         columns = np.empty((m, max(2 * len(active), 16)))  # gram[:, active], kept in order
         columns[:, : len(active)] = gram[:, active]
-        chol = _cholesky(columns, active)
+        inverse = _inverse(columns, active)  # of the active genes' Gram matrix
+        updates = 0  # since the inverse was last computed afresh
         c = xty - columns[:, : len(active)] @ w[active]  # then updated along the path
         while True:
             k = len(active)  # with none active, the largest |x_jᵀr| enters at λ = |x_jᵀr|
@@ -165,7 +171,9 @@ class _WorkingSet:
             if self.steps > max_steps:
                 raise HomotopyFailed(f"more than {max_steps} kinks")
             wa = w[active]
-            d = dpotrs(chol, np.asarray(signs), lower=1)[0] if k else np.zeros(0)
+            if updates >= REFRESH:
+                inverse, updates = _inverse(columns, active), 0
+            d = inverse @ np.asarray(signs)
             a = columns[:, :k] @ d
             t_in = _entry_times(c, a, lam)
             t_in += closed
@@ -186,23 +194,24 @@ class _WorkingSet:
             left = -1
             if t == t_end:
                 self.lam = target
+                _polish(w, active, signs, columns, xty, target)
                 return
             if t == t_leave:
                 left = _remove(active, signs, columns, j_out)
                 w[left] = 0.0
                 closed[left] = 0.0
-                chol = _cholesky(columns, active)
+                inverse, updates = _shrunk(inverse, j_out), updates + 1
                 continue
-            # j_in enters: one new row of the Cholesky factor
-            row = dtrtrs(chol, columns[j_in, :k], lower=1)[0] if k else np.zeros(0)
-            rest = gram[j_in, j_in] - float(row @ row)
+            # j_in enters: the inverse grows by a row and a column (its Schur complement)
+            u = inverse @ columns[j_in, :k]
+            rest = gram[j_in, j_in] - float(columns[j_in, :k] @ u)
             closed[j_in] = np.inf
             if rest <= COLLINEAR * gram[j_in, j_in]:
                 continue  # in the span of the active genes: never enters
             if k == columns.shape[1]:
                 columns = np.concatenate((columns, np.empty_like(columns)), axis=1)
             columns[:, k] = gram[:, j_in]
-            chol = _extended(chol, row, rest)
+            inverse, updates = _grown(inverse, u, rest), updates + 1
             active.append(j_in)
             signs.append(float(np.sign(c[j_in])))
 
@@ -227,25 +236,60 @@ def _entry_times(c: np.ndarray, a: np.ndarray, lam: float) -> np.ndarray:
     return np.minimum(up, down)
 
 
-def _extended(chol: np.ndarray, row: np.ndarray, rest: float) -> np.ndarray:
-    """The Cholesky factor with one more gene: its row below, √rest on the diagonal."""
-    k = len(row)
-    grown = np.zeros((k + 1, k + 1), order="F")
-    grown[:k, :k] = chol
-    grown[k, :k] = row
-    grown[k, k] = np.sqrt(rest)
+def _inverse(columns: np.ndarray, active: list[int]) -> np.ndarray:
+    """The inverse of the active genes' Gram matrix, computed afresh."""
+    k = len(active)
+    try:
+        inverse = np.linalg.inv(columns[active, :k])
+    except np.linalg.LinAlgError:
+        raise HomotopyFailed("the active genes' Gram matrix is singular") from None
+    if not np.all(np.isfinite(inverse)):
+        raise HomotopyFailed("the active genes' Gram matrix is singular")
+    return inverse
+
+
+def _grown(inverse: np.ndarray, u: np.ndarray, rest: float) -> np.ndarray:
+    """The inverse with one more gene, from u = G⁻¹·g and its Schur complement `rest`."""
+    k = len(u)
+    grown = np.empty((k + 1, k + 1))
+    grown[:k, :k] = inverse + np.outer(u, u) / rest
+    grown[:k, k] = grown[k, :k] = -u / rest
+    grown[k, k] = 1.0 / rest
     return grown
 
 
-def _cholesky(columns: np.ndarray, active: list[int]) -> np.ndarray:
-    """The lower Cholesky factor of the active genes' Gram matrix (Fortran order, for LAPACK)."""
+def _shrunk(inverse: np.ndarray, place: int) -> np.ndarray:
+    """The inverse without the gene at `place`, whose slot the last gene took (`_remove`)."""
+    last = len(inverse) - 1
+    order = np.arange(last + 1)
+    order[place], order[last] = last, place
+    swapped = inverse[np.ix_(order, order)]
+    return (
+        swapped[:last, :last]
+        - np.outer(swapped[:last, last], swapped[last, :last]) / (swapped[last, last])
+    )
+
+
+def _polish(
+    w: np.ndarray,
+    active: list[int],
+    signs: list[float],
+    columns: np.ndarray,
+    xty: np.ndarray,
+    lam: float,
+) -> None:
+    """At an α of the grid, the active coefficients afresh: G_AA·w_A = Xᵀy_A − λ·s.
+
+    Given the active set and signs the homotopy found, this is the Lasso's solution
+    (so the updates of the inverse along the segment leave no drift in the answer).
+    """
     if not active:
-        return np.zeros((0, 0), order="F")
+        return
+    k = len(active)
     try:
-        factor = cholesky(columns[active, : len(active)], lower=True, check_finite=False)
-    except LinAlgError:
+        w[active] = np.linalg.solve(columns[active, :k], xty[active] - lam * np.asarray(signs))
+    except np.linalg.LinAlgError:
         raise HomotopyFailed("the active genes' Gram matrix is singular") from None
-    return np.asfortranarray(factor)
 
 
 def _strongest(

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from ._constants import N_FOLDS
 from ._homotopy import HomotopyFailed, lasso_path, relative_duality_gap
@@ -167,6 +166,8 @@ def _design(x: np.ndarray, y: np.ndarray, c: np.ndarray, lmm: bool) -> _Design:
         return _Design(x, centred, x, y, c, None)
     q, _ = np.linalg.qr(c)
     if lmm:
+        import scipy.linalg  # here: only a batch effect needs SciPy (~0.2 s to import)
+
         eigenvalues, vectors = scipy.linalg.eigh(x @ x.T)
         eigenvalues = np.clip(eigenvalues, 0.0, None)
         residual = y - q @ (q.T @ y)
