@@ -80,17 +80,17 @@ class PathPoint:
 
 
 def relative_duality_gap(
-    y: np.ndarray, residual: np.ndarray, l1_norm: float, alpha: float, largest: float
+    y: np.ndarray, w: np.ndarray, alpha: float, residual: np.ndarray, correlations: np.ndarray
 ) -> float:
-    """The Lasso's duality gap over ‖y‖²/n, at a solution w given by its residual y − Xw,
-    its ‖w‖₁ and the largest |x_jᵀ(y − Xw)|.
+    """The Lasso's duality gap at w over ‖y‖²/n, given its residual y − Xw and Xᵀ(y − Xw).
 
     The dual point is the residual scaled into the dual's feasible set
     (|x_jᵀθ| ≤ nα), the usual choice (e.g. celer's, scikit-learn's).
     """
     n = len(y)
+    largest = float(np.abs(correlations).max()) if len(correlations) else 0.0
     scale = 1.0 if largest <= n * alpha else n * alpha / largest
-    primal = 0.5 * float(residual @ residual) / n + alpha * l1_norm
+    primal = 0.5 * float(residual @ residual) / n + alpha * float(np.abs(w).sum())
     shifted = y - scale * residual
     dual = 0.5 * (float(y @ y) - float(shifted @ shifted)) / n
     norm = float(y @ y) / n
@@ -357,7 +357,6 @@ def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[Pa
                 state.restore(saved)
                 keep = _strongest(correlations, REDO * target, state, growth)
         w = state.coefficients()
-        largest = float(np.abs(correlations).max()) if len(correlations) else 0.0
-        gap = relative_duality_gap(y, residual, float(np.abs(w).sum()), float(alpha), largest)
+        gap = relative_duality_gap(y, w, float(alpha), residual, correlations)
         points.append(PathPoint(w, state.steps - steps_before, gap, len(state.genes)))
     return points

@@ -130,8 +130,7 @@ def _coordinate_descent_path(
     for k, alpha in enumerate(grid):
         w = np.array(coefs[:, k])
         residual = y - x @ w
-        largest = float(np.abs(x.T @ residual).max()) if x.shape[1] else 0.0
-        gap = relative_duality_gap(y, residual, float(np.abs(w).sum()), float(alpha), largest)
+        gap = relative_duality_gap(y, w, float(alpha), residual, x.T @ residual)
         points.append((w, int(iterations[k]), gap))
     return points
 
