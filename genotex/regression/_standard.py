@@ -217,12 +217,12 @@ def _fold_scores(x, y, z, genes, known, grid, lmm, binary):
         rows = []
         path = solve_path(design.x, design.y, grid)
         fallbacks += [path.fallback] if path.fallback else []
+        c_test, y_test = _covariates(z_test, len(test)), y[test]  # the same for every α
         for coef, _, gap in path.points:
             worst_gap = max(worst_gap, gap)
-            beta = design.covariates(coef)
-            predicted = _product(x_test, coef) + _covariates(z_test, len(test)) @ beta
-            scores = prediction_scores(y[test], predicted, binary=binary)
-            scores["mse"] = float(np.mean((y[test] - predicted) ** 2))
+            predicted = _product(x_test, coef) + c_test @ design.covariates(coef)
+            scores = prediction_scores(y_test, predicted, binary=binary)
+            scores["mse"] = float(np.mean((y_test - predicted) ** 2))
             selected = [gene for gene, _ in significant_genes(coef, genes)]
             rows.append((scores, selection_scores(selected, known)))
         folds.append(rows)
