@@ -120,6 +120,16 @@ def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
     return CohortProposal(proposal, characteristics)
 
 
+def _commented_table(confidence: float, evidence: Iterable[str]) -> tomlkit.items.Table:
+    """A TOML table opening with the confidence and the evidence, as wrapped comments."""
+    table = tomlkit.table()
+    table.add(tomlkit.comment(f"confidence {confidence:.2f}"))
+    for line in evidence:
+        for part in textwrap.wrap(line, 96, break_long_words=False, break_on_hyphens=False):
+            table.add(tomlkit.comment(part))
+    return table
+
+
 def proposal_toml(proposal: Proposal, characteristics: dict[int, list[str]] | None = None) -> str:
     """The proposal as a TOML recipe (what `Recipe.read` reads), its evidence as comments."""
     recipe = proposal.recipe()
@@ -130,22 +140,14 @@ def proposal_toml(proposal: Proposal, characteristics: dict[int, list[str]] | No
     for key in ("trait", "cohort", "note"):
         doc.add(key, data[key])
     doc.add(tomlkit.nl())
-    gene = tomlkit.table()
-    gene.add(tomlkit.comment(f"confidence {proposal.gene_confidence:.2f}"))
-    for line in proposal.gene_evidence:
-        for part in textwrap.wrap(line, 96, break_long_words=False, break_on_hyphens=False):
-            gene.add(tomlkit.comment(part))
+    gene = _commented_table(proposal.gene_confidence, proposal.gene_evidence)
     gene.add("usable", data["gene"]["usable"])
     doc.add("gene", gene)
     doc.add("input", data["input"])
     variables = tomlkit.table(is_super_table=True)
     for name, spec in data["variables"].items():
         choice = proposal.choices["trait" if name == "trait" else name.capitalize()]
-        table = tomlkit.table()
-        table.add(tomlkit.comment(f"confidence {choice.confidence:.2f}"))
-        for line in choice.evidence:
-            for part in textwrap.wrap(line, 96, break_long_words=False, break_on_hyphens=False):
-                table.add(tomlkit.comment(part))
+        table = _commented_table(choice.confidence, choice.evidence)
         for key, value in spec.items():
             if not spec["available"] and key != "available":
                 continue
