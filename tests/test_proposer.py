@@ -26,6 +26,7 @@ from genotex.preprocessing import (
     propose_records,
     trait_terms,
 )
+from genotex.preprocessing._rows import trait_map
 
 BACKGROUND = '!Series_title\t"Expression profiling of lung tissue"'
 
@@ -58,6 +59,48 @@ def test_age_converts_units_and_ignores_other_variables_in_a_mixed_row():
     assert _choice({0: ["age: 12 weeks"]}, name="Age").row is None  # one age: no variable
     onset = {0: ["age at onset: 20", "age at onset: 31"], 1: ["age: 40", "age: 52"]}
     assert _choice(onset, name="Age").row == 1  # the age at sampling, not at onset
+
+
+def test_age_groups_ranges_and_bounds_follow_the_stated_rule():
+    groups = _choice({0: ["age group: Frail", "age group: Older", "age group: Young"]}, name="Age")
+    assert groups.row == 0 and not groups.numeric
+    assert groups.values == {
+        "age group: Frail": 1.0,
+        "age group: Older": 1.0,
+        "age group: Young": 0.0,
+    }
+    bins = _choice({0: ["age: <10", "age: 40-49", "age: 80+", "age: 6-12 months"]}, name="Age")
+    # a range is its middle, "<x" half its bound, "x+" its bound; the unit applies to both ends
+    assert bins.values == {
+        "age: <10": 5.0,
+        "age: 40-49": 44.5,
+        "age: 80+": 80.0,
+        "age: 6-12 months": 0.75,
+    }
+    assert not bins.numeric  # preprocess must use these per-value numbers, not parse the text
+    assert _choice({0: ["age group: adult"]}, name="Age").row is None  # one group: no variable
+
+
+def test_abbreviations_are_those_the_background_defines_as_the_trait():
+    sjogren = trait_terms("Sjögrens_Syndrome", "Primary Sjögren’s syndrome (pSS) is autoimmune")
+    assert "pss" in sjogren.abbreviations and sjogren.strength("pSS")[0] == 3
+    cf = trait_terms(
+        "Cystic_Fibrosis",
+        "cystic fibrosis (CF) is caused by the cystic fibrosis transmembrane conductance "
+        "regulator (CFTR)",
+    )
+    assert "cf" in cf.abbreviations and "cftr" not in cf.abbreviations  # a gene, not the disease
+    either = trait_terms(
+        "Pheochromocytoma_and_Paraganglioma", "pheochromocytoma (PHEO) and paraganglioma (PGL)"
+    )
+    assert {"pheo", "pgl"} <= set(either.abbreviations)  # either side of "X and Y" is the trait
+    assert (
+        "dlbcl"
+        in trait_terms(
+            "Large_B-cell_Lymphoma", "diffuse large B-cell lymphoma (DLBCL)"
+        ).abbreviations
+    )
+    assert "cld" not in trait_terms("Liver_cirrhosis", "chronic liver disease (CLD)").abbreviations
 
 
 def test_trait_terms_come_from_the_name_and_the_background():
@@ -106,6 +149,71 @@ def test_a_value_naming_fewer_of_the_traits_words_is_another_subtype():
     lung = ["histology: lung adenocarcinoma", "histology: squamous cell lung carcinoma"]
     both = _choice({0: lung}, trait="Lung_Cancer", background="")  # equally named: both 1
     assert both.values == dict.fromkeys(lung, 1.0)
+
+
+def test_a_value_naming_more_of_the_traits_words_wins_generic_words_included():
+    """Adrenocortical cancer: 'adrenocortical carcinoma' names the organ and the cancer,
+    'adrenocortical adenoma' only the organ: a benign tumour of the same organ -> 0."""
+    cells = ["histology: adrenocortical carcinoma", "histology: adrenocortical adenoma"]
+    choice = _choice({0: cells}, trait="Adrenocortical_Cancer", background="")
+    assert choice.values == dict(zip(cells, [1.0, 0.0], strict=True))
+
+
+def test_cells_of_other_keys_in_the_trait_row_are_missing():
+    cells = [
+        "anxiety case/control: case",
+        "gad7 score: 7",
+        "anxiety case/control: control",
+        "hybridization batch: Z",
+    ]
+    choice = _choice({0: cells}, trait="Generalized_Anxiety_Disorder", background="")
+    assert choice.row == 0
+    assert choice.values == dict(zip(cells, [1.0, None, 0.0, None], strict=True))
+
+
+def test_a_pair_naming_no_trait_maps_its_negative_side_to_0():
+    def pair(cells):
+        return trait_map(cells, trait_terms("Large_B-cell_Lymphoma"))[0]
+
+    # "early" is a mild negative word, "remission" a strong one: the strong one decides
+    assert pair(["response: remission", "response: Early failure"]) == {
+        "response: remission": 0.0,
+        "response: Early failure": 1.0,
+    }
+    assert pair(["cluster: 2", "cluster: 1"]) == {"cluster: 2": 1.0, "cluster: 1": 0.0}
+    assert pair(["lesion: LS", "lesion: NL"]) == {"lesion: LS": 1.0, "lesion: NL": 0.0}
+    assert pair(["type: healthy_control", "type: patchy"]) == {
+        "type: healthy_control": 0.0,
+        "type: patchy": 1.0,
+    }
+
+
+def test_a_series_without_gene_expression_has_no_rows():
+    rows = {0: ["disease state: control", "disease state: asthma"], 1: ["gender: F", "gender: M"]}
+    methylation = '!Series_title\t"DNA methylation profiling of asthma"'
+    proposal = propose_recipe(rows, methylation, "Asthma")
+    assert proposal.gene_available is False
+    assert all(choice.row is None for choice in proposal.choices.values())
+    assert propose_recipe(rows, BACKGROUND, "Asthma").choices["trait"].row == 0
+
+
+def test_a_row_setting_the_trait_against_controls_beats_a_row_of_one_value():
+    """GSE14520's rows: the disease row names the trait (its abbreviation, defined in the
+    title) for every sample; the tissue row sets tumours against non-tumour and healthy
+    tissue, which is what an analysis can use."""
+    rows = {
+        0: [
+            "tissue: Liver Tumor Tissue",
+            "tissue: Liver Non-Tumor Tissue",
+            "tissue: Liver tissue of six healthy donors",
+        ],
+        1: ["disease state: Hepatocellular carcinoma (HCC)"],
+        2: [f"individual: 0{i}-407A" for i in range(9)],
+    }
+    title = '!Series_title\t"Gene expression data of human hepatocellular carcinoma (HCC)"'
+    choice = _choice(rows, trait="Liver_Cancer", background=title)
+    assert choice.row == 0
+    assert list(choice.values.values()) == [1.0, 0.0, 0.0]
 
 
 def test_no_trait_row_when_nothing_names_or_groups_the_trait():

@@ -30,6 +30,7 @@ from ._ranker import TraitRanker, option_features
 from ._recipe import Recipe, Rule, Variable
 from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells, trait_map
 from ._vocabulary import (
+    CONTROL,
     MISSING,
     NOT_EXPRESSION,
     NOT_HUMAN,
@@ -41,6 +42,14 @@ __all__ = ["Choice", "Proposal", "gene_availability", "propose_recipe"]
 
 _VARIABLES = ("trait", "Age", "Gender")
 _AGE_OTHER = re.compile(r"menarche|onset|gestation|passage|stage|storage|menopause|dose", re.I)
+_AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)")
+_AGE_BIN = re.compile(r"\d\s*(?:-|–|to)\s*\d|^\s*(?:<|>|under|below|over|less than)|\d\s*\+", re.I)
+_YOUNG = re.compile(
+    r"\b(young|younger|youth|child|children|pediatric|paediatric|infant|juvenile|adolescent|"
+    r"neonat\w*|newborn|fetal|foetal|fetus)\b",
+    re.I,
+)
+_OLD = re.compile(r"\b(old|older|elderly|aged|aging|senior|frail|adult|geriatric)\b", re.I)
 _FEMALE = re.compile(r"^\s*(f|female|females|woman|women|girl|feminine)\b", re.I)
 _MALE = re.compile(r"^\s*(m|male|males|man|men|boy|masculine)\b", re.I)
 _CODE = re.compile(r"\b(female|male|f|m)\s*=\s*(\d+)", re.I)
@@ -174,18 +183,30 @@ def _age(characteristics: Mapping[int, Sequence[object]]) -> Choice:
         if not any(AGE_KEY.search(k) for k in keys):
             continue
         mapped = {c: _age_value(k, split_cell(c)[1]) for c, k in zip(cells, keys, strict=True)}
-        numbers = {v for v in mapped.values() if v is not None}
-        if len(numbers) < 2:
+        grouped = False
+        if len({v for v in mapped.values() if v is not None}) < 2:
+            mapped, grouped = _age_groups(cells, keys), True
+        if len({v for v in mapped.values() if v is not None}) < 2:
             continue  # one age for everyone (or none parsed) is no variable
         share = sum(v is not None for v in mapped.values()) / len(mapped)
         other = any(_AGE_OTHER.search(k) for k in keys if AGE_KEY.search(k))
-        score = share - (0.6 if other else 0.0)
-        candidates.append((score, int(row), mapped, keys, other))
+        score = share - (0.6 if other else 0.0) - (0.3 if grouped else 0.0)
+        candidates.append((score, int(row), mapped, keys, other, grouped))
     if not candidates:
         return Choice("Age", None, {}, 0.8, ("no row keyed age with two or more ages",))
-    score, row, mapped, keys, other = max(candidates, key=lambda c: (c[0], -c[1]))
-    numeric = len(set(keys)) == 1 and all(v is not None for v in mapped.values())
-    evidence = [f"row {row} is keyed {keys[0]!r}", "the first number of each value, in years"]
+    score, row, mapped, keys, other, grouped = max(candidates, key=lambda c: (c[0], -c[1]))
+    numeric = (
+        len(set(keys)) == 1
+        and not grouped
+        and all(v is not None for v in mapped.values())
+        and not any(_AGE_BIN.search(split_cell(c)[1]) for c in mapped)
+    )
+    how = (
+        "age groups: the younger side (young, child...) -> 0, the older side -> 1"
+        if grouped
+        else "the first number of each value, in years; a range its middle, '<x' x/2"
+    )
+    evidence = [f"row {row} is keyed {keys[0]!r}", how]
     if other:
         evidence.append("the key names another age (onset, menarche...): review")
     confidence = round(max(0.3, min(1.0, 0.4 + 0.6 * score)), 3)
@@ -193,10 +214,30 @@ def _age(characteristics: Mapping[int, Sequence[object]]) -> Choice:
 
 
 def _age_value(key: str, after: str) -> float | None:
+    """An age in years: a range "40-49" is its middle (44.5), "<10" half its bound (5),
+    ">80" and "80+" the bound, otherwise the first number in its unit."""
     if not AGE_KEY.search(key) or MISSING.match(after):
         return None
+    found = _AGE_RANGE.search(after)
+    if found:
+        high = parse_number(after[found.start(2) :], age=True)
+        low = float(found.group(1)) * high / float(found.group(2)) if float(found.group(2)) else 0.0
+        return None if math.isnan(high) else (low + high) / 2
     value = parse_number(after, age=True)
-    return None if math.isnan(value) else value
+    if math.isnan(value):
+        return None
+    return value / 2 if re.match(r"\s*(?:<|under|below|less than)", after, re.I) else value
+
+
+def _age_groups(cells: Sequence[str], keys: Sequence[str]) -> dict[str, float | None]:
+    """An age row of words: the younger groups 0, the older 1 (both sides must be there)."""
+    mapped: dict[str, float | None] = {}
+    for cell, key in zip(cells, keys, strict=True):
+        after = split_cell(cell)[1]
+        young, old = _YOUNG.search(after), _OLD.search(after)
+        mapped[cell] = 0.0 if young and not old else 1.0 if old and not young else None
+        mapped[cell] = mapped[cell] if AGE_KEY.search(key) else None
+    return mapped
 
 
 @functools.cache
@@ -222,15 +263,38 @@ def _trait(
             f"; the likeliest row, {candidates[order[0]][0]}, {p[order[0]]:.2f}" if order else ""
         )
         return Choice("trait", None, {}, round(float(p[-1]), 3), (f"no row: {p[-1]:.2f}{runner}",))
+    ranked = best
+    if len(candidates[best][1]) == 1:
+        best = _contrast_instead(candidates, p, terms, best)
     row, cells = candidates[best]
     mapped, how = trait_map(cells, terms)
     scored = rule_score(row, cells, terms)
     evidence = (
         f"row {row}: probability {p[best]:.2f} (no row {p[-1]:.2f})",
+        *(
+            (f"row {candidates[ranked][0]} ({p[ranked]:.2f}) holds one value for every sample",)
+            if ranked != best
+            else ()
+        ),
         *(scored.evidence if scored else ()),
         how,
     )
     return Choice("trait", row, mapped, round(float(p[best]), 3), evidence)
+
+
+def _contrast_instead(
+    candidates: Sequence[tuple[int, list[str]]], p: np.ndarray, terms: TraitTerms, best: int
+) -> int:
+    """A row of one value names the trait for every sample; a row that sets the trait's
+    samples against controls ("tumour" and "non-tumour") is what an analysis can use."""
+    contrasts = [
+        i
+        for i, (_, cells) in enumerate(candidates)
+        if len(cells) >= 2
+        and any(terms.strength(split_cell(c)[1])[0] >= 2 for c in cells)
+        and any(CONTROL.search(split_cell(c)[1]) for c in cells)
+    ]
+    return max(contrasts, key=lambda i: p[i]) if contrasts else best
 
 
 def propose_recipe(
@@ -259,6 +323,10 @@ def propose_recipe(
     """
     rows = {int(row): list(values) for row, values in characteristics.items()}
     available, gene_confidence, gene_evidence = gene_availability(background, rows)
+    if not available:  # the benchmark's convention: no clinical rows for an unusable series
+        why = ("the series holds no usable gene expression",)
+        choices = {n: Choice(n, None, {}, gene_confidence, why) for n in _VARIABLES}
+        return Proposal(trait, cohort, False, gene_confidence, gene_evidence, choices)
     gender = _gender(rows)
     age = _age(rows)
     taken = {c.row for c in (gender, age) if c.row is not None}

@@ -21,6 +21,7 @@ from ._vocabulary import (
     NEGATIVE_POLE,
     NO,
     SKIP_KEY,
+    STRONG_NEGATIVE_POLE,
     TISSUE_KEY,
     YES,
     TraitTerms,
@@ -145,8 +146,58 @@ def _trait_value(
     return 1.0
 
 
+def _negative_side(pair: Sequence[str]) -> str | None:
+    """The 0 of a pair of values naming no trait: the one strong negative word marks
+    ("relapse-free", "remission" against "early failure"), else the one milder word marks
+    ("mild", "early", "pre"), else the lower of two numeric codes ("cluster: 1" and "2").
+    """
+    afters = [split_cell(c)[1] for c in pair]
+    for pattern in (STRONG_NEGATIVE_POLE, NEGATIVE_POLE):
+        poles = [c for c, a in zip(pair, afters, strict=True) if pattern.search(a)]
+        if len(poles) == 1:
+            return poles[0]
+    if all(re.fullmatch(r"\d{1,2}", a) for a in afters) and afters[0] != afters[1]:
+        return min(pair, key=lambda c: int(split_cell(c)[1]))
+    return None
+
+
+def _main_key(cells: Sequence[str], terms: TraitTerms) -> tuple[list[str], list[str]]:
+    """A row mixing keys, split into the cells of the trait's keys (those whose values name
+    the trait or a control; else those whose key names it) and the cells of the other keys
+    ("anxiety case/control: case" against "gad7 score: 7" and "hybridization batch: Z").
+    """
+    keys = [split_cell(c)[0] for c in cells]
+    if len(set(keys)) < 2:
+        return list(cells), []
+    afters = [split_cell(c)[1] for c in cells]
+    main = {
+        key
+        for after, key in zip(afters, keys, strict=True)
+        if terms.strength(after)[0] >= 2 or CONTROL.search(after)
+    } or {key for key in keys if terms.strength(key)[0] >= 2}
+    if not main or main == set(keys):
+        return list(cells), []
+    split = [k in main for k in keys]
+    return (
+        [c for c, m in zip(cells, split, strict=True) if m],
+        [c for c, m in zip(cells, split, strict=True) if not m],
+    )
+
+
 def trait_map(cells: Sequence[str], terms: TraitTerms) -> tuple[dict[str, float | None], str]:
-    """Each cell's number and how they were decided; a numeric row keyed by the trait is kept."""
+    """Each cell's number and how they were decided; cells of keys other than the trait's are
+    missing (`_main_key`).
+    """
+    main, others = _main_key(cells, terms)
+    mapped, how = _map_cells(main, terms)
+    if others:
+        keys = sorted({split_cell(c)[0] for c in others})
+        how += f"; values of other keys ({', '.join(map(repr, keys))}) are missing"
+    return {c: mapped.get(c) for c in cells}, how
+
+
+def _map_cells(cells: Sequence[str], terms: TraitTerms) -> tuple[dict[str, float | None], str]:
+    """The cells of one variable: a numeric row keyed by the trait is kept as numbers."""
     afters = [split_cell(c)[1] for c in cells]
     key_named = terms.strength(" ".join(split_cell(c)[0] for c in cells))[0] >= 2
     numbers = [parse_number(a) for a in afters]
@@ -164,10 +215,10 @@ def trait_map(cells: Sequence[str], terms: TraitTerms) -> tuple[dict[str, float 
     if any(mapped[c] == 0.0 for c in known):
         return mapped, "control words -> 0, every other value -> 1"
     if len(known) == 2:
-        poles = [c for c in known if NEGATIVE_POLE.search(split_cell(c)[1])]
-        if len(poles) == 1:
-            mapped[poles[0]] = 0.0
-            return mapped, f"no value names the trait: {poles[0]!r} is the negative side -> 0"
+        negative = _negative_side(known)
+        if negative is not None:
+            mapped[negative] = 0.0
+            return mapped, f"no value names the trait: {negative!r} is the negative side -> 0"
         return mapped, "no value names the trait or a control: both -> 1 (review)"
     for c in known:
         mapped[c] = 0.0

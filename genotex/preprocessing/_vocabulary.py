@@ -8,6 +8,7 @@ the same on traits it has never seen.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "NOT_EXPRESSION",
     "NOT_HUMAN",
     "SKIP_KEY",
+    "STRONG_NEGATIVE_POLE",
     "TISSUE_KEY",
     "YES",
     "TraitTerms",
@@ -28,12 +30,15 @@ __all__ = [
     "trait_terms",
 ]
 
-#: A sample of no disease: healthy donors, normal or adjacent tissue, untreated or mock cells.
+#: A sample of no disease: healthy donors, normal, adjacent or non-lesional (NL) tissue,
+#: untreated or mock cells, a standard-of-care arm. `_` counts as a word boundary
+#: (`healthy_control`).
 CONTROL = re.compile(
-    r"\b(controls?|ctrl|healthy|normal|non[- ]?(?:tumou?r|cancer|malignant|diseased?|affected)"
-    r"|adjacent|unaffected|wild[- ]?type|wt|vehicle|untreated|mock|sham|placebo|"
-    r"negative|neg|none|no disease|disease[- ]free|benign|hc|nc|dmso|scrambled?|empty vector|"
-    r"non[- ]?targeting|sh ?ctrl|si ?ctrl|baseline)\b",
+    r"(?<![a-z0-9])(controls?|ctrl|healthy|normal|non[- ]?(?:tumou?r|cancer|malignant|diseased?"
+    r"|affected|lesional)|adjacent|unaffected|uninvolved|wild[- ]?type|wt|vehicle|untreated|mock|"
+    r"sham|placebo|negative|neg|none|no disease|disease[- ]free|benign|hc|nc|nl|dmso|scrambled?|"
+    r"empty vector|non[- ]?targeting|sh ?ctrl|si ?ctrl|baseline|(?:living )?donors?|"
+    r"standard of care)(?![a-z0-9])",
     re.IGNORECASE,
 )
 #: Keys of a row that states the disease or the group of each sample.
@@ -68,8 +73,14 @@ MISSING = re.compile(
 #: The milder or negative side of a two-valued row that names no disease (relapse-free, mild,
 #: non-lesional, NS-): the 0 of the pair.
 NEGATIVE_POLE = re.compile(
-    r"\b(non|not|no|without|free|negative|neg|remission|mild|less|low|early|first|euploid|"
-    r"normal|baseline|pre|before|sporadic|unstable|absent)\b|-\)?\s*$|\(-\)",
+    r"(?<![a-z0-9])(non|not|no|without|free|negative|neg|remission|mild|less|low|early|first|"
+    r"euploid|normal|baseline|pre|before|sporadic|unstable|absent)(?![a-z0-9])|-\)?\s*$|\(-\)",
+    re.IGNORECASE,
+)
+#: The words of NEGATIVE_POLE that decide a pair alone ("remission" against "early failure").
+STRONG_NEGATIVE_POLE = re.compile(
+    r"(?<![a-z0-9])(non|not|no|without|free|negative|neg|remission|absent)(?![a-z0-9])"
+    r"|-\)?\s*$|\(-\)",
     re.IGNORECASE,
 )
 YES = re.compile(r"^\s*(y|yes|true|positive|pos|\+|1|present|affected)\s*$", re.IGNORECASE)
@@ -92,7 +103,7 @@ _ORGAN_STEMS = {
     "bone": ("osteo",),
     "blood": ("hemat",),
     "breast": ("mammar",),
-    "cancer": ("carcinoma", "tumor", "neoplas", "malignan"),
+    "cancer": ("carcinoma", "adenocarcinoma", "tumor", "neoplas", "malignan"),
 }
 #: Background phrases of a series that measures something other than mRNA.
 NOT_EXPRESSION = re.compile(
@@ -113,7 +124,11 @@ _ABBREVIATION = re.compile(r"\(([A-Za-z][A-Za-z0-9-]{1,7})\)")
 
 
 def normalize_text(text: str) -> str:
-    """Lower case, `_` and `-` as spaces, British spellings folded (leukaemia, oesophageal)."""
+    """Lower case without accents, `_` and `-` as spaces, British spellings folded (Sjögren:
+    sjogren; leukaemia, oesophageal).
+    """
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     text = text.lower().replace("_", " ").replace("-", " ")
     return re.sub(r"(?<=[a-z])ae|(?<=\b)oe|(?<=[a-z])oe", "e", text).replace("tumour", "tumor")
 
@@ -122,7 +137,7 @@ def _stem(word: str) -> str:
     """A prefix that also matches the word's adjective and plural (diabetes: diabetic)."""
     if len(word) <= 5:
         return word
-    for suffix in ("ies", "es", "is", "ia", "y", "s", "al", "ic"):
+    for suffix in ("ies", "es", "is", "ia", "y", "s", "eal", "al", "ic"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 5:
             return word[: -len(suffix)]
     return word
@@ -131,6 +146,41 @@ def _stem(word: str) -> str:
 def _named(text: str, word: str) -> bool:
     """Whether the text holds a trait word, as itself, its stem or its organ adjective."""
     return _stem(word) in text or any(stem in text for stem in _ORGAN_STEMS.get(word, ()))
+
+
+def _long_form(abbreviation: str, before: list[str]) -> list[str]:
+    """The words an abbreviation in parentheses stands for: the fewest words before it whose
+    first word starts with its first letter and which hold its letters in order (the rule of
+    Schwartz & Hearst, 2003); empty when none does.
+    """
+    letters = [ch for ch in abbreviation if ch.isalnum()]
+    for k in range(1, min(len(before), len(letters) + 5) + 1):
+        words = before[-k:]
+        if not letters or not words[0].startswith(letters[0]):
+            continue
+        text, position = " ".join(words), 0
+        for letter in letters:
+            position = text.find(letter, position) + 1
+            if position == 0:
+                break
+        else:
+            return words
+    return []
+
+
+def _defines_trait(long_form: list[str], parts: list[list[str]], name_words: list[str]) -> bool:
+    """Whether an abbreviation's long form is the trait: it names every specific word of the
+    name (or of one side of an "X and Y" name) and ends on a word of the name, its head noun.
+    "Primary Sjogren's syndrome (pSS)" and "diffuse large B-cell lymphoma (DLBCL)" are; "cystic
+    fibrosis transmembrane conductance regulator (CFTR)" and "chronic liver disease (CLD)" for
+    liver cirrhosis are not.
+    """
+    if not long_form:
+        return False
+    text = " ".join(long_form)
+    names_a_part = any(part and all(_named(text, w) for w in part) for part in parts)
+    head = long_form[-1]
+    return names_a_part and any(_named(head, w) for w in name_words if len(w) >= 3)
 
 
 @dataclass(frozen=True)
@@ -158,9 +208,11 @@ class TraitTerms:
         object.__setattr__(self, "_patterns", compiled)
 
     def coverage(self, text: str) -> int:
-        """How many of the trait's specific words a text names ("papillary renal" 2, "renal" 1)."""
+        """How many of the trait's words a text names: "papillary renal carcinoma" 3, "renal
+        carcinoma" 2, "renal adenoma" 1 (the value naming more of them is the trait).
+        """
         norm = normalize_text(text)
-        return sum(1 for hit, _, pattern in self._patterns if hit == 2 and pattern.search(norm))
+        return sum(1 for hit, _, pattern in self._patterns if hit <= 2 and pattern.search(norm))
 
     def strength(self, text: str) -> tuple[int, str]:
         """3 phrase or abbreviation, 2 a specific word, 1 a generic word, 0 none; and the match."""
@@ -184,9 +236,8 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
     """Terms of a trait from its name (`Type_2_Diabetes`, `Irritable_bowel_syndrome_(IBS)`).
 
     Abbreviations come from parentheses in the name, from the initials of its
-    words (T2D, AML) and from the background text where a parenthesis follows
-    every specific word of the name ("... cystic fibrosis (CF)"; not "chronic
-    liver disease (CLD)" for liver cirrhosis).
+    words (T2D, AML) and from the background text where an abbreviation is
+    defined as the trait (`_defines_trait`).
     """
     name = normalize_text(trait)
     abbreviations = {a.lower() for a in _ABBREVIATION.findall(trait.replace("_", " "))}
@@ -196,12 +247,15 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
     if len(words) >= 2:
         abbreviations.add("".join(w[0] if not w.isdigit() else w for w in words))
     specific_words = [w for w in words if w not in GENERIC_WORDS and len(w) >= 3]
+    parts = [
+        [w for w in re.split(r"[^a-z0-9]+", part) if w in specific_words]
+        for part in re.split(r"\band\b", name)
+    ]
     for match in _ABBREVIATION.finditer(background):
         abbreviation = match.group(1).lower()
         before = re.findall(r"[a-z0-9]+", normalize_text(background[: match.start()])[-120:])
-        expansion = " ".join(before[-(len(abbreviation) + 2) :])
-        if specific_words and all(_named(expansion, w) for w in specific_words):
-            abbreviations.add(abbreviation)  # "... cystic fibrosis (CF)": every name word is there
+        if _defines_trait(_long_form(abbreviation, before), parts, words):
+            abbreviations.add(abbreviation)
     specific = {_stem(w) for w in specific_words}
     generic = {_stem(w) for w in words if w in GENERIC_WORDS and w not in {"and", "of", "the"}}
     for word in words:
