@@ -5,6 +5,7 @@
     python scripts/score_proposer.py --records R.jsonl --work DIR
 
 1. Cross-validation by trait: for each trait, the trait-row ranker is fitted
+   (the mean of 20 fits on traits drawn with replacement, `TraitRanker.fit_bagged`)
    on the other traits' records and that trait's records are proposed with
    it; the concatenated proposals are scored by the shared scorer
    (`tools/score_recipes.py GOLD PROPOSED`). This is the estimate on traits
@@ -39,6 +40,7 @@ from genotex.preprocessing import TraitRanker, labelled_example, propose_recipe 
 
 SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PENALTY = 1.0
+BAGS = 20
 VARIABLES = ("trait", "age", "gender")
 WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/data/trait_ranker.json"
 
@@ -50,13 +52,20 @@ def propose(record: dict, ranker: TraitRanker | None) -> dict:
     ).record()
 
 
+def fit_ranker(examples: list, traits: list[str]) -> TraitRanker:
+    """The shipped recipe: the mean of BAGS fits on traits drawn with replacement."""
+    return TraitRanker.fit_bagged(examples, traits, PENALTY, n_bags=BAGS, seed=0)
+
+
 def cross_validate(records: list[dict]) -> list[dict]:
     """Each trait's records proposed by a ranker fitted on the other traits' records."""
     examples = [labelled_example(r) for r in records]
     out = {}
     for trait in sorted({r["trait"] for r in records}):
-        train = [e for e, r in zip(examples, records, strict=True) if r["trait"] != trait]
-        ranker = TraitRanker.fit(train, PENALTY)
+        ranker = fit_ranker(
+            [e for e, r in zip(examples, records, strict=True) if r["trait"] != trait],
+            [r["trait"] for r in records if r["trait"] != trait],
+        )
         for i, record in enumerate(records):
             if record["trait"] == trait:
                 out[i] = propose(record, ranker)
@@ -102,7 +111,7 @@ def main() -> None:
             writer.writerow([trait, len(group), *(f"{m:.2f}" for m in means)])
     print(f"per-trait CV scores: {args.work / 'cv_per_trait.csv'}")
 
-    ranker = TraitRanker.fit([labelled_example(r) for r in records], PENALTY)
+    ranker = fit_ranker([labelled_example(r) for r in records], [r["trait"] for r in records])
     dev = args.work / "dev_proposed.jsonl"
     write_jsonl(dev, [propose(r, ranker) for r in records])
     print("== dev (fitted on every record: in-sample) ==\n" + run_scorer(args.records, dev))
@@ -113,6 +122,8 @@ def main() -> None:
             "n_records": len(records),
             "n_traits": len({r["trait"] for r in records}),
             "penalty": PENALTY,
+            "bags": BAGS,
+            "seed": 0,
             "genotex": __version__,
             "script": "scripts/score_proposer.py --write-weights",
         }

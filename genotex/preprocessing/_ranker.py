@@ -14,7 +14,6 @@ estimates the error on traits left out). The shipped weights are package data
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -150,6 +149,46 @@ def labelled_example(record: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray,
     return features, none, candidates.index(gold) if gold in candidates else len(candidates)
 
 
+class _Likelihood:
+    """The penalized negative log-likelihood of the conditional logit and its gradient, over
+    every example at once (rows stacked; a softmax per example over its rows and "no row").
+    """
+
+    def __init__(self, examples: Sequence[tuple[np.ndarray, np.ndarray, int]], penalty: float):
+        n_row = len(ROW_FEATURES)
+        self.penalty = penalty
+        self.rows = np.vstack(
+            [f.reshape(-1, n_row) for f, _, _ in examples] or [np.zeros((0, n_row))]
+        )
+        self.owner = np.repeat(np.arange(len(examples)), [len(f) for f, _, _ in examples])
+        self.none = np.array([n for _, n, _ in examples]).reshape(len(examples), -1)
+        starts = np.cumsum([0] + [len(f) for f, _, _ in examples[:-1]]).astype(int)
+        labels = np.array([label for _, _, label in examples], dtype=int)
+        is_none = labels == np.array([len(f) for f, _, _ in examples])
+        self.label_rows = (starts + labels)[~is_none]
+        self.is_none = is_none
+
+    def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        n_row = len(ROW_FEATURES)
+        row_scores = self.rows @ w[:n_row]
+        none_scores = self.none @ w[n_row:]
+        top = none_scores.copy()
+        np.maximum.at(top, self.owner, row_scores)
+        row_exp = np.exp(row_scores - top[self.owner])
+        none_exp = np.exp(none_scores - top)
+        total = np.bincount(self.owner, row_exp, minlength=len(top)) + none_exp
+        loss = float(np.sum(top + np.log(total)))
+        loss -= float(row_scores[self.label_rows].sum() + none_scores[self.is_none].sum())
+        p_rows, p_none = row_exp / total[self.owner], none_exp / total
+        grad = np.concatenate(
+            [
+                self.rows.T @ p_rows - self.rows[self.label_rows].sum(axis=0),
+                self.none.T @ p_none - self.none[self.is_none].sum(axis=0),
+            ]
+        )
+        return loss + self.penalty * float(w @ w), grad + 2 * self.penalty * w
+
+
 @dataclass(frozen=True)
 class TraitRanker:
     """Weights of the row and "no row" features, with the provenance of their training."""
@@ -167,30 +206,51 @@ class TraitRanker:
         return scores / scores.sum()
 
     @classmethod
-    def fit(cls, examples: Sequence[tuple[np.ndarray, np.ndarray, int]], penalty: float = 1.0):
+    def fit(
+        cls, examples: Sequence[tuple[np.ndarray, np.ndarray, int]], penalty: float = 1.0
+    ) -> TraitRanker:
         """Maximum likelihood with an L2 penalty; an example is (row features, none features,
         the labelled option: a row index into the features, or len(features) for no row).
         """
         from scipy.optimize import minimize
 
-        n_row, n_none = len(ROW_FEATURES), len(RECORD_FEATURES)
-
-        def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-            ranker = cls(w[:n_row], w[n_row:])
-            total, grad = penalty * float(w @ w), 2 * penalty * w
-            for features, none, label in examples:
-                p = ranker.probabilities(features, none)
-                total -= math.log(max(p[label], 1e-300))
-                if len(features):
-                    grad[:n_row] += features.T @ p[:-1]
-                grad[n_row:] += none * p[-1]
-                grad[:n_row] -= features[label] if label < len(features) else 0.0
-                grad[n_row:] -= none if label == len(features) else 0.0
-            return total, grad
-
-        result = minimize(loss, np.zeros(n_row + n_none), jac=True, method="L-BFGS-B")
+        loss = _Likelihood(examples, penalty)
+        start = np.zeros(len(ROW_FEATURES) + len(RECORD_FEATURES))
+        result = minimize(loss, start, jac=True, method="L-BFGS-B")
+        n_row = len(ROW_FEATURES)
         return cls(
             result.x[:n_row], result.x[n_row:], {"penalty": penalty, "examples": len(examples)}
+        )
+
+    @classmethod
+    def fit_bagged(
+        cls,
+        examples: Sequence[tuple[np.ndarray, np.ndarray, int]],
+        groups: Sequence[str],
+        penalty: float = 1.0,
+        n_bags: int = 20,
+        seed: int = 0,
+    ) -> TraitRanker:
+        """The mean weights of `fit` on `n_bags` bootstrap samples of the groups (traits).
+
+        A few uncertain records decide many weights of one fit, so a row chosen with
+        probability near one half flips with any change of the training records; averaging
+        over resampled traits steadies those choices (on the development records' by-trait
+        cross-validation it raised the trait score by about 0.02). Resampling whole traits
+        matches the question asked: how the ranker does on a trait it has not seen.
+        """
+        names = sorted(set(groups))
+        members = {name: [i for i, g in enumerate(groups) if g == name] for name in names}
+        rng = np.random.default_rng(seed)
+        fits = []
+        for _ in range(n_bags):
+            drawn = rng.choice(len(names), size=len(names), replace=True)
+            fits.append(cls.fit([examples[i] for k in drawn for i in members[names[k]]], penalty))
+        provenance = {"penalty": penalty, "examples": len(examples), "bags": n_bags, "seed": seed}
+        return cls(
+            np.mean([f.row_weights for f in fits], axis=0),
+            np.mean([f.none_weights for f in fits], axis=0),
+            provenance,
         )
 
     def to_dict(self) -> dict[str, Any]:
