@@ -70,17 +70,17 @@ MISSING = re.compile(
     r"measured|assessed|reported)|--?|\?|nd|n\.d\.|missing|unspecified|not specified)\s*$",
     re.IGNORECASE,
 )
-#: The milder or negative side of a two-valued row that names no disease (relapse-free, mild,
-#: non-lesional, NS-): the 0 of the pair.
-NEGATIVE_POLE = re.compile(
-    r"(?<![a-z0-9])(non|not|no|without|free|negative|neg|remission|mild|less|low|early|first|"
-    r"euploid|normal|baseline|pre|before|sporadic|unstable|absent)(?![a-z0-9])|-\)?\s*$|\(-\)",
-    re.IGNORECASE,
-)
-#: The words of NEGATIVE_POLE that decide a pair alone ("remission" against "early failure").
+#: The negative side of a two-valued row that names no disease: words that decide a pair alone
+#: ("relapse-free", "remission" against "early failure"; STRONG_NEGATIVE_POLE) and milder ones
+#: ("mild", "early", "pre"; NEGATIVE_POLE holds both): the 0 of the pair.
+_STRONG_NEGATIVE = "non|not|no|without|free|negative|neg|remission|absent"
+_MILD_NEGATIVE = "mild|less|low|early|first|euploid|normal|baseline|pre|before|sporadic|unstable"
+_SIGN_NEGATIVE = r"|-\)?\s*$|\(-\)"  # NS-, (-)
 STRONG_NEGATIVE_POLE = re.compile(
-    r"(?<![a-z0-9])(non|not|no|without|free|negative|neg|remission|absent)(?![a-z0-9])"
-    r"|-\)?\s*$|\(-\)",
+    rf"(?<![a-z0-9])({_STRONG_NEGATIVE})(?![a-z0-9]){_SIGN_NEGATIVE}", re.IGNORECASE
+)
+NEGATIVE_POLE = re.compile(
+    rf"(?<![a-z0-9])({_STRONG_NEGATIVE}|{_MILD_NEGATIVE})(?![a-z0-9]){_SIGN_NEGATIVE}",
     re.IGNORECASE,
 )
 YES = re.compile(r"^\s*(y|yes|true|positive|pos|\+|1|present|affected)\s*$", re.IGNORECASE)
