@@ -156,17 +156,17 @@ class _Likelihood:
 
     def __init__(self, examples: Sequence[tuple[np.ndarray, np.ndarray, int]], penalty: float):
         n_row = len(ROW_FEATURES)
+        sizes = np.array([len(f) for f, _, _ in examples], dtype=int)
+        labels = np.array([label for _, _, label in examples], dtype=int)
         self.penalty = penalty
         self.rows = np.vstack(
             [f.reshape(-1, n_row) for f, _, _ in examples] or [np.zeros((0, n_row))]
         )
-        self.owner = np.repeat(np.arange(len(examples)), [len(f) for f, _, _ in examples])
+        self.owner = np.repeat(np.arange(len(examples)), sizes)
         self.none = np.array([n for _, n, _ in examples]).reshape(len(examples), -1)
-        starts = np.cumsum([0] + [len(f) for f, _, _ in examples[:-1]]).astype(int)
-        labels = np.array([label for _, _, label in examples], dtype=int)
-        is_none = labels == np.array([len(f) for f, _, _ in examples])
-        self.label_rows = (starts + labels)[~is_none]
-        self.is_none = is_none
+        self.is_none = labels == sizes
+        starts = np.cumsum(sizes) - sizes
+        self.label_rows = (starts + labels)[~self.is_none]
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         n_row = len(ROW_FEATURES)
