@@ -26,11 +26,10 @@ from typing import Any
 import numpy as np
 
 from ._clinical import parse_number
-from ._ranker import TraitRanker, option_features
+from ._ranker import ROW_FEATURES, TraitRanker, option_features
 from ._recipe import Recipe, Rule, Variable
 from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells, trait_map
 from ._vocabulary import (
-    CONTROL,
     MISSING,
     NOT_EXPRESSION,
     NOT_HUMAN,
@@ -41,6 +40,11 @@ from ._vocabulary import (
 __all__ = ["Choice", "Proposal", "gene_availability", "propose_recipe"]
 
 _VARIABLES = ("trait", "Age", "Gender")
+_NAMES_TRAIT = [
+    ROW_FEATURES.index("a value names the trait (phrase or abbreviation)"),
+    ROW_FEATURES.index("a value names the trait (specific word)"),
+]
+_CONTROL_VALUE = ROW_FEATURES.index("a control value")
 _AGE_OTHER = re.compile(r"menarche|onset|gestation|passage|stage|storage|menopause|dose", re.I)
 _AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)")
 _AGE_BIN = re.compile(r"\d\s*(?:-|–|to)\s*\d|^\s*(?:<|>|under|below|over|less than)|\d\s*\+", re.I)
@@ -265,7 +269,7 @@ def _trait(
         return Choice("trait", None, {}, round(float(p[-1]), 3), (f"no row: {p[-1]:.2f}{runner}",))
     ranked = best
     if len(candidates[best][1]) == 1:
-        best = _contrast_instead(candidates, p, terms, best)
+        best = _contrast_instead(features, p, best)
     row, cells = candidates[best]
     mapped, how = trait_map(cells, terms)
     scored = rule_score(row, cells, terms)
@@ -282,19 +286,14 @@ def _trait(
     return Choice("trait", row, mapped, round(float(p[best]), 3), evidence)
 
 
-def _contrast_instead(
-    candidates: Sequence[tuple[int, list[str]]], p: np.ndarray, terms: TraitTerms, best: int
-) -> int:
+def _contrast_instead(features: np.ndarray, p: np.ndarray, best: int) -> int:
     """A row of one value names the trait for every sample; a row that sets the trait's
-    samples against controls ("tumour" and "non-tumour") is what an analysis can use."""
-    contrasts = [
-        i
-        for i, (_, cells) in enumerate(candidates)
-        if len(cells) >= 2
-        and any(terms.strength(split_cell(c)[1])[0] >= 2 for c in cells)
-        and any(CONTROL.search(split_cell(c)[1]) for c in cells)
-    ]
-    return max(contrasts, key=lambda i: p[i]) if contrasts else best
+    samples against controls ("tumour" and "non-tumour") is what an analysis can use. Read
+    from the ranker's features: a value names the trait, and (in two or more values) a control.
+    """
+    names = features[:, _NAMES_TRAIT].any(axis=1)
+    contrasts = np.flatnonzero(names & (features[:, _CONTROL_VALUE] > 0))
+    return int(max(contrasts, key=lambda i: p[i])) if len(contrasts) else best
 
 
 def propose_recipe(
