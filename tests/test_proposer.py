@@ -103,6 +103,14 @@ def test_abbreviations_are_those_the_background_defines_as_the_trait():
     assert "cld" not in trait_terms("Liver_cirrhosis", "chronic liver disease (CLD)").abbreviations
 
 
+def test_an_abbreviation_is_a_whole_word_not_the_start_of_a_marker():
+    celiac = trait_terms("Celiac_Disease")
+    assert "cd" in celiac.abbreviations  # the initials of the name
+    assert celiac.strength("diagnosis: CD")[0] == 3
+    assert celiac.strength("cell type: KIR+ CD8 T")[0] == 0  # a T-cell marker, not the disease
+    assert trait_terms("Acute_Myeloid_Leukemia").strength("fusion: AML1-ETO")[0] == 0  # RUNX1
+
+
 def test_trait_terms_come_from_the_name_and_the_background():
     terms = trait_terms(
         "Chronic_obstructive_pulmonary_disease",
@@ -214,6 +222,22 @@ def test_a_row_setting_the_trait_against_controls_beats_a_row_of_one_value():
     choice = _choice(rows, trait="Liver_Cancer", background=title)
     assert choice.row == 0
     assert list(choice.values.values()) == [1.0, 0.0, 0.0]
+
+
+def test_a_pair_of_outcomes_beats_a_row_of_one_value():
+    """GSE156309's rows: every sample is DLBCL; the outcome row, one side of which says it is
+    free of the event, is the contrast an analysis can use."""
+    rows = {
+        0: ["tissue: lymph node"],
+        1: ["disease: Diffuse large B-cell lymphoma (DLBCL)"],
+        2: ["disease status: relapse-free", "disease status: relapse"],
+        3: ["time: 2 hours", "time: 6 hours"],  # a pair without a negative side
+    }
+    choice = _choice(rows, trait="Large_B-cell_Lymphoma")
+    assert choice.row == 2
+    assert choice.values == {"disease status: relapse-free": 0.0, "disease status: relapse": 1.0}
+    rows.pop(2)
+    assert _choice(rows, trait="Large_B-cell_Lymphoma").row == 1
 
 
 def test_no_trait_row_when_nothing_names_or_groups_the_trait():

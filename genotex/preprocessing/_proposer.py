@@ -33,6 +33,7 @@ from ._vocabulary import (
     MISSING,
     NOT_EXPRESSION,
     NOT_HUMAN,
+    STRONG_NEGATIVE_POLE,
     TraitTerms,
     trait_terms,
 )
@@ -45,6 +46,7 @@ _NAMES_TRAIT = [
     ROW_FEATURES.index("a value names the trait (specific word)"),
 ]
 _CONTROL_VALUE = ROW_FEATURES.index("a control value")
+_TAKEN = ROW_FEATURES.index("the Age or Gender row")
 _AGE_OTHER = re.compile(r"menarche|onset|gestation|passage|stage|storage|menopause|dose", re.I)
 _AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)")
 _AGE_BIN = re.compile(r"\d\s*(?:-|–|to)\s*\d|^\s*(?:<|>|under|below|over|less than)|\d\s*\+", re.I)
@@ -269,7 +271,7 @@ def _trait(
         return Choice("trait", None, {}, round(float(p[-1]), 3), (f"no row: {p[-1]:.2f}{runner}",))
     ranked = best
     if len(candidates[best][1]) == 1:
-        best = _contrast_instead(features, p, best)
+        best = _contrast_instead(features, p, best, [cells for _, cells in candidates])
     row, cells = candidates[best]
     mapped, how = trait_map(cells, terms)
     scored = rule_score(row, cells, terms)
@@ -286,13 +288,25 @@ def _trait(
     return Choice("trait", row, mapped, round(float(p[best]), 3), evidence)
 
 
-def _contrast_instead(features: np.ndarray, p: np.ndarray, best: int) -> int:
-    """A row of one value names the trait for every sample; a row that sets the trait's
-    samples against controls ("tumour" and "non-tumour") is what an analysis can use. Read
-    from the ranker's features: a value names the trait, and (in two or more values) a control.
+def _contrast_instead(
+    features: np.ndarray, p: np.ndarray, best: int, cells: Sequence[Sequence[str]]
+) -> int:
+    """A row of one value names the trait for every sample; a row that sets the samples
+    against each other is what an analysis can use: first one that sets the trait's samples
+    against controls ("tumour" and "non-tumour"; read from the ranker's features: a value
+    names the trait, and a control), else a pair of outcomes of which exactly one carries a
+    strong negative word ("relapse-free" and "relapse", "remission" and "early failure").
     """
     names = features[:, _NAMES_TRAIT].any(axis=1)
     contrasts = np.flatnonzero(names & (features[:, _CONTROL_VALUE] > 0))
+    if not len(contrasts):
+        contrasts = [
+            i
+            for i, row in enumerate(cells)
+            if len(row) == 2
+            and not features[i, _TAKEN]
+            and sum(bool(STRONG_NEGATIVE_POLE.search(split_cell(c)[1])) for c in row) == 1
+        ]
     return int(max(contrasts, key=lambda i: p[i])) if len(contrasts) else best
 
 

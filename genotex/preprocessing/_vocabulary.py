@@ -201,7 +201,7 @@ class TraitTerms:
     )
 
     def __post_init__(self) -> None:
-        patterns = [(3, a, rf"(?<![a-z0-9]){re.escape(a)}(?![a-z])") for a in self.abbreviations]
+        patterns = [(3, a, rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])") for a in self.abbreviations]
         patterns += [(2, w, rf"(?<![a-z]){re.escape(w)}") for w in self.specific]
         patterns += [(1, w, rf"(?<![a-z]){re.escape(w)}") for w in self.generic]
         compiled = tuple((h, term, re.compile(pattern)) for h, term, pattern in patterns)
