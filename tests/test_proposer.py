@@ -245,6 +245,16 @@ def test_no_trait_row_when_nothing_names_or_groups_the_trait():
     assert _choice(rows, trait="Asthma").row is None
 
 
+def test_a_measurement_is_never_the_trait_row_even_under_a_disease_word():
+    from genotex.preprocessing._rows import rule_score
+
+    terms = trait_terms("Breast_Cancer")
+    size = ["tumor size(cm): 1.6", "tumor size(cm): 2.8/2.6", "tumor size(cm): 6.5"]
+    assert rule_score(2, size, terms) is None
+    assert rule_score(1, ["tumor type: IDC", "tumor type: IDC/ILC"], terms) is not None
+    assert rule_score(0, ["breast cancer size: 1", "breast cancer size: 2"], terms) is not None
+
+
 def test_gene_availability_reads_the_title_and_the_organism():
     assert gene_availability(BACKGROUND, {})[0] is True
     mirna = '!Series_title\t"MicroRNA profiling of serum"'
@@ -392,6 +402,21 @@ def test_the_ranker_learns_the_feature_that_marks_the_labelled_row():
     assert int(np.argmax(ranker.row_weights)) == k
     p = ranker.probabilities(*examples[5][:2])
     assert p.sum() == pytest.approx(1.0) and int(np.argmax(p)) == examples[5][2]
+
+
+def test_the_ranker_sees_what_the_value_map_makes_of_a_row():
+    from genotex.preprocessing._ranker import ROW_FEATURES, row_features
+
+    terms = trait_terms("Asthma")
+    shape = [ROW_FEATURES.index(f"its map {s}") for s in ("holds 0 and 1", "is all 1", "is all 0")]
+    contrast = row_features(["disease: asthma", "disease: healthy"], terms, taken=False)
+    everyone = row_features(["disease: severe asthma", "disease: mild asthma"], terms, False)
+    # three values that name neither the trait nor a control: every value 0 (`_map_cells`)
+    cells = ["disease: COPD", "disease: asthma", "disease: psoriasis"]
+    others = row_features(cells, trait_terms("Eczema"), False)
+    assert list(contrast[shape]) == [1, 0, 0]
+    assert list(everyone[shape]) == [0, 1, 0]
+    assert list(others[shape]) == [0, 0, 1]
 
 
 def test_the_shipped_ranker_says_where_it_came_from_and_bad_weights_are_refused(tmp_path):

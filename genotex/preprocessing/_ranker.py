@@ -2,13 +2,14 @@
 
 Each characteristics row is described by general features (does its key or
 its values name the trait, is its key a disease/status key, does it hold a
-control value, how many values, the rule score of `_rows.rule_score`...), and
-"no row" by features of the whole record (does the background name the
-trait). The probability of each option is a softmax over their linear scores;
-the weights are fitted by L2-penalized maximum likelihood on labelled
-records (`TraitRanker.fit`, run by `scripts/score_proposer.py`, which also
-estimates the error on traits left out). The shipped weights are package data
-(`data/trait_ranker.json`) with the provenance of their training.
+control value, how many values, the rule score of `_rows.rule_score`, does
+its value map split the samples...), and "no row" by features of the whole
+record (does the background name the trait). The probability of each
+option is a softmax over their linear scores; the weights are fitted by
+L2-penalized maximum likelihood on labelled records (`TraitRanker.fit`, run
+by `scripts/score_proposer.py`, which also estimates the error on traits left
+out). The shipped weights are package data (`data/trait_ranker.json`) with
+the provenance of their training.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..core import GenotexError, read_json, write_text_atomic
-from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells
+from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells, trait_map
 from ._vocabulary import (
     CONTROL,
     DISEASE_KEY,
@@ -69,6 +70,9 @@ ROW_FEATURES = (
     "several keys in one row",
     "rule score",
     "no rule score (a row the rules exclude)",
+    "its map holds 0 and 1",
+    "its map is all 1",
+    "its map is all 0",
 )
 RECORD_FEATURES = (
     "no row: bias",
@@ -112,8 +116,19 @@ def row_features(cells: Sequence[str], terms: TraitTerms, taken: bool) -> np.nda
         len(keys) > 1,
         scored.score if scored else -3.0,
         scored is None,
+        *_map_shape(cells, terms),
     ]
     return np.asarray(values, dtype=float)
+
+
+def _map_shape(cells: Sequence[str], terms: TraitTerms) -> tuple[bool, bool, bool]:
+    """What the row's value map (`trait_map`) would make of it: a contrast of 0 and 1, all
+    1 (every sample has the trait) or all 0. The labels choose rows by what they convert to,
+    not only by their words: a row of other diseases that the map sends to 0 is seldom the
+    trait's, a row that splits the samples usually is.
+    """
+    values = {v for v in trait_map(cells, terms)[0].values() if v is not None}
+    return values >= {0.0, 1.0}, values == {1.0}, values == {0.0}
 
 
 def record_features(

@@ -17,6 +17,7 @@ from ._vocabulary import (
     CONTROL,
     DISEASE_KEY,
     EXPERIMENT_KEY,
+    MEASUREMENT_KEY,
     MISSING,
     NEGATIVE_POLE,
     NO,
@@ -73,7 +74,7 @@ def rule_score(row: int, cells: list[str], terms: TraitTerms) -> RowScore | None
     key (2.5) or an experiment/tissue key (0.5), a control value (1.5);
     penalties for one value that names nothing (-1.5) and 20 or more values
     naming nothing (-2). Identifier, batch, age and sex rows, and rows of numbers
-    only, are excluded unless their key names the trait.
+    only, and measurements (tumour size), are excluded unless their key names the trait.
     """
     keys = {split_cell(c)[0] for c in cells}
     afters = [split_cell(c)[1] for c in cells]
@@ -86,7 +87,7 @@ def rule_score(row: int, cells: list[str], terms: TraitTerms) -> RowScore | None
     skip = any(SKIP_KEY.search(k) for k in keys) and not disease_key
     if key_hit < 2 and (skip or AGE_KEY.search(key_text)):
         return None
-    if key_hit < 2 and GENDER_KEY.search(key_text):
+    if key_hit < 2 and (GENDER_KEY.search(key_text) or MEASUREMENT_KEY.search(key_text)):
         return None
     numbers = [a for a in afters if re.fullmatch(r"[-+]?\d+(\.\d+)?\s*%?", a)]
     if len(numbers) == len(afters) and key_hit < 2:

@@ -16,6 +16,7 @@ __all__ = [
     "DISEASE_KEY",
     "EXPERIMENT_KEY",
     "GENERIC_WORDS",
+    "MEASUREMENT_KEY",
     "MISSING",
     "NEGATIVE_POLE",
     "NO",
@@ -64,6 +65,9 @@ SKIP_KEY = re.compile(
     r"fov|\bbmi\b|weight|ethnic|race|smok|center|centre|site id|study\b",
     re.IGNORECASE,
 )
+#: Keys of a measurement of the sample ("tumor size (cm)"), never its group, even when they
+#: name a disease word.
+MEASUREMENT_KEY = re.compile(r"\b(size|volume|diameter|length|width)\b", re.IGNORECASE)
 #: Cell texts that say "not known" (the value is missing).
 MISSING = re.compile(
     r"^\s*(|na|n/a|n\.a\.?|nan|none|null|unknown|not (?:available|known|determined|applicable|"
