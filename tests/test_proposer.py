@@ -103,6 +103,18 @@ def test_abbreviations_are_those_the_background_defines_as_the_trait():
     assert "cld" not in trait_terms("Liver_cirrhosis", "chronic liver disease (CLD)").abbreviations
 
 
+def test_common_disease_abbreviations_name_the_trait_they_stand_for():
+    assert trait_terms("Liver_Cancer").strength("disease: HCC")[0] == 3  # hepatocellular carcinoma
+    assert trait_terms("Kidney_Clear_Cell_Carcinoma").strength("ccRCC")[0] == 3
+    assert trait_terms("Schizophrenia").strength("disease state: SCZ")[0] == 3
+    # every word of the name must be named, generic words and numbers too
+    assert trait_terms("Acute_Myeloid_Leukemia").strength("CML")[0] == 0  # chronic
+    assert trait_terms("Type_2_Diabetes").strength("T1D")[0] == 0
+    assert trait_terms("Liver_Cancer").strength("NASH")[0] == 0  # a liver disease, not cancer
+    assert trait_terms("Hepatitis").strength("NASH")[0] == 3  # steatohepatitis
+    assert trait_terms("Stroke").strength("the sample is from a man")[0] == 0  # no "IS"
+
+
 def test_an_abbreviation_is_a_whole_word_not_the_start_of_a_marker():
     celiac = trait_terms("Celiac_Disease")
     assert "cd" in celiac.abbreviations  # the initials of the name

@@ -1,15 +1,18 @@
 """The words a recipe proposer reads characteristics with: general clinical vocabulary only.
 
 Nothing here names a benchmark trait: the trait's own terms come from its
-name (`trait_terms`) and the series' background text, so the proposer works
-the same on traits it has never seen.
+name (`trait_terms`), the series' background text and a glossary of common
+disease abbreviations (`data/abbreviations.tsv`, general medical usage), so
+the proposer works the same on traits it has never seen.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from importlib import resources
 
 __all__ = [
     "CONTROL",
@@ -236,12 +239,43 @@ class TraitTerms:
         return answer
 
 
+def _names_every_word(long_form: list[str], sides: list[list[str]]) -> bool:
+    """Whether a glossary long form names every word of the trait's name (or of one side of
+    an "X and Y" name), generic words and numbers included: "hepatocellular carcinoma" is
+    Liver_Cancer, "chronic myeloid leukemia" is not Acute_Myeloid_Leukemia, nor "type 1
+    diabetes" Type_2_Diabetes. Stricter than a definition in the background, which the series
+    itself vouches for.
+    """
+    text = " ".join(long_form)
+    return any(
+        side
+        and all(
+            (w in long_form) if w.isdigit() or len(w) <= 2 else _named(text, w)
+            for w in side
+            if w not in {"of", "the"}
+        )
+        for side in sides
+    )
+
+
+@functools.cache
+def _glossary() -> tuple[tuple[str, list[str]], ...]:
+    """The glossary's (abbreviation, words of its long form), lower case."""
+    text = resources.files("genotex.preprocessing").joinpath("data", "abbreviations.tsv")
+    lines = [line for line in text.read_text("utf-8").splitlines()[1:] if "\t" in line]
+    return tuple(
+        (short.lower(), re.findall(r"[a-z0-9]+", normalize_text(long)))
+        for short, long in (line.split("\t", 1) for line in lines if not line.startswith("#"))
+    )
+
+
 def trait_terms(trait: str, background: str = "") -> TraitTerms:
     """Terms of a trait from its name (`Type_2_Diabetes`, `Irritable_bowel_syndrome_(IBS)`).
 
     Abbreviations come from parentheses in the name, from the initials of its
-    words (T2D, AML) and from the background text where an abbreviation is
-    defined as the trait (`_defines_trait`).
+    words (T2D, AML), and from the background text and the glossary of common
+    disease abbreviations where an abbreviation is defined as the trait
+    (`_defines_trait`: "HCC", hepatocellular carcinoma, for Liver_Cancer).
     """
     name = normalize_text(trait)
     abbreviations = {a.lower() for a in _ABBREVIATION.findall(trait.replace("_", " "))}
@@ -260,6 +294,8 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
         before = re.findall(r"[a-z0-9]+", normalize_text(background[: match.start()])[-120:])
         if _defines_trait(_long_form(abbreviation, before), parts, words):
             abbreviations.add(abbreviation)
+    sides = [re.findall(r"[a-z0-9]+", side) for side in re.split(r"\band\b", name)]
+    abbreviations |= {a for a, long in _glossary() if _names_every_word(long, sides)}
     specific = {_stem(w) for w in specific_words}
     generic = {_stem(w) for w in words if w in GENERIC_WORDS and w not in {"and", "of", "the"}}
     for word in words:
