@@ -258,6 +258,15 @@ def _names_every_word(long_form: list[str], sides: list[list[str]]) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _glossary_abbreviations(name: str) -> frozenset[str]:
+    """The glossary's abbreviations of a trait name (normalized, parentheses removed); the
+    answer depends on the name alone, and a benchmark asks about a few names many times.
+    """
+    sides = [re.findall(r"[a-z0-9]+", side) for side in re.split(r"\band\b", name)]
+    return frozenset(a for a, long in _glossary() if _names_every_word(long, sides))
+
+
 @functools.cache
 def _glossary() -> tuple[tuple[str, list[str]], ...]:
     """The glossary's (abbreviation, words of its long form), lower case."""
@@ -294,8 +303,7 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
         before = re.findall(r"[a-z0-9]+", normalize_text(background[: match.start()])[-120:])
         if _defines_trait(_long_form(abbreviation, before), parts, words):
             abbreviations.add(abbreviation)
-    sides = [re.findall(r"[a-z0-9]+", side) for side in re.split(r"\band\b", name)]
-    abbreviations |= {a for a, long in _glossary() if _names_every_word(long, sides)}
+    abbreviations |= _glossary_abbreviations(name)
     specific = {_stem(w) for w in specific_words}
     generic = {_stem(w) for w in words if w in GENERIC_WORDS and w not in {"and", "of", "the"}}
     for word in words:
