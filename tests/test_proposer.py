@@ -59,6 +59,12 @@ def test_age_converts_units_and_ignores_other_variables_in_a_mixed_row():
     assert _choice({0: ["age: 12 weeks"]}, name="Age").row is None  # one age: no variable
     onset = {0: ["age at onset: 20", "age at onset: 31"], 1: ["age: 40", "age: 52"]}
     assert _choice(onset, name="Age").row == 1  # the age at sampling, not at onset
+    agents = {0: ["agent: DMSO", "agent: SY-1365", "agent: NVP2"], 1: ["time: 2 hours"]}
+    assert _choice(agents, name="Age").row is None  # "agent" is not an age key
+    assert _choice({0: ["agebaseline: 41", "agebaseline: 63"]}, name="Age").row == 0
+    odd = _choice({0: ["age: 41", "age: -3", "age: 1365", "age: 1365 days"]}, name="Age")
+    assert odd.values == {"age: 41": 41.0, "age: -3": None, "age: 1365": None,
+                          "age: 1365 days": pytest.approx(1365 / 365.25)}  # fmt: skip
 
 
 def test_age_groups_ranges_and_bounds_follow_the_stated_rule():
@@ -69,13 +75,15 @@ def test_age_groups_ranges_and_bounds_follow_the_stated_rule():
         "age group: Older": 1.0,
         "age group: Young": 0.0,
     }
-    bins = _choice({0: ["age: <10", "age: 40-49", "age: 80+", "age: 6-12 months"]}, name="Age")
+    cells = ["age: <10", "age: 40-49", "age: 80+", "age: 6-12 months", "age: 6 TO 18 MONTHS"]
+    bins = _choice({0: cells}, name="Age")
     # a range is its middle, "<x" half its bound, "x+" its bound; the unit applies to both ends
     assert bins.values == {
         "age: <10": 5.0,
         "age: 40-49": 44.5,
         "age: 80+": 80.0,
         "age: 6-12 months": 0.75,
+        "age: 6 TO 18 MONTHS": 1.0,  # (0.5 + 1.5) / 2, in any case
     }
     assert not bins.numeric  # preprocess must use these per-value numbers, not parse the text
     assert _choice({0: ["age group: adult"]}, name="Age").row is None  # one group: no variable

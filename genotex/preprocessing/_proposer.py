@@ -48,8 +48,9 @@ _NAMES_TRAIT = [
 _CONTROL_VALUE = ROW_FEATURES.index("a control value")
 _TAKEN = ROW_FEATURES.index("the Age or Gender row")
 _AGE_OTHER = re.compile(r"menarche|onset|gestation|passage|stage|storage|menopause|dose", re.I)
-_AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)")
-_AGE_BIN = re.compile(r"\d\s*(?:-|–|to)\s*\d|^\s*(?:<|>|under|below|over|less than)|\d\s*\+", re.I)
+_AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)", re.I)
+_OLDEST = 125.0  # years: no recorded human age is above it
+_AGE_BOUND = re.compile(r"^\s*(?:<|>|under|below|over|less than)|\d\s*\+", re.I)
 _YOUNG = re.compile(
     r"\b(young|younger|youth|child|children|pediatric|paediatric|infant|juvenile|adolescent|"
     r"neonat\w*|newborn|fetal|foetal|fetus)\b",
@@ -205,7 +206,7 @@ def _age(characteristics: Mapping[int, Sequence[object]]) -> Choice:
         len(set(keys)) == 1
         and not grouped
         and all(v is not None for v in mapped.values())
-        and not any(_AGE_BIN.search(split_cell(c)[1]) for c in mapped)
+        and not any(_is_age_bin(split_cell(c)[1]) for c in mapped)
     )
     how = (
         "age groups: the younger side (young, child...) -> 0, the older side -> 1"
@@ -219,9 +220,15 @@ def _age(characteristics: Mapping[int, Sequence[object]]) -> Choice:
     return Choice("Age", row, mapped, confidence, tuple(evidence), numeric)
 
 
+def _is_age_bin(after: str) -> bool:
+    """A binned age ("40-49", "6 TO 12 months", "<10", "80+"): written as per-value rules."""
+    return bool(_AGE_RANGE.search(after) or _AGE_BOUND.search(after))
+
+
 def _age_value(key: str, after: str) -> float | None:
     """An age in years: a range "40-49" is its middle (44.5), "<10" half its bound (5),
-    ">80" and "80+" the bound, otherwise the first number in its unit."""
+    ">80" and "80+" the bound, otherwise the first number in its unit; missing when that is
+    negative or above any human age."""
     if not AGE_KEY.search(key) or MISSING.match(after):
         return None
     found = _AGE_RANGE.search(after)
@@ -230,8 +237,8 @@ def _age_value(key: str, after: str) -> float | None:
         low = float(found.group(1)) * high / float(found.group(2)) if float(found.group(2)) else 0.0
         return None if math.isnan(high) else (low + high) / 2
     value = parse_number(after, age=True)
-    if math.isnan(value):
-        return None
+    if math.isnan(value) or not 0 <= value <= _OLDEST:
+        return None  # no number, or not an age ("SY-1365")
     return value / 2 if re.match(r"\s*(?:<|under|below|less than)", after, re.I) else value
 
 

@@ -38,7 +38,7 @@ __all__ = [
     "trait_map",
 ]
 
-AGE_KEY = re.compile(r"(^|[^a-z])age([^a-z]|$)|^age|agebaseline|years? old", re.I)
+AGE_KEY = re.compile(r"(^|[^a-z])age([^a-z]|$)|^age(?!n)|years? old", re.I)
 GENDER_KEY = re.compile(r"\b(sex|gender)\b", re.I)
 _NEGATION = r"(?:non|no|not|without|free of|absence of|negative for)"
 
