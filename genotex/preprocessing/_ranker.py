@@ -243,7 +243,7 @@ class TraitRanker:
         examples: Sequence[tuple[np.ndarray, np.ndarray, int]],
         groups: Sequence[str],
         penalty: float = 1.0,
-        n_bags: int = 20,
+        n_bags: int = 60,
         seed: int = 0,
     ) -> TraitRanker:
         """The mean weights of `fit` on `n_bags` bootstrap samples of the groups (traits).
@@ -252,7 +252,9 @@ class TraitRanker:
         probability near one half flips with any change of the training records; averaging
         over resampled traits steadies those choices (on the development records' by-trait
         cross-validation it raised the trait score by about 0.02). Resampling whole traits
-        matches the question asked: how the ranker does on a trait it has not seen.
+        matches the question asked: how the ranker does on a trait it has not seen. With 20
+        bags the cross-validated trait score still moved by 0.016 between seeds; with 60 it
+        did not move on the two seeds tried.
         """
         names = sorted(set(groups))
         members = {name: [i for i, g in enumerate(groups) if g == name] for name in names}
