@@ -282,9 +282,10 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
     """Terms of a trait from its name (`Type_2_Diabetes`, `Irritable_bowel_syndrome_(IBS)`).
 
     Abbreviations come from parentheses in the name, from the initials of its
-    words (T2D, AML), and from the background text and the glossary of common
-    disease abbreviations where an abbreviation is defined as the trait
-    (`_defines_trait`: "HCC", hepatocellular carcinoma, for Liver_Cancer).
+    words (T2D, AML), from the background text where an abbreviation is
+    defined as the trait (`_defines_trait`), and from the glossary of common
+    disease abbreviations where the long form names every word of the name
+    (`_names_every_word`: "HCC", hepatocellular carcinoma, for Liver_Cancer).
     """
     name = normalize_text(trait)
     abbreviations = {a.lower() for a in _ABBREVIATION.findall(trait.replace("_", " "))}
