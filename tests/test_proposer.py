@@ -140,6 +140,7 @@ def test_trait_terms_come_from_the_name_and_the_background():
     assert terms.strength("disease state: COPD stage II")[0] == 3
     assert trait_terms("Irritable_bowel_syndrome_(IBS)").strength("IBS-D")[0] == 3
     assert trait_terms("Acute_Myeloid_Leukemia").strength("acute myeloid leukaemia")[0] == 3
+    assert trait_terms("HIV_Resistance").strength("partially resistant")[0] == 2  # -ance: -ant
 
 
 def test_the_trait_row_maps_controls_to_0_and_the_trait_to_1():

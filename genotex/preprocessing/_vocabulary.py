@@ -141,10 +141,11 @@ def normalize_text(text: str) -> str:
 
 
 def _stem(word: str) -> str:
-    """A prefix that also matches the word's adjective and plural (diabetes: diabetic)."""
+    """A prefix that also matches the word's adjective and plural (diabetes: diabetic;
+    resistance: resistant)."""
     if len(word) <= 5:
         return word
-    for suffix in ("ies", "es", "is", "ia", "y", "s", "eal", "al", "ic"):
+    for suffix in ("ance", "ence", "ies", "es", "is", "ia", "y", "s", "eal", "al", "ic"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 5:
             return word[: -len(suffix)]
     return word
