@@ -162,6 +162,9 @@ def test_the_trait_row_maps_controls_to_0_and_the_trait_to_1():
     assert negated.values == {"group: Endometriosis": 1.0, "group: Non-Endometriosis": 0.0}
     yes_no = _choice({0: ["hypothyroidism: Y", "hypothyroidism: N"]}, trait="Hypothyroidism")
     assert yes_no.values == {"hypothyroidism: Y": 1.0, "hypothyroidism: N": 0.0}
+    cells = ["group: IRF4WT 6hrs", "group: IRF4C99R 6hrs", "group: Control 6hrs"]
+    mutant = trait_map(cells, trait_terms("X-Linked_Lymphoproliferative_Syndrome"))[0]
+    assert mutant == {cells[0]: 0.0, cells[1]: 1.0, cells[2]: 0.0}  # the gene's wild type: 0
 
 
 def test_a_value_naming_fewer_of_the_traits_words_is_another_subtype():
