@@ -62,6 +62,11 @@ def test_age_converts_units_and_ignores_other_variables_in_a_mixed_row():
     agents = {0: ["agent: DMSO", "agent: SY-1365", "agent: NVP2"], 1: ["time: 2 hours"]}
     assert _choice(agents, name="Age").row is None  # "agent" is not an age key
     assert _choice({0: ["agebaseline: 41", "agebaseline: 63"]}, name="Age").row == 0
+    mixed = {  # keys spill over rows when samples carry different characteristics
+        3: ["age: 56", "Sex: Male", "age: 20", "age: 51", "age: 37", "age: 61"],
+        4: [None, "age: 63", "age: 74"],
+    }
+    assert _choice(mixed, name="Age").row == 3  # the row with more ages covers more samples
     odd = _choice({0: ["age: 41", "age: -3", "age: 1365", "age: 1365 days"]}, name="Age")
     assert odd.values == {"age: 41": 41.0, "age: -3": None, "age: 1365": None,
                           "age: 1365 days": pytest.approx(1365 / 365.25)}  # fmt: skip

@@ -195,13 +195,18 @@ def _age(characteristics: Mapping[int, Sequence[object]]) -> Choice:
             mapped, grouped = _age_groups(cells, keys), True
         if len({v for v in mapped.values() if v is not None}) < 2:
             continue  # one age for everyone (or none parsed) is no variable
+        ages = {v for v in mapped.values() if v is not None}
         share = sum(v is not None for v in mapped.values()) / len(mapped)
         other = any(_AGE_OTHER.search(k) for k in keys if AGE_KEY.search(k))
-        score = share - (0.6 if other else 0.0) - (0.3 if grouped else 0.0)
-        candidates.append((score, int(row), mapped, keys, other, grouped))
+        penalty = (0.6 if other else 0.0) + (0.3 if grouped else 0.0)
+        # the age at sampling before onset or gestational ages, then the row holding the most
+        # ages: rows mix keys when samples carry different characteristics, and the row with
+        # more ages covers more samples
+        rank = (-penalty, len(ages), share, -int(row))
+        candidates.append((rank, share - penalty, int(row), mapped, keys, other, grouped))
     if not candidates:
         return Choice("Age", None, {}, 0.8, ("no row keyed age with two or more ages",))
-    score, row, mapped, keys, other, grouped = max(candidates, key=lambda c: (c[0], -c[1]))
+    _, score, row, mapped, keys, other, grouped = max(candidates, key=lambda c: c[0])
     numeric = (
         len(set(keys)) == 1
         and not grouped
