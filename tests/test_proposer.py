@@ -170,6 +170,11 @@ def test_the_trait_row_maps_controls_to_0_and_the_trait_to_1():
     cells = ["group: IRF4WT 6hrs", "group: IRF4C99R 6hrs", "group: Control 6hrs"]
     mutant = trait_map(cells, trait_terms("X-Linked_Lymphoproliferative_Syndrome"))[0]
     assert mutant == {cells[0]: 0.0, cells[1]: 1.0, cells[2]: 0.0}  # the gene's wild type: 0
+    from genotex.preprocessing._vocabulary import CONTROL
+
+    # a normal karyotype is the control of a trisomy, as a wild type is of a mutation
+    assert CONTROL.search("Euploid") and CONTROL.search("disomic clone")
+    assert not CONTROL.search("aneuploid") and not CONTROL.search("T21")
 
 
 def test_a_value_naming_fewer_of_the_traits_words_is_another_subtype():

@@ -35,14 +35,15 @@ __all__ = [
 ]
 
 #: A sample of no disease: healthy donors, normal, adjacent or non-lesional (NL) tissue,
-#: untreated or mock cells, a standard-of-care arm, a gene's wild type (WT, IRF4WT). `_`
-#: counts as a word boundary (`healthy_control`).
+#: untreated or mock cells, a standard-of-care arm, a gene's wild type (WT, IRF4WT) and a
+#: normal karyotype (euploid, disomic: the control of a trisomy). `_` counts as a word
+#: boundary (`healthy_control`).
 CONTROL = re.compile(
     r"(?<![a-z0-9])(controls?|ctrl|healthy|normal|non[- ]?(?:tumou?r|cancer|malignant|diseased?"
     r"|affected|lesional)|adjacent|unaffected|uninvolved|wild[- ]?type|wt|vehicle|untreated|mock|"
     r"sham|placebo|negative|neg|none|no disease|disease[- ]free|benign|hc|nc|nl|dmso|scrambled?|"
     r"empty vector|non[- ]?targeting|sh ?ctrl|si ?ctrl|baseline|(?:living )?donors?|"
-    r"standard of care)(?![a-z0-9])|(?<=[0-9])wt(?![a-z0-9])",  # a gene's wild type: IRF4WT
+    r"standard of care|euploid|disomic)(?![a-z0-9])|(?<=[0-9])wt(?![a-z0-9])",
     re.IGNORECASE,
 )
 #: Keys of a row that states the disease or the group of each sample.
