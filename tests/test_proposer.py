@@ -146,6 +146,9 @@ def test_trait_terms_come_from_the_name_and_the_background():
     assert trait_terms("Irritable_bowel_syndrome_(IBS)").strength("IBS-D")[0] == 3
     assert trait_terms("Acute_Myeloid_Leukemia").strength("acute myeloid leukaemia")[0] == 3
     assert trait_terms("HIV_Resistance").strength("partially resistant")[0] == 2  # -ance: -ant
+    adrenal = trait_terms("Adrenocortical_Cancer")  # a compound written as two words
+    assert adrenal.strength("disease state: Adrenal Cortical Adenoma")[0] == 2
+    assert adrenal.strength("adrenal medulla")[0] == 0 and adrenal.strength("cortical")[0] == 0
 
 
 def test_the_trait_row_maps_controls_to_0_and_the_trait_to_1():

@@ -157,6 +157,23 @@ def _named(text: str, word: str) -> bool:
     return _stem(word) in text or any(stem in text for stem in _ORGAN_STEMS.get(word, ()))
 
 
+def _compound_parts(word: str) -> list[str]:
+    """A compound joined by its first linking "o" (between consonants) written as two words:
+    "adrenocortical" as "adren cortic" (adrenal cortical), "hepatocellular" as "hepat
+    cellular"."""
+    vowels = "aeiouy"
+    joints = [
+        i
+        for i in range(4, len(word) - 5)
+        if word[i] == "o" and word[i - 1] not in vowels and word[i + 1] not in vowels
+    ]
+    return (
+        [f"{word[: joints[0]]} {_stem(word[joints[0] + 1 :])}"]
+        if len(word) >= 10 and joints
+        else []
+    )
+
+
 def _long_form(abbreviation: str, before: list[str]) -> list[str]:
     """The words an abbreviation in parentheses stands for: the fewest words before it whose
     first word starts with its first letter and which hold its letters in order (the rule of
@@ -211,7 +228,11 @@ class TraitTerms:
 
     def __post_init__(self) -> None:
         patterns = [(3, a, rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])") for a in self.abbreviations]
-        patterns += [(2, w, rf"(?<![a-z]){re.escape(w)}") for w in self.specific]
+        # a specific term of two parts ("adren cortic") matches the parts as words in a row
+        patterns += [
+            (2, w, r"(?<![a-z])" + r"[a-z]*\s+".join(map(re.escape, w.split())))
+            for w in self.specific
+        ]
         patterns += [(1, w, rf"(?<![a-z]){re.escape(w)}") for w in self.generic]
         compiled = tuple((h, term, re.compile(pattern)) for h, term, pattern in patterns)
         object.__setattr__(self, "_patterns", compiled)
@@ -307,7 +328,9 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
         if _defines_trait(_long_form(abbreviation, before), parts, words):
             abbreviations.add(abbreviation)
     abbreviations |= _glossary_abbreviations(name)
-    specific = {_stem(w) for w in specific_words}
+    specific = {_stem(w) for w in specific_words} | {
+        part for w in specific_words for part in _compound_parts(w)
+    }
     generic = {_stem(w) for w in words if w in GENERIC_WORDS and w not in {"and", "of", "the"}}
     for word in words:
         for stem in _ORGAN_STEMS.get(word, ()):
