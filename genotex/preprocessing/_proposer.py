@@ -193,9 +193,9 @@ def _age(characteristics: Mapping[int, Sequence[object]]) -> Choice:
         grouped = False
         if len({v for v in mapped.values() if v is not None}) < 2:
             mapped, grouped = _age_groups(cells, keys), True
-        if len({v for v in mapped.values() if v is not None}) < 2:
-            continue  # one age for everyone (or none parsed) is no variable
         ages = {v for v in mapped.values() if v is not None}
+        if len(ages) < 2:
+            continue  # one age for everyone (or none parsed) is no variable
         share = sum(v is not None for v in mapped.values()) / len(mapped)
         other = any(_AGE_OTHER.search(k) for k in keys if AGE_KEY.search(k))
         penalty = (0.6 if other else 0.0) + (0.3 if grouped else 0.0)
