@@ -128,6 +128,20 @@ def test_common_disease_abbreviations_name_the_trait_they_stand_for():
     assert trait_terms("Stroke").strength("the sample is from a man")[0] == 0  # no "IS"
 
 
+def test_the_glossary_holds_abbreviation_rows_only():
+    from importlib import resources
+
+    from genotex.preprocessing._vocabulary import _glossary
+
+    tsv = resources.files("genotex.preprocessing").joinpath("data", "abbreviations.tsv")
+    text = tsv.read_text("utf-8")
+    data = [line for line in text.splitlines() if not line.startswith("#")][1:]  # the header
+    rows = _glossary()
+    assert len(rows) == len(data) and ("abbreviation", ["long", "form"]) not in rows
+    assert all(short and long for short, long in rows)
+    assert len({(short, tuple(long)) for short, long in rows}) == len(rows)  # no repeated row
+
+
 def test_an_abbreviation_is_a_whole_word_not_the_start_of_a_marker():
     celiac = trait_terms("Celiac_Disease")
     assert "cd" in celiac.abbreviations  # the initials of the name

@@ -292,12 +292,13 @@ def _glossary_abbreviations(name: str) -> frozenset[str]:
 
 @functools.cache
 def _glossary() -> tuple[tuple[str, list[str]], ...]:
-    """The glossary's (abbreviation, words of its long form), lower case."""
+    """The glossary's (abbreviation, words of its long form), lower case: the TSV's rows after
+    its comment lines and its header."""
     text = resources.files("genotex.preprocessing").joinpath("data", "abbreviations.tsv")
-    lines = [line for line in text.read_text("utf-8").splitlines()[1:] if "\t" in line]
+    rows = [line.split("\t", 1) for line in text.read_text("utf-8").splitlines()]
+    rows = [row for row in rows if len(row) == 2 and not row[0].startswith("#")][1:]
     return tuple(
-        (short.lower(), re.findall(r"[a-z0-9]+", normalize_text(long)))
-        for short, long in (line.split("\t", 1) for line in lines if not line.startswith("#"))
+        (short.lower(), re.findall(r"[a-z0-9]+", normalize_text(long))) for short, long in rows
     )
 
 
