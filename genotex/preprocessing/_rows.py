@@ -85,12 +85,9 @@ def rule_score(row: int, cells: list[str], terms: TraitTerms) -> RowScore | None
     evidence = []
     disease_key = bool(DISEASE_KEY.search(key_text))
     skip = any(SKIP_KEY.search(k) for k in keys) and not disease_key
-    if key_hit < 2 and (skip or AGE_KEY.search(key_text)):
-        return None
-    if key_hit < 2 and (GENDER_KEY.search(key_text) or MEASUREMENT_KEY.search(key_text)):
-        return None
-    numbers = [a for a in afters if re.fullmatch(r"[-+]?\d+(\.\d+)?\s*%?", a)]
-    if len(numbers) == len(afters) and key_hit < 2:
+    other_variable = any(p.search(key_text) for p in (AGE_KEY, GENDER_KEY, MEASUREMENT_KEY))
+    numbers_only = all(re.fullmatch(r"[-+]?\d+(\.\d+)?\s*%?", a) for a in afters)
+    if key_hit < 2 and (skip or other_variable or numbers_only):
         return None
     score = 0.0
     if key_hit >= 2:
