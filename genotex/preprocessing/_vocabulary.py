@@ -286,8 +286,12 @@ def _glossary_abbreviations(name: str) -> frozenset[str]:
     """The glossary's abbreviations of a trait name (normalized, parentheses removed); the
     answer depends on the name alone, and a benchmark asks about a few names many times.
     """
-    sides = [re.findall(r"[a-z0-9]+", side) for side in re.split(r"\band\b", name)]
-    return frozenset(a for a, long in _glossary() if _names_every_word(long, sides))
+    return frozenset(a for a, long in _glossary() if _names_every_word(long, _sides(name)))
+
+
+def _sides(name: str) -> list[list[str]]:
+    """The words of each side of an "X and Y" name (one side for most names)."""
+    return [re.findall(r"[a-z0-9]+", side) for side in re.split(r"\band\b", name)]
 
 
 @functools.cache
@@ -319,10 +323,7 @@ def trait_terms(trait: str, background: str = "") -> TraitTerms:
     if len(words) >= 2:
         abbreviations.add("".join(w[0] if not w.isdigit() else w for w in words))
     specific_words = [w for w in words if w not in GENERIC_WORDS and len(w) >= 3]
-    parts = [
-        [w for w in re.split(r"[^a-z0-9]+", part) if w in specific_words]
-        for part in re.split(r"\band\b", name)
-    ]
+    parts = [[w for w in side if w in specific_words] for side in _sides(name)]
     for match in _ABBREVIATION.finditer(background):
         abbreviation = match.group(1).lower()
         before = re.findall(r"[a-z0-9]+", normalize_text(background[: match.start()])[-120:])
