@@ -50,7 +50,9 @@ _TAKEN = ROW_FEATURES.index("the Age or Gender row")
 _AGE_OTHER = re.compile(r"menarche|onset|gestation|passage|stage|storage|menopause|dose", re.I)
 _AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)", re.I)
 _OLDEST = 125.0  # years: no recorded human age is above it
-_AGE_BOUND = re.compile(r"^\s*(?:<|>|under|below|over|less than)|\d\s*\+", re.I)
+_BELOW = r"<|under|below|less than"
+_AGE_BELOW = re.compile(rf"^\s*(?:{_BELOW})", re.I)  # "<10": half the bound
+_AGE_BOUND = re.compile(rf"^\s*(?:{_BELOW}|>|over)|\d\s*\+", re.I)
 _YOUNG = re.compile(
     r"\b(young|younger|youth|child|children|pediatric|paediatric|infant|juvenile|adolescent|"
     r"neonat\w*|newborn|fetal|foetal|fetus)\b",
@@ -244,7 +246,7 @@ def _age_value(key: str, after: str) -> float | None:
     value = parse_number(after, age=True)
     if math.isnan(value) or not 0 <= value <= _OLDEST:
         return None  # no number, or not an age ("SY-1365")
-    return value / 2 if re.match(r"\s*(?:<|under|below|less than)", after, re.I) else value
+    return value / 2 if _AGE_BELOW.match(after) else value
 
 
 def _age_groups(cells: Sequence[str], keys: Sequence[str]) -> dict[str, float | None]:
