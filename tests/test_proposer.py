@@ -315,6 +315,15 @@ def test_gene_availability_reads_the_title_and_the_organism():
     assert gene_availability(BACKGROUND, {0: ["strain: C57BL/6"]})[0] is False
 
 
+def test_a_series_of_one_cell_line_where_nothing_varies_is_not_usable():
+    assert gene_availability(BACKGROUND, {0: ["cell line: SW-13"]})[0] is False
+    assert gene_availability(BACKGROUND, {0: ["Cell Line: HeLa"], 1: ["time: 0h"]})[0] is False
+    treated = {0: ["cell line: SW-13"], 1: ["agent: DMSO", "agent: EZH2 inhibitor"]}
+    assert gene_availability(BACKGROUND, treated)[0] is True
+    assert gene_availability(BACKGROUND, {0: ["tissue: peripheral blood"]})[0] is True
+    assert gene_availability(BACKGROUND, {0: ["cell type: 41 ovarian cell lines"]})[0] is True
+
+
 def test_the_recipe_reproduces_the_record_maps():
     rows = {
         0: ["disease state: control", "disease state: asthma"],

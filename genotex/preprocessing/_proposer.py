@@ -62,6 +62,7 @@ _OLD = re.compile(r"\b(old|older|elderly|aged|aging|senior|frail|adult|geriatric
 _FEMALE = re.compile(r"^\s*(f|female|females|woman|women|girl|feminine)\b", re.I)
 _MALE = re.compile(r"^\s*(m|male|males|man|men|boy|masculine)\b", re.I)
 _CODE = re.compile(r"\b(female|male|f|m)\s*=\s*(\d+)", re.I)
+_CELL_LINE_KEY = re.compile(r"\s*cell ?lines?\s*", re.I)
 _EXPRESSION = re.compile(r"mrna|express(?:ed|ion)|transcriptom|rna-?seq", re.I)
 
 
@@ -145,7 +146,23 @@ def gene_availability(
     animal = NOT_HUMAN.search(text)
     if animal:
         return False, 0.6, (f"the characteristics name a non-human source ({animal.group(0)!r})",)
+    line = _only_a_cell_line(characteristics)
+    if line:
+        return False, 0.6, (f"every sample is one cell line ({line!r}) and nothing else varies",)
     return True, 0.9, ("no sign of a non-expression assay or a non-human source",)
+
+
+def _only_a_cell_line(characteristics: Mapping[int, Sequence[object]]) -> str | None:
+    """The cell when every row holds one value and one row is keyed 'cell line', else None.
+
+    Such a series records nothing that varies between its samples, not even a treatment,
+    so no trait can be read from it; the benchmark's labels mark it not usable (both dev
+    records of this shape), while one constant tissue or disease row is usable.
+    """
+    rows = [text_cells(values) for values in characteristics.values()]
+    if not rows or any(len(cells) != 1 for cells in rows):
+        return None
+    return next((c[0] for c in rows if _CELL_LINE_KEY.fullmatch(split_cell(c[0])[0])), None)
 
 
 def _gender(characteristics: Mapping[int, Sequence[object]]) -> Choice:
