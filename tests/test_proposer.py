@@ -479,6 +479,19 @@ def test_the_ranker_sees_what_the_value_map_makes_of_a_row():
     assert list(others[shape]) == [0, 0, 1]
 
 
+def test_the_ranker_sees_a_contrast_that_does_not_name_the_trait():
+    from genotex.preprocessing._ranker import ROW_FEATURES, row_features
+
+    k = ROW_FEATURES.index("a control value, no word of the trait")
+    other = ["group: preeclampsia", "group: healthy"]
+    assert row_features(other, trait_terms("Stroke"), False)[k] == 1
+    assert row_features(["group: stroke", "group: healthy"], trait_terms("Stroke"), False)[k] == 0
+    keyed = ["stroke status: yes", "stroke status: control"]
+    assert row_features(keyed, trait_terms("Stroke"), False)[k] == 0
+    assert row_features(["group: A", "group: B"], trait_terms("Stroke"), False)[k] == 0
+    assert row_features(["group: healthy"], trait_terms("Stroke"), False)[k] == 0
+
+
 def test_the_shipped_ranker_says_where_it_came_from_and_bad_weights_are_refused(tmp_path):
     from genotex.core import GenotexError
     from genotex.preprocessing import TraitRanker

@@ -73,6 +73,7 @@ ROW_FEATURES = (
     "its map holds 0 and 1",
     "its map is all 1",
     "its map is all 0",
+    "a control value, no word of the trait",
 )
 RECORD_FEATURES = (
     "no row: bias",
@@ -92,8 +93,10 @@ def row_features(cells: Sequence[str], terms: TraitTerms, taken: bool) -> np.nda
     top = max(hits, default=0)
     n = len(cells)
     scored = rule_score(0, list(cells), terms)
+    key_named = terms.strength(key_text)[0] >= 2
+    control = n >= 2 and any(CONTROL.search(a) for a in afters)
     values = [
-        terms.strength(key_text)[0] >= 2,
+        key_named,
         top == 3,
         top == 2,
         top == 1,
@@ -106,7 +109,7 @@ def row_features(cells: Sequence[str], terms: TraitTerms, taken: bool) -> np.nda
         any(SKIP_KEY.search(k) for k in keys),
         bool(AGE_KEY.search(key_text) or GENDER_KEY.search(key_text)),
         taken,
-        n >= 2 and any(CONTROL.search(a) for a in afters),
+        control,
         n == 1,
         n == 2,
         3 <= n <= 5,
@@ -117,6 +120,7 @@ def row_features(cells: Sequence[str], terms: TraitTerms, taken: bool) -> np.nda
         scored.score if scored else -3.0,
         scored is None,
         *_map_shape(cells, terms),
+        control and top < 2 and not key_named,  # a contrast, but of what? (another disease)
     ]
     return np.asarray(values, dtype=float)
 
