@@ -62,7 +62,7 @@ _OLD = re.compile(r"\b(old|older|elderly|aged|aging|senior|frail|adult|geriatric
 _FEMALE = re.compile(r"^\s*(f|female|females|woman|women|girl|feminine)\b", re.I)
 _MALE = re.compile(r"^\s*(m|male|males|man|men|boy|masculine)\b", re.I)
 _CODE = re.compile(r"\b(female|male|f|m)\s*=\s*(\d+)", re.I)
-_CELL_LINE_KEY = re.compile(r"\s*cell ?lines?\s*", re.I)
+_CELL_LINE_KEY = re.compile(r"cell ?lines?", re.I)
 _EXPRESSION = re.compile(r"mrna|express(?:ed|ion)|transcriptom|rna-?seq", re.I)
 
 
