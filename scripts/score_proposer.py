@@ -5,7 +5,7 @@
     python scripts/score_proposer.py --records R.jsonl --work DIR
 
 1. Cross-validation by trait: for each trait, the trait-row ranker is fitted
-   (the mean of 60 fits on traits drawn with replacement, `TraitRanker.fit_bagged`)
+   (the mean of 240 fits on traits drawn with replacement, `TraitRanker.fit_bagged`)
    on the other traits' records and that trait's records are proposed with
    it; the concatenated proposals are scored by the shared scorer
    (`tools/score_recipes.py GOLD PROPOSED`). This is the estimate on traits
@@ -40,7 +40,7 @@ from genotex.preprocessing import TraitRanker, labelled_example, propose_recipe 
 
 SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PENALTY = 1.0
-BAGS = 60
+BAGS = 240
 VARIABLES = ("trait", "age", "gender")
 WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/data/trait_ranker.json"
 
