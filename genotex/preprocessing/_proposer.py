@@ -28,7 +28,15 @@ import numpy as np
 from ._clinical import parse_number
 from ._ranker import ROW_FEATURES, TraitRanker, option_features
 from ._recipe import Recipe, Rule, Variable
-from ._rows import AGE_KEY, GENDER_KEY, rule_score, split_cell, text_cells, trait_map
+from ._rows import (
+    AGE_KEY,
+    GENDER_KEY,
+    marked_once,
+    rule_score,
+    split_cell,
+    text_cells,
+    trait_map,
+)
 from ._vocabulary import (
     MISSING,
     NOT_EXPRESSION,
@@ -336,7 +344,7 @@ def _contrast_instead(
             for i, row in enumerate(cells)
             if len(row) == 2
             and not features[i, _TAKEN]
-            and sum(bool(STRONG_NEGATIVE_POLE.search(split_cell(c)[1])) for c in row) == 1
+            and marked_once(row, STRONG_NEGATIVE_POLE) is not None
         ]
     return int(max(contrasts, key=lambda i: p[i])) if len(contrasts) else best
 

@@ -32,6 +32,7 @@ __all__ = [
     "AGE_KEY",
     "GENDER_KEY",
     "RowScore",
+    "marked_once",
     "rule_score",
     "split_cell",
     "text_cells",
@@ -144,16 +145,22 @@ def _trait_value(
     return 1.0
 
 
+def marked_once(pair: Sequence[str], pattern: re.Pattern[str]) -> str | None:
+    """The one cell of a pair whose value the pattern marks; None when neither or both are."""
+    marked = [c for c in pair if pattern.search(split_cell(c)[1])]
+    return marked[0] if len(marked) == 1 else None
+
+
 def _negative_side(pair: Sequence[str]) -> str | None:
     """The 0 of a pair of values naming no trait: the one strong negative word marks
     ("relapse-free", "remission" against "early failure"), else the one milder word marks
     ("mild", "early", "pre"), else the lower of two numeric codes ("cluster: 1" and "2").
     """
-    afters = [split_cell(c)[1] for c in pair]
     for pattern in (STRONG_NEGATIVE_POLE, NEGATIVE_POLE):
-        poles = [c for c, a in zip(pair, afters, strict=True) if pattern.search(a)]
-        if len(poles) == 1:
-            return poles[0]
+        marked = marked_once(pair, pattern)
+        if marked is not None:
+            return marked
+    afters = [split_cell(c)[1] for c in pair]
     if all(re.fullmatch(r"\d{1,2}", a) for a in afters) and afters[0] != afters[1]:
         return min(pair, key=lambda c: int(split_cell(c)[1]))
     return None
