@@ -280,8 +280,10 @@ def _age_groups(cells: Sequence[str], keys: Sequence[str]) -> dict[str, float | 
     for cell, key in zip(cells, keys, strict=True):
         after = split_cell(cell)[1]
         young, old = _YOUNG.search(after), _OLD.search(after)
-        mapped[cell] = 0.0 if young and not old else 1.0 if old and not young else None
-        mapped[cell] = mapped[cell] if AGE_KEY.search(key) else None
+        if not AGE_KEY.search(key) or bool(young) == bool(old):
+            mapped[cell] = None  # another key's cell, or no side (or both) named
+        else:
+            mapped[cell] = 0.0 if young else 1.0
     return mapped
 
 
