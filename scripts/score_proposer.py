@@ -41,6 +41,7 @@ from genotex.preprocessing import TraitRanker, labelled_example, propose_recipe 
 SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PENALTY = 1.0
 BAGS = 240
+SEED = 0
 VARIABLES = ("trait", "age", "gender")
 WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/data/trait_ranker.json"
 
@@ -54,7 +55,7 @@ def propose(record: dict, ranker: TraitRanker | None) -> dict:
 
 def fit_ranker(examples: list, traits: list[str]) -> TraitRanker:
     """The shipped recipe: the mean of BAGS fits on traits drawn with replacement."""
-    return TraitRanker.fit_bagged(examples, traits, PENALTY, n_bags=BAGS, seed=0)
+    return TraitRanker.fit_bagged(examples, traits, PENALTY, n_bags=BAGS, seed=SEED)
 
 
 def cross_validate(records: list[dict]) -> list[dict]:
@@ -123,7 +124,7 @@ def main() -> None:
             "n_traits": len({r["trait"] for r in records}),
             "penalty": PENALTY,
             "bags": BAGS,
-            "seed": 0,
+            "seed": SEED,
             "genotex": __version__,
             "script": "scripts/score_proposer.py --write-weights",
         }
