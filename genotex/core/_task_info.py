@@ -48,7 +48,7 @@ class TaskInfo:
             Traits to keep (all problems of each); empty keeps every trait.
         condition
             With exactly one trait: only that problem ("None" is the
-            unconditional one). A condition task_info does not list for the
+            unconditional one, in any case). A condition task_info does not list for the
             trait is still returned, so that a user can ask for it.
 
         Raises
@@ -70,7 +70,10 @@ class TaskInfo:
         if len(traits) != 1:
             raise ValueError("a condition goes with exactly one trait")
         wanted = ProblemId(
-            traits[0], None if condition == "None" else check_safe_name(condition, what="condition")
+            traits[0],
+            None
+            if condition.strip().lower() == "none"  # the unconditional problem, in any case
+            else check_safe_name(condition, what="condition"),
         )
         return [p for p in problems if p == wanted] or [wanted]
 

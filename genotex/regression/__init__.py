@@ -8,6 +8,7 @@ without the answer key by default. The models are scikit-learn estimators (`Lass
 `LMMModel`, `Residualizer`); `cross_validate` chooses α as the reference does.
 """
 
+from ._blas import BlasThreadWarning, one_blas_thread
 from ._constants import (
     ALPHA_GRID,
     BATCH_GAP_NUMERATOR,
@@ -66,6 +67,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ALPHA_GRID",
+    "BlasThreadWarning",
+    "one_blas_thread",
     "ALPHA_RATIO",
     "N_ALPHAS",
     "SELECT_BY",

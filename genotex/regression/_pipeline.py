@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
 from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, output_path, regress_file_name
+from ._blas import one_blas_thread
 from ._constants import ALPHA_GRID
 from ._data import ProblemData, load_problem
 from ._numerics import detect_batch_effect, normalize, significant_genes
@@ -190,9 +189,14 @@ def answer_problem(
 ) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
 
+    Every BLAS library the regression uses is loaded before the limit is
+    entered (`one_blas_thread`), so the answer is the same whether the problem
+    is asked alone, after others, in a worker process or on Dask, and in
+    reference mode equals the reference pipeline run on one BLAS thread.
+
     Raises `ProblemSkipped` (no data) or `ProblemFailed` (unusable data).
     """
-    with threadpool_limits(limits=1):
+    with one_blas_thread(reference=mode == "reference"):
         data = load_problem(data_dir, problem, task_info)
         return analyse(data, task_info, mode=mode, select_by=select_by)
 

@@ -15,9 +15,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from threadpoolctl import threadpool_limits
-
 from ..core import GenotexError, ProblemId, ProblemStatus, RunStatus, TaskInfo
+from ._blas import single_thread_environment
 from ._data import ProblemSkipped
 from ._pipeline import RegressionResult, answer_problem, is_done, write_result
 
@@ -71,10 +70,6 @@ def _solve_task(
     task: tuple[str, ProblemId, TaskInfo, str, str],
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
     return solve(*task)
-
-
-def _single_blas_thread() -> None:
-    threadpool_limits(limits=1)
 
 
 def run_problems(
@@ -162,13 +157,12 @@ def _execute(
     elif jobs <= 1 or len(tasks) <= 1:
         yield from map(_solve_task, tasks)
     else:
-        context = multiprocessing.get_context(
-            "spawn"
-        )  # polars' and BLAS' threads do not survive fork
-        with ProcessPoolExecutor(
-            min(jobs, len(tasks)), mp_context=context, initializer=_single_blas_thread
-        ) as pool:
-            futures = [pool.submit(_solve_task, task) for task in tasks]
+        # spawn: polars' and BLAS' threads do not survive fork; the workers start with the
+        # thread-count variables set, so their BLAS is on one thread from the start
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context) as pool:
+            with single_thread_environment():
+                futures = [pool.submit(_solve_task, task) for task in tasks]
             for future in as_completed(futures):
                 yield future.result()
 

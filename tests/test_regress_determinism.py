@@ -1,0 +1,133 @@
+"""The same answer however a problem is asked for (issue: "the same answer however it is asked").
+
+Every problem of the synthetic fixture, in both modes, is answered four ways:
+alone in a fresh `genotex regress` process (SciPy first loaded inside the BLAS
+limit: the way that used to differ), as `--all --jobs 1`, as `--all --jobs 2`,
+and through the library's `answer_problem` in this process (whose BLAS started
+threaded). All must be byte-identical, and equal to a run in a process started
+on one BLAS thread (`OPENBLAS_NUM_THREADS=1`: "the reference on one thread"); the
+Lasso answers also equal the fixture's reference answers (test_regress_parity).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from genotex.core import ProblemId, TaskInfo
+from genotex.regression import answer_problem, run_problems, write_result
+from genotex.regression._blas import THREAD_VARIABLES
+
+MODES = ("reference", "standard")
+
+
+def _command(case: Path, out: Path, mode: str, *select: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "genotex",
+        "regress",
+        "--data",
+        str(case / "output" / "preprocess"),
+        "--task-info",
+        str(case / "metadata" / "task_info.json"),
+        "--out",
+        str(out),
+        "--mode",
+        mode,
+        *select,
+    ]
+
+
+def _run(command: list[str], *, one_thread: bool = False) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    if one_thread:
+        env.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    else:
+        env["OPENBLAS_NUM_THREADS"] = "2"  # the BLAS starts threaded, as on any 2-core machine
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+
+
+def _answers(out: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("significant_genes_condition_*.json"))
+    }
+
+
+@pytest.fixture(scope="module")
+def case(shared):
+    return shared / "fixtures" / "regress" / "synthetic"
+
+
+@pytest.fixture(scope="module")
+def answered(case):
+    """The problems the reference answers ("ok" in the fixture's status.json)."""
+    status = json.loads((case / "expected" / "status.json").read_text())
+    return [ProblemId.from_key(key) for key, entry in status.items() if entry["status"] == "ok"]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def one_thread_run(request, case, tmp_path_factory):
+    """`--all` in a process started on one BLAS thread: the answers everything must equal."""
+    out = tmp_path_factory.mktemp(f"one-thread-{request.param}")
+    _run(_command(case, out, request.param, "--all"), one_thread=True)
+    return request.param, _answers(out)
+
+
+@pytest.mark.slow
+def test_every_way_of_asking_gives_the_one_thread_answer(case, answered, one_thread_run, tmp_path):
+    mode, expected = one_thread_run
+    assert len(expected) == len(answered) == 10
+    for jobs in ("1", "2"):
+        out = tmp_path / f"all-{jobs}"
+        _run(_command(case, out, mode, "--all", "--jobs", jobs))
+        assert _answers(out) == expected, f"--all --jobs {jobs}"
+    alone = tmp_path / "alone"
+    for problem in answered:
+        condition = problem.condition or "None"
+        _run(_command(case, alone, mode, "--trait", problem.trait, "--condition", condition))
+    assert _answers(alone) == expected, "one problem per process"
+    info = TaskInfo.read(case / "metadata" / "task_info.json")
+    library = tmp_path / "library"
+    for problem in answered:
+        result = answer_problem(case / "output" / "preprocess", problem, info, mode=mode)
+        write_result(library, result)
+    assert _answers(library) == expected, "answer_problem in a process with a threaded BLAS"
+
+
+def test_none_is_the_unconditional_problem_in_any_case(case):
+    info = TaskInfo.read(case / "metadata" / "task_info.json")
+    for spelling in ("None", "none", "NONE"):
+        assert info.select(["Hypothyroidism"], spelling) == [ProblemId("Hypothyroidism", None)]
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_any_subset_order_and_job_count_gives_the_same_answers(
+    data, case, answered, one_thread_run, tmp_path_factory
+):
+    mode, expected = one_thread_run
+    chosen = data.draw(st.lists(st.sampled_from(answered), min_size=1, max_size=4, unique=True))
+    chosen = data.draw(st.permutations(chosen))
+    jobs = data.draw(st.integers(min_value=1, max_value=2))
+    out = tmp_path_factory.mktemp("subset")
+    info = TaskInfo.read(case / "metadata" / "task_info.json")
+    run_problems(chosen, case / "output" / "preprocess", info, out, jobs=jobs, mode=mode)
+    produced = _answers(out)
+    assert produced == {name: expected[name] for name in produced}
+    assert len(produced) == len(chosen)
