@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, output_path, regress_file_name
 from ._blas import one_blas_thread
 from ._constants import ALPHA_GRID
