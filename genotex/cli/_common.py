@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import click
@@ -54,15 +57,39 @@ def _fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what `timeout` and schedulers send), raised like Ctrl-C so that clean-up runs."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM unwinds it: workers are ended, finished work recorded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can be set from the main thread only (a test's runner thread)
+        return
+
+    def _raise(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     """Turn errors into one sentence and a non-zero exit; `--debug` shows the traceback."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, debug: bool = False, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            with _terminate_as_interrupt():
+                return function(*args, **kwargs)
         except click.ClickException:
             raise  # usage errors: Click prints them with the usage line (exit 2)
+        except Terminated:
+            _fail("terminated", 128 + signal.SIGTERM)
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except Exception as exc:

@@ -116,9 +116,10 @@ def regress_command(
         mode=mode,
         select_by=select_by or "prediction",
     )
-    counts = status.counts()
+    counts, kept = status.counts(), status.kept()
     click.echo(
-        f"{len(status.problems)} problems: {counts['ok']} answered, {counts['skipped']} skipped, "
+        f"{len(status.problems)} problems: {counts['ok'] - kept} answered, "
+        f"{kept} kept from an earlier run, {counts['skipped']} skipped, "
         f"{counts['failed']} failed; results in {out}",
         err=True,
     )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,18 @@ class StatusError(GenotexError):
 
 @dataclass(frozen=True)
 class ProblemStatus:
-    """One problem's line: seconds, "ok" / "skipped: …" / "failed: …", model, detail."""
+    """One problem's line: seconds, "ok" / "skipped: …" / "failed: …", model, detail, run.
+
+    `run` names the run that made the line's result (its start time, UTC), so that a
+    result kept from an earlier run is told apart from one made now.
+    """
 
     key: str  # "<trait>|<condition>"
     seconds: float
     status: str
     model: str | None = None
     detail: str = ""
+    run: str | None = None
 
     @property
     def kind(self) -> str:
@@ -38,14 +44,20 @@ class ProblemStatus:
             "status": self.status,
             "model": self.model,
             "detail": self.detail,
+            "run": self.run,
         }
 
 
 @dataclass(frozen=True)
 class RunStatus:
-    """Every problem of a run, in run order."""
+    """Every problem of a run, in run order; `run` is the run that wrote it (not in the file)."""
 
     problems: tuple[ProblemStatus, ...]
+    run: str | None = field(default=None, compare=False)
+
+    def kept(self) -> int:
+        """How many "ok" lines hold a result kept from an earlier run (not made by `run`)."""
+        return sum(p.kind == "ok" and p.run != self.run for p in self.problems)
 
     def counts(self) -> dict[str, int]:
         """How many problems were answered ("ok"), skipped and failed."""
@@ -64,17 +76,33 @@ class RunStatus:
             if not isinstance(entry, dict) or not isinstance(entry.get("status"), str):
                 raise StatusError(f"the entry of {key!r} has no status text", path=source)
             seconds = entry.get("s", 0.0)
-            model = entry.get("model")
+            model, detail, run = entry.get("model"), entry.get("detail", ""), entry.get("run")
+            finite = isinstance(seconds, (int, float)) and math.isfinite(seconds)
             problems.append(
                 ProblemStatus(
                     key,
-                    float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+                    float(seconds) if finite else 0.0,
                     entry["status"],
                     model if isinstance(model, str) else None,
-                    str(entry.get("detail", "")),
+                    detail if isinstance(detail, str) else "",
+                    run if isinstance(run, str) else None,
                 )
             )
         return cls(tuple(problems))
+
+    def get(self, key: str) -> ProblemStatus | None:
+        """The line of problem `key`, or None."""
+        return next((p for p in self.problems if p.key == key), None)
+
+    def merged_into(self, earlier: RunStatus) -> RunStatus:
+        """`earlier`'s lines with this run's replacing theirs and its new ones appended.
+
+        `status.json` is the record of an output folder, not of one run: a run of
+        another trait keeps the lines of the traits it did not touch.
+        """
+        mine = {p.key: p for p in self.problems}
+        kept = tuple(mine.pop(p.key, p) for p in earlier.problems)
+        return RunStatus(kept + tuple(p for p in self.problems if p.key in mine), self.run)
 
     @classmethod
     def read(cls, path: str | Path) -> RunStatus:

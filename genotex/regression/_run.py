@@ -12,13 +12,14 @@ import multiprocessing
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import GenotexError, ProblemId, ProblemStatus, RunStatus, TaskInfo
+from ..core import GenotexError, ProblemId, ProblemStatus, ResultFile, RunStatus, TaskInfo
 from ._blas import single_thread_environment
 from ._data import ProblemSkipped
-from ._pipeline import RegressionResult, answer_problem, is_done, write_result
+from ._pipeline import RegressionResult, answer_problem, is_done, result_path, write_result
 
 __all__ = ["ProblemOutcome", "run_problems", "solve"]
 
@@ -27,13 +28,18 @@ log = logging.getLogger("genotex.regression")
 
 @dataclass(frozen=True)
 class ProblemOutcome:
-    """What happened to one problem: `status` is "ok", "skipped: …" or "failed: …"."""
+    """What happened to one problem: `status` is "ok", "skipped: …" or "failed: …".
+
+    `run` names the run that made the result (`run_id`); a result kept from an
+    earlier run keeps that run's name.
+    """
 
     problem: ProblemId
     status: str
     seconds: float
     model: str | None = None
     detail: str = ""
+    run: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -41,7 +47,36 @@ class ProblemOutcome:
 
     def to_status(self) -> ProblemStatus:
         """Its line of `status.json`."""
-        return ProblemStatus(self.problem.key, self.seconds, self.status, self.model, self.detail)
+        return ProblemStatus(
+            self.problem.key, self.seconds, self.status, self.model, self.detail, self.run
+        )
+
+
+def run_id() -> str:
+    """A run's name: its start time in UTC, to the microsecond (what `status.json` records)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _earlier(summary: str | Path | None) -> RunStatus:
+    """The output folder's record so far (empty when there is none or it is unreadable)."""
+    if summary is None or not Path(summary).exists():
+        return RunStatus(())
+    try:
+        return RunStatus.read(summary)
+    except GenotexError as exc:
+        log.warning("%s; it is written anew", exc)
+        return RunStatus(())
+
+
+def _kept(problem: ProblemId, earlier: RunStatus, out_dir: Path) -> ProblemOutcome:
+    """The outcome of a problem whose result an earlier run made: that run's line, if recorded."""
+    line = earlier.get(problem.key)
+    if line is not None and line.kind == "ok":
+        return ProblemOutcome(problem, "ok", line.seconds, line.model, line.detail, line.run)
+    method = ResultFile.read(result_path(out_dir, problem)).extra.get("method")
+    model = method.get("model") if isinstance(method, dict) else None
+    name = model.split(" ", 1)[0] if isinstance(model, str) and model else None
+    return ProblemOutcome(problem, "ok", 0.0, name, "kept: made by an earlier, unrecorded run")
 
 
 def solve(
@@ -64,6 +99,10 @@ def solve(
         return None, ProblemOutcome(problem, f"failed: {reason}", time.perf_counter() - started)
     seconds = time.perf_counter() - started
     return result, ProblemOutcome(problem, "ok", seconds, result.model, result.describe())
+
+
+def _stamped(outcome: ProblemOutcome, run: str) -> ProblemOutcome:
+    return replace(outcome, run=run) if outcome.ok else outcome
 
 
 def _solve_task(
@@ -115,28 +154,34 @@ def run_problems(
     Returns
     -------
     RunStatus
-        Every problem's status line, in input order (`status.json`'s content).
+        Every problem's status line, in input order. `summary` is the output
+        folder's record: this run's lines replace those of the same problems and
+        the other problems' lines are kept. A problem whose result an earlier run
+        made is "ok" with that run's line (model, detail, run). An interrupted run
+        writes the lines of the problems that finished, then re-raises.
     """
     out_dir = Path(out_dir)
+    run = run_id()
+    earlier = _earlier(summary)
     outcomes: dict[ProblemId, ProblemOutcome] = {}
     pending = []
     for problem in problems:
         if not force and is_done(out_dir, problem, mode):
-            outcomes[problem] = ProblemOutcome(
-                problem, "skipped: output exists (use --force to redo)", 0.0
-            )
+            outcomes[problem] = _kept(problem, earlier, out_dir)
             _report(outcomes[problem], on_outcome)
         else:
             pending.append(problem)
     tasks = [(str(data_dir), problem, task_info, mode, select_by) for problem in pending]
-    for result, outcome in _execute(tasks, jobs=jobs, scheduler=scheduler):
-        if result is not None:
-            write_result(out_dir, result)
-        outcomes[outcome.problem] = outcome
-        _report(outcome, on_outcome)
-    status = RunStatus(tuple(outcomes[p].to_status() for p in problems))
-    if summary is not None:
-        status.write(summary)
+    try:
+        for result, outcome in _execute(tasks, jobs=jobs, scheduler=scheduler):
+            if result is not None:
+                write_result(out_dir, result)
+            outcomes[outcome.problem] = _stamped(outcome, run)
+            _report(outcomes[outcome.problem], on_outcome)
+    finally:  # an interrupted run records what finished
+        status = RunStatus(tuple(outcomes[p].to_status() for p in problems if p in outcomes), run)
+        if summary is not None:
+            status.merged_into(earlier).write(summary)
     return status
 
 
@@ -161,10 +206,24 @@ def _execute(
         # thread-count variables set, so their BLAS is on one thread from the start
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context) as pool:
-            with single_thread_environment():
-                futures = [pool.submit(_solve_task, task) for task in tasks]
-            for future in as_completed(futures):
-                yield future.result()
+            try:
+                with single_thread_environment():
+                    futures = [pool.submit(_solve_task, task) for task in tasks]
+                for future in as_completed(futures):
+                    yield future.result()
+            except BaseException:  # interrupted, terminated, or the consumer stopped
+                _stop(pool)
+                raise
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers now, instead of waiting for their tasks."""
+    processes = list(getattr(pool, "_processes", {}).values())  # the pool's own record
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def _execute_on_dask(
