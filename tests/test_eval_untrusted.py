@@ -273,7 +273,7 @@ def test_the_cli_lists_problems_and_exits_zero_on_a_broken_submission(example, t
     [
         (["-r", "{root}/nowhere"], "reference folder does not exist"),
         (["-r", "{root}/ref"], "neither preprocess/ nor regress/"),
-        (["--task-info", "{root}/missing.json"], "task_info file does not exist"),
+        (["--task-info", "{root}/missing.json"], "missing.json: the file does not exist"),
         (["-p", "{root}/no_prediction"], "prediction folder does not exist"),
     ],
 )

@@ -351,7 +351,7 @@ def test_records_never_fail_and_keep_the_order(tmp_path):
     assert summary.written == 4 and sorted(summary.errors) == [2, 3, 5]
     assert out[0]["trait_row"] == 0 and "error" not in out[0]
     assert out[0]["trait_map"] == {"disease: asthma": 1.0, "disease: control": 0.0}
-    assert out[1]["error"].startswith("the line is not JSON") and out[1]["trait_row"] is None
+    assert out[1]["error"].startswith("the line is not usable JSON") and out[1]["trait_row"] is None
     assert out[3]["trait"] == "X" and "characteristics" in out[3]["error"]
 
 

@@ -25,8 +25,8 @@ from ._errors import (
     ReferenceTreeError,
     TaskInfoError,
     UnsafeNameError,
-    read_json,
 )
+from ._json import parse_json, read_json, read_regular_bytes
 from ._layout import (
     CATEGORIES,
     ProblemId,
@@ -137,5 +137,7 @@ __all__ = [
     "usable_cohorts",
     "write_table",
     "write_text_atomic",
+    "parse_json",
     "read_json",
+    "read_regular_bytes",
 ]

@@ -20,6 +20,8 @@ from typing import Any
 from filelock import FileLock
 
 from ._atomic import write_text_atomic
+from ._errors import GenotexError
+from ._json import read_json
 
 __all__ = ["CohortInfo", "CohortRecord"]
 
@@ -184,8 +186,8 @@ class CohortInfo:
             records: object = {}
             if path.exists():
                 try:
-                    records = json.loads(path.read_text(encoding="utf-8"))
-                except ValueError:
+                    records = read_json(path)
+                except GenotexError:
                     path.replace(path.with_suffix(".json.corrupt"))
                     records = {}
             if not isinstance(records, dict):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 
 class GenotexError(Exception):
@@ -36,11 +34,3 @@ class ReferenceTreeError(GenotexError):
 
 class PredictionTreeError(GenotexError):
     """The prediction folder given on the command line does not exist."""
-
-
-def read_json(path: str | Path, error: type[GenotexError] = GenotexError) -> Any:
-    """A JSON file's content; a file that cannot be read or parsed is `error`, naming it."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise error(f"cannot be read as JSON ({exc.__class__.__name__})", path=path) from None

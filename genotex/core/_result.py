@@ -18,6 +18,7 @@ from typing import Any
 
 from ._atomic import write_text_atomic
 from ._errors import GenotexError
+from ._json import read_json
 
 __all__ = ["MalformedResult", "ResultFile"]
 
@@ -98,13 +99,7 @@ class ResultFile:
     def read(cls, path: str | Path) -> ResultFile:
         """Read and validate a result file; every fault is a `MalformedResult` naming it."""
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise MalformedResult("the file does not exist", path=path) from None
-        except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-            reason = f"it cannot be read as JSON ({exc.__class__.__name__})"
-            raise MalformedResult(reason, path=path) from None
+        data = read_json(path, MalformedResult)
         try:
             return cls.from_dict(data)
         except MalformedResult as exc:

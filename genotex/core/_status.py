@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import write_text_atomic
-from ._errors import GenotexError, read_json
+from ._errors import GenotexError
+from ._json import read_json
 
 __all__ = ["ProblemStatus", "RunStatus", "StatusError"]
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ._atomic import write_text_atomic
 from ._errors import TaskInfoError, UnsafeNameError
+from ._json import read_json
 from ._layout import ProblemId, check_safe_name
 
 __all__ = ["TaskInfo", "load_task_info"]
@@ -109,19 +110,7 @@ class TaskInfo:
     def read(cls, path: str | Path) -> TaskInfo:
         """Read and validate a `task_info.json`; a fault is a `TaskInfoError` naming the file."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise TaskInfoError("task_info file does not exist", path=path) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = f"task_info file cannot be read ({exc.__class__.__name__})"
-            raise TaskInfoError(reason, path=path) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            reason = f"task_info is not valid JSON ({exc.msg}, line {exc.lineno})"
-            raise TaskInfoError(reason, path=path) from None
-        return cls.from_dict(data, source=path)
+        return cls.from_dict(read_json(path, TaskInfoError), source=path)
 
     def write(self, path: str | Path) -> None:
         """Write the file atomically (indented, non-ASCII kept)."""

@@ -7,11 +7,13 @@ than the size limit; otherwise it is treated as unreadable and reported.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ._errors import GenotexError
+from ._json import parse_json
 
 __all__ = ["RejectedFile", "GuardedTree", "MISSING", "DEFAULT_MAX_FILE_MB"]
 
@@ -100,13 +102,9 @@ class GuardedTree:
             return MISSING
         real = self.resolve(path)
         try:
-            with open(real, encoding="utf-8") as handle:
-                return json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise RejectedFile(
-                self.relative(path), f"it is not valid JSON ({exc.msg} at line {exc.lineno})"
-            ) from None
-        except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-            raise RejectedFile(
-                self.relative(path), f"it cannot be read as JSON ({exc.__class__.__name__})"
-            ) from None
+            return parse_json(real.read_bytes())
+        except OSError as exc:
+            reason = f"it cannot be read ({exc.strerror or exc.__class__.__name__})"
+            raise RejectedFile(self.relative(path), reason) from None
+        except GenotexError as exc:
+            raise RejectedFile(self.relative(path), exc.reason) from None

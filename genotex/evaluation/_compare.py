@@ -9,12 +9,11 @@ references or task_info are refused, as is a report without digests.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import ANALYSIS_METRICS, PREPROCESSING_METRICS, GenotexError
+from ..core import ANALYSIS_METRICS, PREPROCESSING_METRICS, GenotexError, read_json
 from ._report import EvalReport
 from ._scores import EXTRA_ANALYSIS_METRICS
 from ._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, PairedComparison, paired_comparison
@@ -38,14 +37,18 @@ class ReportError(GenotexError):
 def load_report(path: str | Path) -> EvalReport:
     """Read a saved `eval --json` report; any fault is a `ReportError` naming the file."""
     path = Path(path)
+    if not path.exists():
+        raise ReportError("the report does not exist", path=path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, ReportError)
+    except ReportError as exc:
+        reason = f"is not a genotex eval --json report ({exc.reason})"
+        raise ReportError(reason, path=path) from None
+    try:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         return EvalReport.from_dict(data)
-    except FileNotFoundError:
-        raise ReportError("the report does not exist", path=path) from None
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         # any shape the report schema does not have: one sentence, never a traceback
         reason = f"is not a genotex eval --json report ({exc.__class__.__name__}: {exc})"
         raise ReportError(reason, path=path) from None

@@ -26,7 +26,7 @@ from typing import Any
 from filelock import FileLock
 
 from .._version import __version__
-from ..core import file_sha256, write_text_atomic
+from ..core import GenotexError, file_sha256, read_json, write_text_atomic
 
 __all__ = ["TASK_FOLDERS", "file_sha256", "provenance", "tree_digest"]
 
@@ -47,10 +47,7 @@ class _HashCache:
         self.path = path or _cache_file()
         self.entries: dict[str, str] = {}
         self.dirty = False
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if isinstance(data, dict):
-                self.entries = {k: v for k, v in data.items() if isinstance(v, str)}
+        self.entries = _cache_entries(self.path)
 
     def sha256(self, path: Path) -> str:
         real = os.path.realpath(path)
@@ -67,12 +64,25 @@ class _HashCache:
         with contextlib.suppress(OSError):  # a read-only cache only costs re-hashing next time
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with FileLock(str(self.path) + ".lock"):
-                merged = dict(self.entries)
-                with contextlib.suppress(OSError, ValueError):
-                    merged = {**json.loads(self.path.read_text(encoding="utf-8")), **merged}
+                merged = {**_cache_entries(self.path), **self.entries}
                 # entries of files that are gone (or changed) are dropped: the cache stays small
                 kept = {k: v for k, v in merged.items() if _current(k)}
                 write_text_atomic(self.path, json.dumps(kept, sort_keys=True))
+
+
+def _cache_entries(path: Path) -> dict[str, str]:
+    """The cache's well-formed entries; a cache of another shape (or none) is empty, not fatal."""
+    try:
+        data = read_json(path)
+    except GenotexError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        k: v
+        for k, v in data.items()
+        if isinstance(v, str) and len(v) == 64 and k.count("\t") == 2 and k.split("\t")[1].isdigit()
+    }
 
 
 def _current(key: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 import tomlkit
 
 from .._version import __version__
-from ..core import GenotexError, write_text_atomic
+from ..core import GenotexError, parse_json, write_text_atomic
 from ._cohort_files import find_matrix
 from ._geo import characteristics_dictionary, read_series_matrix
 from ._proposer import Proposal, propose_recipe
@@ -185,9 +185,9 @@ class RecordsSummary:
 def _record_input(line: str) -> tuple[dict[str, Any], str | None]:
     """The fields of one input line, or the reason it cannot be used."""
     try:
-        record = json.loads(line)
-    except ValueError as exc:
-        return {}, f"the line is not JSON ({exc.msg})"
+        record = parse_json(line)
+    except GenotexError as exc:
+        return {}, f"the line is not usable JSON: {exc.reason}"
     if not isinstance(record, dict):
         return {}, "the line is not a JSON object"
     problems = [k for k in ("trait", "cohort", "background") if not isinstance(record.get(k), str)]

@@ -20,7 +20,14 @@ from typing import Any
 
 import regex
 
-from ..core import GenotexError, UnsafeNameError, check_safe_name, write_text_atomic
+from ..core import (
+    GenotexError,
+    UnsafeNameError,
+    check_safe_name,
+    parse_json,
+    read_regular_bytes,
+    write_text_atomic,
+)
 
 __all__ = ["REGEX_TIMEOUT_SECONDS", "Recipe", "RecipeError", "Rule", "Variable", "load_recipe"]
 
@@ -44,6 +51,9 @@ _RULE_KEYS = {"match", "value", "how"}
 #: (`(a|aa)+$`) is refused instead of hanging the run.
 REGEX_TIMEOUT_SECONDS = 1.0
 _VARIABLE_NAMES = {"trait": "trait", "age": "Age", "gender": "Gender"}
+
+#: A recipe is a few kilobytes; a larger file is not one (and is not read past this).
+MAX_RECIPE_BYTES = 16 * 1024 * 1024
 
 
 class RecipeError(GenotexError):
@@ -176,13 +186,16 @@ class Recipe:
         """
         path = Path(path)
         kind = "JSON" if path.suffix == ".json" else "TOML"
-        try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RecipeError(f"cannot be read ({exc.__class__.__name__})", path=path) from None
-        except (ValueError, RecursionError) as exc:
-            raise RecipeError(f"is not valid {kind} ({exc})", path=path) from None
+        raw = read_regular_bytes(path, MAX_RECIPE_BYTES, error=RecipeError)
+        if kind == "JSON":
+            data = parse_json(raw, source=path, error=RecipeError)
+        else:
+            try:  # a byte-order mark (Windows editors write one) is not part of the TOML
+                data = tomllib.loads(raw.decode("utf-8-sig"))
+            except UnicodeDecodeError:
+                raise RecipeError("it is not UTF-8 text", path=path) from None
+            except (ValueError, RecursionError) as exc:
+                raise RecipeError(f"is not valid TOML ({exc})", path=path) from None
         return cls.from_dict(data, source=path)
 
     def write(self, path: str | Path) -> None:

@@ -4,6 +4,7 @@ normalization).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core import GenotexError, file_sha256, write_text_atomic
+from ..core import GenotexError, file_sha256, read_json, write_text_atomic
 
 __all__ = [
     "MyGeneSynonyms",
@@ -90,10 +91,12 @@ def cached_synonym_table(
     cache = Path(cache_dir) if cache_dir is not None else _cache_dir()
     path = cache / f"gene_synonym-{digest}.json"
     if path.exists():
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pass  # a damaged cache entry is rebuilt
+        with contextlib.suppress(GenotexError):  # a damaged cache entry is rebuilt
+            cached = read_json(path)
+            if isinstance(cached, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in cached.items()
+            ):
+                return cached
     table = build_synonym_table(gene_info)
     try:
         write_text_atomic(path, json.dumps(table, sort_keys=True))
@@ -115,12 +118,7 @@ def load_synonyms(path: str | Path) -> Mapping[str, str]:
     path = Path(path)
     if "gene_info" in path.name:
         return cached_synonym_table(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SynonymError(
-            f"is not a readable synonym JSON ({exc.__class__.__name__})", path=path
-        ) from None
+    data = read_json(path, SynonymError)
     if not isinstance(data, dict):
         raise SynonymError("is not a JSON object of ALIAS: Symbol", path=path)
     return {k: v for k, v in data.items() if k != "-"}

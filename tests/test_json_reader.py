@@ -1,0 +1,114 @@
+"""The one guarded JSON reader: ordinary files read, hostile ones one sentence naming the file."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from genotex.cli import main
+from genotex.core import GenotexError, TaskInfo, parse_json, read_json
+from genotex.core._json import MAX_DEPTH
+from genotex.preprocessing import Recipe, propose_records
+
+
+def test_a_byte_order_mark_is_read_like_any_editor_does(tmp_path):
+    path = tmp_path / "task_info.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"Asthma": {"related_genes": ["IL13"], "conditions": []}}')
+    assert TaskInfo.read(path).genes_of("Asthma") == ("IL13",)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "nested more than"),
+        ("[" * 100_000, "nested more than"),  # the decoder's own recursion limit
+        ('{"a": ' + "9" * 5000 + "}", "integer of 5000 digits"),
+        ('{"a": 1e999}', "beyond the range"),
+        ('{"a": -1e301}', "beyond the range"),
+        ('{"a": Infinity}', "not a number JSON allows"),
+        ('{"a": 1', "not valid JSON"),
+        (b'{"a": "\xff"}', "not UTF-8"),
+    ],
+)
+def test_hostile_json_is_one_sentence_naming_the_file(tmp_path, text, reason):
+    path = tmp_path / "x.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(GenotexError) as caught:
+        read_json(path)
+    assert reason in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_numbers_in_range_and_nan_are_kept():
+    assert parse_json('{"a": 1e300, "b": -12345678901234567890, "c": NaN}')["a"] == 1e300
+    assert math.isnan(parse_json('{"c": NaN}')["c"])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_is_refused_at_once_instead_of_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "task_info.json"
+    os.mkfifo(fifo)
+    with pytest.raises(GenotexError, match="not a regular file"):
+        read_json(fifo)
+
+
+def test_a_json_recipe_with_a_byte_order_mark_is_read(tmp_path):
+    recipe = {"trait": "Asthma", "cohort": "GSE1", "gene": {"usable": True}, "variables": {}}
+    path = tmp_path / "GSE1.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(recipe).encode())
+    assert Recipe.read(path).cohort == "GSE1"
+    toml = tmp_path / "GSE2.toml"
+    toml.write_bytes(
+        b'\xef\xbb\xbftrait = "Asthma"\r\ncohort = "GSE2"\r\n[gene]\r\nusable = true\r\n'
+    )
+    assert Recipe.read(toml).cohort == "GSE2"
+
+
+def test_a_record_holding_a_huge_number_is_a_line_error_not_a_crash(tmp_path):
+    records = tmp_path / "records.jsonl"
+    good = {"trait": "Asthma", "cohort": "GSE1", "background": "", "characteristics": {}}
+    records.write_text(
+        json.dumps(good) + "\n" + '{"trait": ' + "9" * 5000 + "}\n" + json.dumps(good) + "\n"
+    )
+    summary = propose_records(records, tmp_path / "out.jsonl")
+    assert summary.written == 3 and list(summary.errors) == [2]
+    assert "5000 digits" in summary.errors[2]
+
+
+def test_a_hash_cache_of_the_wrong_shape_does_not_stop_eval(tmp_path, monkeypatch, eval_fixtures):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cache = tmp_path / "cache" / "genotex" / "sha256-cache.json"
+    cache.parent.mkdir(parents=True)
+    for content in ('["not", "a", "mapping"]', '{"a": 1, "b\\tc": "d"}', "[" * 50_000):
+        cache.write_text(content)
+        case = eval_fixtures / "case1"
+        result = CliRunner().invoke(
+            main,
+            ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output")]
+            + ["--task-info", str(case / "ref" / "metadata" / "task_info.json")],
+        )
+        assert result.exit_code == 0, result.output
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_json_values, cut=st.integers(min_value=0, max_value=400), junk=st.binary(max_size=8))
+def test_damaged_json_is_parsed_or_refused_with_a_genotex_error(value, cut, junk):
+    """Any JSON value, truncated and with junk inserted: only GenotexError may escape."""
+    text = json.dumps(value).encode()
+    damaged = text[:cut] + junk + text[cut:]
+    try:
+        parse_json(damaged)
+    except GenotexError:
+        pass
