@@ -67,6 +67,8 @@ def _scan_matrix(path: Path) -> _MatrixLayout:
     try:
         with _open_binary(path) as handle:
             for number, line in enumerate(handle):
+                if number == 0:
+                    line = line.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
                 if skip is None:
                     if line.startswith(_TABLE_BEGIN.encode()):
                         skip = number + 1
@@ -154,6 +156,7 @@ def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
         values[len(ids) - frame.height : len(ids)] = frame.drop(names[0]).to_numpy()
         block.clear()
 
+    tabs = len(names) - 1
     with _open_binary(path) as handle:
         for number, line in enumerate(handle):
             if number <= layout.skip:  # metadata lines and the header line
@@ -161,6 +164,12 @@ def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
             if line.startswith(b"!"):
                 break
             if line.strip():
+                if (cells := line.count(b"\t") + 1) != tabs + 1:
+                    raise GEOFormatError(
+                        f"line {number + 1} has {cells} cells where the table "
+                        f"header has {tabs + 1}: a ragged row would shift its values by a sample",
+                        path=path,
+                    )
                 block.append(line)
                 if len(block) == _BLOCK_LINES:
                     flush()
@@ -233,7 +242,9 @@ def lines_of(path: Path) -> Iterator[str]:
     try:
         with (
             _open_binary(path) as raw,
-            io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle,
+            # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the text;
+            # universal newlines read CRLF line ends as LF
+            io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as handle,
         ):
             yield from handle
     except (OSError, EOFError, zlib.error) as exc:

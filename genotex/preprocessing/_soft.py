@@ -28,7 +28,8 @@ class SoftFile:
     series: dict[str, list[str]] = field(default_factory=dict)  # !Series_* attributes
     platforms: dict[str, pd.DataFrame] = field(default_factory=dict)  # GPL -> table (text)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # GSM -> attributes
-    declared: list[str] = field(default_factory=list)  # every ^PLATFORM, with a table or not
+    # every ^PLATFORM, with a table or not, in file order (a dict: lookups stay linear overall)
+    declared: dict[str, None] = field(default_factory=dict)
 
     @property
     def background(self) -> str:
@@ -95,15 +96,29 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _platform_table(lines: list[str], path: Path) -> pd.DataFrame:
-    """A platform table, its cells unquoted as pandas' (and so GEOparse's) tab-separated reader."""
+def _platform_table(lines: list[str], path: Path, first_line: int = 1) -> pd.DataFrame:
+    """A platform table, its cells unquoted as pandas' (and so GEOparse's) tab-separated reader.
+
+    A row with more or fewer cells than the header is an error naming its line
+    (`first_line` is the file's line number of the table's header): padding or
+    cutting it would put a probe's values, or its gene, in another column.
+    """
     records = list(csv.reader((line.rstrip("\r\n") for line in lines), delimiter="\t"))
     if not records:
         return pd.DataFrame()
     names = unique_names(records[0])
-    rows = [row for row in records[1:] if any(cell.strip() for cell in row)]
     width = len(names)
-    rows = [(row + [""] * width)[:width] for row in rows]
+    rows = []
+    for offset, row in enumerate(records[1:], start=1):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != width:
+            raise GEOFormatError(
+                f"line {first_line + offset} has {len(row)} cells where its platform table's "
+                f"header has {width}: a ragged row would put values under the wrong column",
+                path=path,
+            )
+        rows.append(row)
     table = pd.DataFrame(rows, columns=names, dtype=object)
     return table.replace("", np.nan)
 
@@ -142,6 +157,8 @@ class _SoftReader:
         self.accession = ""
         self.entities: set[str] = set()
         self.table: list[str] | None = None
+        self.table_line = 0  # the file's line number of the table's begin marker
+        self.line = 0  # the line being fed
         self.in_sample_table = False
         self.declared_rows: dict[str, int] = {}
         self.annotation_platform = ""
@@ -152,8 +169,8 @@ class _SoftReader:
         self.entities.add(self.entity)
         if self.entity == "SAMPLE":
             self.soft.samples[self.accession] = {}
-        elif self.entity == "PLATFORM" and self.accession not in self.soft.declared:
-            self.soft.declared.append(self.accession)
+        elif self.entity == "PLATFORM":
+            self.soft.declared.setdefault(self.accession)
 
     def attribute_line(self, line: str) -> None:
         key, _, value = line.partition("=")
@@ -182,7 +199,7 @@ class _SoftReader:
 
     def end_table(self) -> None:
         name = self.table_name()
-        table = _platform_table(self.table or [], self.soft.path)
+        table = _platform_table(self.table or [], self.soft.path, self.table_line + 1)
         declared = self.declared_rows.get(self.accession)
         if declared is not None and declared != len(table):
             raise GEOFormatError(
@@ -191,8 +208,7 @@ class _SoftReader:
                 path=self.soft.path,
             )
         self.soft.platforms[name] = table
-        if name not in self.soft.declared:
-            self.soft.declared.append(name)
+        self.soft.declared.setdefault(name)
         self.table = None
 
     def feed(self, line: str) -> None:
@@ -206,7 +222,7 @@ class _SoftReader:
         elif line.startswith("^"):
             self.entity_line(line)
         elif line.startswith("!platform_table_begin"):
-            self.table = []
+            self.table, self.table_line = [], self.line
         elif line.startswith("!sample_table_begin"):
             self.in_sample_table = True
         elif line.startswith("!"):
@@ -221,14 +237,14 @@ def read_soft(path: str | Path) -> SoftFile:
     whose end marker is missing.
     """
     reader = _SoftReader(Path(path))
-    lines = lines_of(reader.soft.path)
+    lines = enumerate(lines_of(reader.soft.path), start=1)
     first = None
-    for line in lines:
+    for reader.line, line in lines:
         if line.strip():
             first = line.strip()
             reader.feed(line)
             break
-    for line in lines:  # the hot path inline: sample tables are most of a family SOFT's lines
+    for reader.line, line in lines:  # the hot path inline: sample tables are most of the lines
         if reader.in_sample_table:
             if line.startswith("!sample_table_end"):
                 reader.in_sample_table = False
