@@ -11,10 +11,11 @@ import contextlib
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_output", "remove_stale_temporaries", "write_text_atomic"]
+__all__ = ["atomic_output", "locked_folder", "remove_stale_temporaries", "write_text_atomic"]
 
 _TEMPORARY = re.compile(r"^\..+\.(\d+)-[^.]+\.tmp$")
 
@@ -26,7 +27,11 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{path.name}.{os.getpid()}-"
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    try:
+        # mkstemp makes the file 0600; the written file gets what open(path, "w") would give
+        os.fchmod(fd, 0o666 & ~_umask())
+    finally:
+        os.close(fd)
     try:
         yield Path(tmp)
         with open(tmp, "rb+") as handle:
@@ -36,6 +41,42 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+_umask_lock = threading.Lock()
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and back: there is no other portable way)."""
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def locked_folder(folder: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` while the block runs, across processes.
+
+    The lock is taken on the folder itself (`flock` on its descriptor), so no lock
+    file is left behind; where `flock` does not exist, a `.lock` file inside it.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        from filelock import FileLock
+
+        with FileLock(str(folder / ".lock")):
+            yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -> None:

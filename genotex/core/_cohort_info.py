@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from ._atomic import write_text_atomic
+from ._atomic import locked_folder, write_text_atomic
 from ._errors import GenotexError
 from ._json import read_json
 
@@ -182,7 +180,7 @@ class CohortInfo:
     def _edit(path: str | Path, cohort_id: str, entry: dict[str, Any] | None) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"):
+        with locked_folder(path.parent):
             records: object = {}
             if path.exists():
                 try:

@@ -23,10 +23,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from .._version import __version__
-from ..core import GenotexError, file_sha256, read_json, write_text_atomic
+from ..core import GenotexError, file_sha256, locked_folder, read_json, write_text_atomic
 
 __all__ = ["TASK_FOLDERS", "file_sha256", "provenance", "tree_digest"]
 
@@ -63,7 +61,7 @@ class _HashCache:
             return
         with contextlib.suppress(OSError):  # a read-only cache only costs re-hashing next time
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(self.path) + ".lock"):
+            with locked_folder(self.path.parent):
                 merged = {**_cache_entries(self.path), **self.entries}
                 # entries of files that are gone (or changed) are dropped: the cache stays small
                 kept = {k: v for k, v in merged.items() if _current(k)}

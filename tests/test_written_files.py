@@ -1,0 +1,51 @@
+"""Files genotex writes: readable by others as an ordinary `open(..., "w")` makes them."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+from click.testing import CliRunner
+
+from genotex.cli import main
+from genotex.core import CohortInfo, CohortRecord, write_text_atomic
+
+
+@pytest.fixture
+def umask():
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+
+    saved = os.umask(0o022)
+    os.umask(saved)
+    yield set_mask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_an_atomic_write_gets_the_umasks_mode(tmp_path, umask, mask, mode):
+    umask(mask)
+    path = tmp_path / "x.json"
+    write_text_atomic(path, "{}")
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_eval_outputs_and_cohort_info_are_readable_by_others_and_leave_no_lock(
+    tmp_path, umask, eval_fixtures
+):
+    umask(0o022)
+    case = eval_fixtures / "case1"
+    result = CliRunner().invoke(
+        main,
+        ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output")]
+        + ["--task-info", str(case / "ref" / "metadata" / "task_info.json")]
+        + ["--json", str(tmp_path / "run.json"), "--report", str(tmp_path / "report")],
+    )
+    assert result.exit_code == 0, result.output
+    CohortInfo.update(tmp_path / "pre" / "T" / "cohort_info.json", CohortRecord("GSE1"))
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) > 3
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    assert not list(tmp_path.rglob("*.lock"))
