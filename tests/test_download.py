@@ -169,3 +169,81 @@ def test_a_bad_manifest_is_one_sentence(tmp_path):
     assert (
         done.returncode == 1 and "not a manifest" in done.stderr and "Traceback" not in done.stderr
     )
+
+
+class _Short(BaseHTTPRequestHandler):
+    """Announces 1,000 bytes and closes the connection after 400."""
+
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        self.wfile.write(b"x" * 400)
+        self.close_connection = True
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_body_shorter_than_its_content_length_is_not_moved_into_place(tmp_path):
+    target = tmp_path / "gene_info.gz"
+    with local_server(_Short) as url:
+        result = fetch(Download(f"{url}/gene_info.gz", target, None), retries=2)
+    assert not result.ok and "400 of 1000 bytes" in result.status
+    assert not target.exists()  # the partial body stays a .part, to be resumed
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../escape/GSE1/GSE1_series_matrix.txt.gz",
+        "/abs/GSE1/GSE1_series_matrix.txt.gz",
+        "Asthma/../../GSE1_series_matrix.txt.gz",
+        "TCGA_..x/../TCGA.X.sampleMap_HiSeqV2.gz",
+    ],
+)
+def test_a_manifest_path_that_leaves_the_output_folder_is_refused(tmp_path, key):
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"files": {key: "0" * 64}}))
+    done = subprocess.run(
+        [*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1 and "outside the output folder" in done.stderr, done.stderr
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_symlinked_cohort_folder_is_not_written_through(tmp_path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    (out / "Asthma").mkdir(parents=True)
+    elsewhere.mkdir()
+    (out / "Asthma" / "GSE1").symlink_to(elsewhere)
+    with pytest.raises(Exception, match="outside the output folder"):
+        geo_downloads({"Asthma/GSE1/GSE1_series_matrix.txt.gz": "0" * 64}, out)
+
+
+def test_an_unknown_trait_is_a_usage_error_naming_the_closest(tmp_path):
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"files": {"Asthma/GSE1/GSE1_series_matrix.txt.gz": "0" * 64}}))
+    done = subprocess.run(
+        [*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(tmp_path), "--only", "Asthmaa"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "did you mean Asthma?" in done.stderr, done.stderr
+
+
+def test_offline_every_file_failing_alike_is_said_once(tmp_path):
+    files = {f"Asthma/GSE{i}/GSE{i}_series_matrix.txt.gz": "0" * 64 for i in range(1, 8)}
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"files": files}))
+    done = subprocess.run(  # a host name that never resolves (RFC 6761's .invalid)
+        [*GENOTEX, "geo", "--manifest", str(manifest), "--out", str(tmp_path / "o")]
+        + ["--base-url", "http://genotex.invalid", "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    failures = [line for line in done.stdout.splitlines() if "FAILED" in line]
+    assert len(failures) == 1 and "all 7 files" in failures[0], done.stdout

@@ -221,6 +221,16 @@ def synonyms_lookup(aliases: tuple[str, ...], synonyms: Path | None) -> None:
         click.echo(f"{alias}\t{table.get(alias.upper(), '(not a known human gene symbol)')}")
 
 
+#: Words of the errors a machine without a network (or without DNS) gives for every file.
+_OFFLINE = (
+    "name or service not known",
+    "temporary failure in name resolution",
+    "network is unreachable",
+    "nodename nor servname",
+    "no address associated",
+)
+
+
 @main.command("download")
 @click.argument("what", type=click.Choice(["geo", "tcga", "gene-info"]))
 @click.option(
@@ -264,20 +274,23 @@ def download_command(
     TCGA hub, gene_info from NCBI Gene. Re-running resumes partial files and
     skips verified ones; the exit status is 1 when any file failed.
     """
-    from ..preprocessing import download_inputs
+    from ..preprocessing import UnknownSelection, download_inputs
 
     if what != "gene-info" and manifest is None:
         raise click.UsageError(f"downloading {what} needs --manifest")
-    results = download_inputs(
-        what,
-        out,
-        manifest=manifest,
-        base_url=base_url,
-        only=only,
-        sha256=sha256,
-        jobs=jobs,
-        progress=not no_progress,
-    )
+    try:
+        results = download_inputs(
+            what,
+            out,
+            manifest=manifest,
+            base_url=base_url,
+            only=only,
+            sha256=sha256,
+            jobs=jobs,
+            progress=not no_progress,
+        )
+    except UnknownSelection as exc:
+        raise click.BadParameter(str(exc), param_hint="--only") from None
     counts: dict[str, int] = {}
     for result in results:
         key = "failed" if not result.ok else result.status
@@ -286,8 +299,17 @@ def download_command(
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     click.echo(f"{len(results)} files: {summary}; {total_mb:.1f} MB in place")
     failed = [r for r in results if not r.ok]
-    for result in failed:
-        click.echo(f"  FAILED {result.download.path}: {result.status.removeprefix('failed: ')}")
+    by_reason: dict[str, list[Path]] = {}
+    for result in failed:  # "failed: <reason> for <url>": one line per reason, not per file
+        reason = result.status.removeprefix("failed: ").split(f" for {result.download.url}")[0]
+        by_reason.setdefault(reason, []).append(result.download.path)
+    for reason, paths in by_reason.items():
+        if len(paths) == 1:
+            click.echo(f"  FAILED {paths[0]}: {reason}")
+        elif any(word in reason.lower() for word in _OFFLINE):
+            click.echo(f"  FAILED all {len(paths)} files: the network is unreachable ({reason})")
+        else:
+            click.echo(f"  FAILED {len(paths)} files ({paths[0].name}, ...): {reason}")
     if failed:
         click.echo(
             "Re-run the same command to retry: finished files are kept, partial ones resumed."

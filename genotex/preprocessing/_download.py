@@ -9,6 +9,7 @@ then renamed into place; a file already present with the right hash is skipped.
 
 from __future__ import annotations
 
+import difflib
 import re
 import time
 import urllib.error
@@ -19,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError, file_sha256, read_json
+from ..core import (
+    GenotexError,
+    UnsafeNameError,
+    check_safe_name,
+    file_sha256,
+    output_path,
+    read_json,
+)
 
 __all__ = [
     "GEO_BASE",
@@ -28,6 +36,7 @@ __all__ = [
     "Download",
     "DownloadResult",
     "ManifestError",
+    "UnknownSelection",
     "download_all",
     "download_inputs",
     "fetch",
@@ -43,6 +52,7 @@ GENE_INFO_URL = (
     "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
 )
 _CHUNK = 1 << 20
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class ManifestError(GenotexError):
@@ -70,13 +80,55 @@ class DownloadResult:
 
 
 def load_manifest(path: str | Path) -> dict[str, str]:
-    """`relative path -> sha256` of a benchmark manifest."""
+    """`relative path -> sha256` of a benchmark manifest.
+
+    A manifest is untrusted: a path that is absolute, holds `..` or a backslash,
+    or a digest that is not 64 hexadecimal digits is refused, naming the entry.
+    """
     path = Path(path)
     data = read_json(path, ManifestError)
     files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+    if not isinstance(files, dict):
         raise ManifestError('is not a manifest: no {"files": {path: sha256}} object', path=path)
+    for relative, digest in files.items():
+        parts = relative.split("/")
+        try:
+            for part in parts:
+                check_safe_name(part, what="manifest path part")
+        except UnsafeNameError:
+            raise ManifestError(
+                f"lists {relative!r}, which would be written outside the output folder",
+                path=path,
+            ) from None
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise ManifestError(
+                f"gives {relative!r} a sha256 that is not 64 hexadecimal digits", path=path
+            )
     return files
+
+
+def _target(out: Path, relative: str) -> Path:
+    """Where a manifest entry goes: through the one guarded output path (links included)."""
+    return output_path(out, *relative.split("/"))
+
+
+class UnknownSelection(GenotexError, ValueError):
+    """`only=` names a trait or cohort folder the manifest does not have."""
+
+
+def _select(files: dict[str, str], only: Iterable[str], what: str) -> dict[str, str]:
+    """The entries of the traits (geo) or cohort folders (tcga) in `only`; an unknown one is an
+    error naming the closest known ones."""
+    wanted = set(only)
+    if not wanted:
+        return files
+    known = sorted({key.split("/", 1)[0] for key in files if "/" in key})
+    for name in sorted(wanted - set(known)):
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        kind = "trait" if what == "geo" else "cohort folder"
+        raise UnknownSelection(f"the manifest has no {kind} {name!r}{hint}")
+    return {k: v for k, v in files.items() if k.split("/", 1)[0] in wanted}
 
 
 def _geo_folder(accession: str) -> str:
@@ -99,7 +151,7 @@ def geo_downloads(
         accession = match.group(1)
         kind = "soft" if name.endswith("_family.soft.gz") else "matrix"
         url = f"{base}/{_geo_folder(accession)}/{accession}/{kind}/{name}"
-        downloads.append(Download(url, out / relative, sha))
+        downloads.append(Download(url, _target(out, relative), sha))
     return downloads
 
 
@@ -116,8 +168,15 @@ def tcga_downloads(
         match = re.match(r"(TCGA\.[A-Z0-9]+\.sampleMap)_(.+)", name)
         if not folder.startswith("TCGA_") or match is None:
             continue  # not a cohort file (the manifest also lists a notebook and .DS_Store)
-        downloads.append(Download(f"{base}/{match.group(1)}/{match.group(2)}", out / relative, sha))
+        url = f"{base}/{match.group(1)}/{match.group(2)}"
+        downloads.append(Download(url, _target(out, relative), sha))
     return downloads
+
+
+def _content_length(response: Any) -> int | None:
+    """The body's announced length, or None when the server did not announce one."""
+    value = response.headers.get("Content-Length")
+    return int(value) if value is not None and value.strip().isdigit() else None
 
 
 def fetch(
@@ -144,11 +203,19 @@ def fetch(
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
+                expected = _content_length(response)
+                received = 0
                 with open(part, "ab" if append else "wb") as handle:
                     for chunk in iter(lambda: response.read(_CHUNK), b""):
                         handle.write(chunk)
+                        received += len(chunk)
                         if on_bytes is not None:
                             on_bytes(len(chunk))
+            if expected is not None and received != expected:
+                # the connection closed early: keep the .part to resume, never move it into place
+                last_error = f"the body ended after {received} of {expected} bytes"
+                time.sleep(min(2**attempt, 8) * 0.1)
+                continue
             break
         except urllib.error.HTTPError as exc:
             if (
@@ -229,10 +296,7 @@ def plan_downloads(
         raise ValueError(f"unknown download {what!r}; choose geo, tcga or gene-info")
     if manifest is None:
         raise ManifestError(f"downloading {what} needs the benchmark's manifest")
-    files = load_manifest(manifest)
-    wanted = set(only)
-    if wanted:
-        files = {k: v for k, v in files.items() if k.split("/", 1)[0] in wanted}
+    files = _select(load_manifest(manifest), only, what)
     if what == "geo":
         return geo_downloads(files, out, base=base_url or GEO_BASE)
     return tcga_downloads(files, out, base=base_url or XENA_BASE)
