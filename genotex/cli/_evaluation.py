@@ -149,6 +149,7 @@ def eval_command(
         gsea_seed=seed,
     )
     task_info = task_info or ref.parent / "metadata" / "task_info.json"
+    check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir)
     started = time.perf_counter()
     progress = tqdm_progress(not no_progress)
     report = evaluate(pred, ref, task_info, options=options, progress=progress)
@@ -158,6 +159,22 @@ def eval_command(
 
         click.echo(f"HTML report: {write_report(report, report_dir)}", err=True)
     click.echo(f"evaluated in {time.perf_counter() - started:.1f} s", err=True)
+
+
+def check_outputs(
+    *, json_path: Path | None, csv_dir: Path | None, report_dir: Path | None = None
+) -> None:
+    """Check every place the command will write, before any work: one sentence if one cannot be."""
+    from ..core import GenotexError, prepare_output_folder
+
+    if json_path is not None:
+        if json_path.is_dir():
+            raise GenotexError("--json names a folder, not a file", path=json_path)
+        prepare_output_folder(json_path.parent, what="--json file's folder")
+    if csv_dir is not None:
+        prepare_output_folder(csv_dir, what="--csv folder")
+    if report_dir is not None:
+        prepare_output_folder(report_dir, what="--report folder")
 
 
 def emit_report(

@@ -36,6 +36,7 @@ from ._layout import (
     is_one_step,
     normalize_trait_name,
     output_path,
+    prepare_output_folder,
     regress_file_name,
 )
 from ._metrics import (
@@ -128,6 +129,7 @@ __all__ = [
     "nanmean",
     "normalize_trait_name",
     "output_path",
+    "prepare_output_folder",
     "ordered_map",
     "read_header",
     "read_table",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._errors import UnsafeNameError
+from ._errors import GenotexError, UnsafeNameError
 
 __all__ = [
     "CATEGORIES",
@@ -16,6 +17,7 @@ __all__ = [
     "is_one_step",
     "normalize_trait_name",
     "output_path",
+    "prepare_output_folder",
     "regress_file_name",
     "condition_from_regress_file",
 ]
@@ -55,6 +57,32 @@ def output_path(root: str | Path, *parts: str) -> Path:
     if real != real_root and real_root not in real.parents:
         raise UnsafeNameError(f"{path} would be written outside the output folder {root}")
     return path
+
+
+def prepare_output_folder(folder: str | Path, *, what: str = "output folder") -> Path:
+    """Create `folder` if needed and check once, before any work, that files can be written there.
+
+    Raises
+    ------
+    GenotexError
+        One sentence naming the folder: a file stands there, it cannot be created,
+        or it cannot be written to (read-only, no permission, a read-only file system).
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise GenotexError(f"the {what} is a file, not a folder", path=folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or exc.__class__.__name__
+        raise GenotexError(f"the {what} cannot be created ({reason})", path=folder) from None
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or exc.__class__.__name__
+        raise GenotexError(f"the {what} cannot be written to ({reason})", path=folder) from None
+    return folder
 
 
 def normalize_trait_name(trait: str) -> str:

@@ -22,6 +22,7 @@ from ..core import (
     PREPROCESSING_METRICS,
     atomic_output,
     get_metric,
+    prepare_output_folder,
     write_text_atomic,
 )
 from ._figures import make_figures
@@ -295,7 +296,7 @@ def render_html(report: EvalReport, figures: dict[str, tuple[bytes, bytes, str]]
 
 def write_report(report: EvalReport, folder: str | Path) -> Path:
     """Write `index.html` and `figures/*.png|svg` into `folder`; return the page's path."""
-    folder = Path(folder)
+    folder = prepare_output_folder(folder, what="report folder")
     figures = make_figures(report)
     for name, (png, svg, _) in figures.items():
         for suffix, data in (("png", png), ("svg", svg)):

@@ -26,6 +26,7 @@ from ..core import (
     check_safe_name,
     file_sha256,
     output_path,
+    prepare_output_folder,
     read_json,
 )
 
@@ -297,6 +298,7 @@ def plan_downloads(
     if manifest is None:
         raise ManifestError(f"downloading {what} needs the benchmark's manifest")
     files = _select(load_manifest(manifest), only, what)
+    prepare_output_folder(out)
     if what == "geo":
         return geo_downloads(files, out, base=base_url or GEO_BASE)
     return tcga_downloads(files, out, base=base_url or XENA_BASE)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core import GenotexError, output_path, remove_stale_temporaries
+from ..core import GenotexError, output_path, prepare_output_folder, remove_stale_temporaries
 from ._clinical import clinical_table
 from ._cohort import CohortOutcome, decide, write_cohort
 from ._cohort_files import find_matrix, find_platform
@@ -209,6 +209,7 @@ def preprocess_cohort(
         Any unreadable or malformed input, naming the file.
     """
     cohort_dir = Path(cohort_dir)
+    prepare_output_folder(out_root)
     remove_stale_temporaries(output_path(out_root, trait))  # refuses an unsafe trait name too
     if not cohort_dir.is_dir():
         raise GenotexError("the cohort folder does not exist", path=cohort_dir)

@@ -15,6 +15,7 @@ from ..core import (
     UnsafeNameError,
     check_safe_name,
     ordered_map,
+    prepare_output_folder,
     remove_stale_temporaries,
 )
 from ._cohort import CohortOutcome, remove_cohort
@@ -179,6 +180,7 @@ def preprocess_tree(
         raise GenotexError("the input folder does not exist", path=input_root)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
+    prepare_output_folder(out_root)  # once, before any work
     remove_stale_temporaries(out_root)  # what a killed run left; never a live run's files
     planned = plan_layout(input_root, recipes, task_info.traits)
     return run_jobs(

@@ -16,7 +16,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import GenotexError, ProblemId, ProblemStatus, ResultFile, RunStatus, TaskInfo
+from ..core import (
+    GenotexError,
+    ProblemId,
+    ProblemStatus,
+    ResultFile,
+    RunStatus,
+    TaskInfo,
+    prepare_output_folder,
+)
 from ._blas import single_thread_environment
 from ._data import ProblemSkipped
 from ._pipeline import RegressionResult, answer_problem, is_done, result_path, write_result
@@ -160,7 +168,7 @@ def run_problems(
         made is "ok" with that run's line (model, detail, run). An interrupted run
         writes the lines of the problems that finished, then re-raises.
     """
-    out_dir = Path(out_dir)
+    out_dir = prepare_output_folder(out_dir)  # once, before any work
     run = run_id()
     earlier = _earlier(summary)
     outcomes: dict[ProblemId, ProblemOutcome] = {}

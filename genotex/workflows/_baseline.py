@@ -15,7 +15,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import GenotexError, RunStatus, TaskInfo, check_safe_name, write_text_atomic
+from ..core import (
+    GenotexError,
+    RunStatus,
+    TaskInfo,
+    check_safe_name,
+    prepare_output_folder,
+    write_text_atomic,
+)
 from ..preprocessing import is_proposed, load_synonyms, preprocess_tree, propose_cohort
 from ..regression import run_problems
 
@@ -138,6 +145,8 @@ def run_baseline(root: str | Path, *, jobs: int = 1, mode: str = "reference") ->
     """
     root = Path(root)
     task_info = TaskInfo.read(root / "metadata" / "task_info.json")
+    for folder in ("recipes", "output"):  # once, before any work
+        prepare_output_folder(root / folder, what=f"{folder} folder")
     synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
     seconds: dict[str, float] = {}
     started = time.perf_counter()
