@@ -275,13 +275,14 @@ def test_the_cli_lists_problems_and_exits_zero_on_a_broken_submission(example, t
         (["-r", "{root}/ref"], "neither preprocess/ nor regress/"),
         (["--task-info", "{root}/missing.json"], "missing.json: the file does not exist"),
         (["-p", "{root}/no_prediction"], "prediction folder does not exist"),
+        (["-p", "{pred_root}"], "neither preprocess/ nor regress/ (is it an output/ folder? it"),
     ],
 )
 def test_an_unusable_reference_or_task_info_is_one_sentence_and_exit_1(example, args, message):
     pred, ref, task_info = example
     root = ref.parent.parent
     options = {"-p": str(pred), "-r": str(ref)}
-    options.update({args[0]: args[1].format(root=root)})
+    options.update({args[0]: args[1].format(root=root, pred_root=pred.parent)})
     argv = ["eval", "--no-progress", *(x for pair in options.items() for x in pair)]
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 1

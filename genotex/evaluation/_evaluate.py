@@ -104,6 +104,14 @@ def evaluate(
         )
     if not pred_path.is_dir():
         raise PredictionTreeError("the prediction folder does not exist", path=pred_path)
+    if not any((pred_path / stage).is_dir() for stage in ("preprocess", "regress")):
+        # scoring it would print plausible numbers (every cohort and problem missing)
+        hint = " it holds output/: give that" if (pred_path / "output").is_dir() else ""
+        raise PredictionTreeError(
+            "the prediction folder has neither preprocess/ nor regress/ "
+            f"(is it an output/ folder?{hint})",
+            path=pred_path,
+        )
     task_info_source = None if isinstance(task_info, TaskInfo) else str(task_info)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
