@@ -218,3 +218,24 @@ def test_reference_digests_are_cached_and_follow_changes(eval_fixtures, tmp_path
     import hashlib
 
     assert real(changed) == hashlib.sha256(changed.read_bytes()).hexdigest()
+
+
+def test_a_lower_p_value_is_the_better_one_in_compare():
+    """B's GSEA p = 0.5 against A's p = 0.01 on 8 problems: 8 losses of B, not 8 wins."""
+    a = {f"T{i}|None": 0.01 for i in range(8)}
+    b = {f"T{i}|None": 0.5 for i in range(8)}
+    settings = BootstrapSettings(resamples=200, seed=0)
+    row = paired_comparison("gsea_prerank_pval", a, b, settings)
+    assert (row.wins, row.ties, row.losses) == (0, 0, 8)
+    row = paired_comparison("auroc", a, b, settings)  # higher is better: B wins
+    assert (row.wins, row.ties, row.losses) == (8, 0, 0)
+
+
+def test_the_registry_knows_which_way_each_metric_is_better():
+    from genotex.core import METRICS
+
+    assert [name for name, spec in METRICS.items() if not spec.higher_is_better] == [
+        "gsea_prerank_pval"
+    ]
+    assert METRICS["gsea_prerank_pval"].best([0.2, 0.01, 0.5]) == 0.01
+    assert METRICS["auroc"].best([0.2, 0.91, 0.5]) == 0.91

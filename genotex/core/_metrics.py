@@ -37,15 +37,25 @@ GSEA_UNIVERSE = 20_000
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """What a metric means, where it is reported, and its short label in tables.
+    """What a metric means, where it is reported, its short label, and which way is better.
 
-    Every metric of the registry is better when higher.
+    `higher_is_better` is False for the GSEA p-value, True for every other metric:
+    wins in `compare`, the best-marking of `leaderboard` and the report follow it.
     """
 
     name: str
     section: str
     label: str
     description: str
+    higher_is_better: bool = True
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether `a` is strictly better than `b` on this metric."""
+        return a > b if self.higher_is_better else a < b
+
+    def best(self, values: Iterable[float]) -> float:
+        """The best of `values` (the highest, or the lowest where lower is better)."""
+        return max(values) if self.higher_is_better else min(values)
 
 
 METRICS: dict[str, MetricSpec] = {
@@ -68,7 +78,7 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec("average_precision", "analysis", "AP", "average precision, gene universe"),
         MetricSpec("gsea_prerank_es", "analysis", "ES", "GSEA prerank enrichment score"),
         MetricSpec("gsea_prerank_nes", "analysis", "NES", "GSEA prerank normalized ES"),
-        MetricSpec("gsea_prerank_pval", "analysis", "p", "GSEA prerank nominal p-value"),
+        MetricSpec("gsea_prerank_pval", "analysis", "p", "GSEA prerank nominal p-value", False),
     )
 }
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ..core import get_metric
 from ._compare import check_same_reference, load_report
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
@@ -138,7 +139,7 @@ def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderb
         found = [r.values[metric] for r in rows if r.values.get(metric) is not None]
         found = [v for v in found if not math.isnan(v)]
         if found:
-            best[metric] = max(found)
+            best[metric] = get_metric(metric).best(found)
     return Leaderboard(tuple(rows), best, _SOURCE if paper else "")
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import METRICS
+
 __all__ = [
     "MIN_ITEMS",
     "DEFAULT_BOOTSTRAP",
@@ -107,7 +109,7 @@ class PairedComparison:
     mean_difference: float
     interval: Interval
     p_value: float | None  # Wilcoxon signed-rank, zsplit; None when undefined
-    wins: int  # B better (higher)
+    wins: int  # B better, in the metric's direction (a lower p-value is better)
     ties: int
     losses: int
     largest: tuple[tuple[str, float], ...]  # (item, difference), largest |difference| first
@@ -132,6 +134,8 @@ def paired_comparison(
             warnings.simplefilter("ignore")  # small-sample and ties warnings: the n says it
             p_value = float(wilcoxon(diffs, zero_method="zsplit").pvalue)
     order = sorted(range(len(items)), key=lambda i: (-abs(diffs[i]), items[i]))[:top]
+    spec = METRICS.get(metric)
+    gains = diffs if spec is None or spec.higher_is_better else -diffs  # > 0: B is better
     return PairedComparison(
         metric,
         len(items),
@@ -140,9 +144,9 @@ def paired_comparison(
         _mean(diffs),
         bootstrap_interval(diffs.tolist(), settings),
         p_value,
-        int(np.sum(diffs > 0)),
-        int(np.sum(diffs == 0)),
-        int(np.sum(diffs < 0)),
+        int(np.sum(gains > 0)),
+        int(np.sum(gains == 0)),
+        int(np.sum(gains < 0)),
         tuple((items[i], float(diffs[i])) for i in order),
     )
 
