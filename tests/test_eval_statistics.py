@@ -186,7 +186,11 @@ def test_the_leaderboard_prints_the_papers_rows_exactly(saved, shared):
             row = rows[f"{paper['method']} (published)"]
             assert row["Prec."] == paper["precision"] and row["AUROC"] == paper["auroc"]
             assert row["Success"] == (paper["success"] or "-") and row["Coverage"] == "published"
-    assert rows["agent"]["Coverage"] == "24/24" and rows["agent"]["AUROC"].startswith("0.82 [")
+    # beside the paper, coverage is counted against the paper's 1,384 problems
+    assert rows["agent"]["Coverage"] == "24/1384 (partial)"
+    assert rows["agent"]["AUROC"].startswith("0.82 [")
+    alone = render_leaderboard(leaderboard([saved["agent"]]), "csv")
+    assert next(csv.DictReader(alone.splitlines()))["Coverage"] == "24/24"
     runs = [r["Run"] for r in csv.DictReader(text.splitlines())]
     assert runs.index("perfect") == 0  # sorted by AUROC
     assert len(published_rows("analysis")) == 9
@@ -239,3 +243,18 @@ def test_the_registry_knows_which_way_each_metric_is_better():
     ]
     assert METRICS["gsea_prerank_pval"].best([0.2, 0.01, 0.5]) == 0.01
     assert METRICS["auroc"].best([0.2, 0.91, 0.5]) == 0.91
+
+
+def test_a_partial_run_beside_the_paper_is_warned_on_stderr_and_in_the_report(saved, tmp_path):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+    from genotex.evaluation import write_report
+
+    result = CliRunner().invoke(main, ["leaderboard", str(saved["agent"]), "--paper", "end-to-end"])
+    assert result.exit_code == 0
+    assert "genotex: warning: agent scored 24 of the 1,384 problems" in result.stderr
+    assert "genotex: warning" not in result.stdout  # the table alone goes to stdout
+    page = write_report(load_report(saved["agent"]), tmp_path / "report").read_text()
+    assert "this run scored 24 of the 1,384 problems the published rows" in page
+    assert "24/1384 (partial)" in page

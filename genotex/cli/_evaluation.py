@@ -268,7 +268,10 @@ def leaderboard_command(runs: tuple[Path, ...], paper: str | None, fmt: str) -> 
     """Saved runs in the layout of the paper's Table 2, sorted by AUROC, best per column marked."""
     from ..evaluation import leaderboard, render_leaderboard
 
-    click.echo(render_leaderboard(leaderboard(list(runs), paper=paper), fmt), nl=False)
+    board = leaderboard(list(runs), paper=paper)
+    for warning in board.warnings:
+        click.echo(f"genotex: warning: {warning}", err=True)
+    click.echo(render_leaderboard(board, fmt), nl=False)
 
 
 @main.command("report")

@@ -176,12 +176,14 @@ def _analysis_section(report: EvalReport) -> dict:
             rows,
         )
     ]
-    ours = [leaderboard_rows_for(report)]
+    ours, warning = leaderboard_rows_for(report)
     published = [
-        [r.name, *(r.cell(m) for m, _, _ in COLUMNS)] for r in published_rows("end-to-end")
+        [r.name, *(r.cell(m) for m, _, _ in COLUMNS), "published"]
+        for r in published_rows("end-to-end")
     ]
-    headers = ["run", *(h for _, _, h in COLUMNS)]
-    tables.append(_table("Beside the paper's Table 2 (end to end)", headers, ours, published))
+    headers = ["run", *(h for _, _, h in COLUMNS), "coverage"]
+    table = _table("Beside the paper's Table 2 (end to end)", headers, [ours], published)
+    tables.append({**table, "note": warning})
     return {
         "id": "analysis",
         "title": "Statistical analysis",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -47,6 +47,8 @@ COLUMNS = (
     ("success", "success", "Success"),
 )
 _TABLES = {"end-to-end": "paper_table2.csv", "analysis": "paper_table3.csv"}
+#: The problems of the benchmark the paper's rows were published on (Liu et al., GenoTEX).
+PAPER_PROBLEMS = 1384
 _SOURCE = (
     "Liu et al., GenoTEX (published; Table 2: end to end, Table 3: from expert-preprocessed data)"
 )
@@ -84,6 +86,23 @@ class Leaderboard:
     rows: tuple[LeaderboardRow, ...]
     best: dict[str, float]  # per column, the best value among all rows
     source: str = ""
+    warnings: tuple[str, ...] = ()  # what a reader must know (a partial run beside the paper)
+
+
+def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
+    """A run's row, its coverage counted against the paper's benchmark; a warning if partial.
+
+    Beside published rows, a run's coverage is the problems it scored over the
+    problems the paper's rows were computed on, not over its own task_info.
+    """
+    scored = row.coverage[0] if row.coverage is not None else 0
+    row = replace(row, coverage=(scored, PAPER_PROBLEMS))
+    if scored >= PAPER_PROBLEMS:
+        return row, None
+    return row, (
+        f"{row.name} scored {scored:,} of the {PAPER_PROBLEMS:,} problems the published rows "
+        "were computed on: its averages are not comparable with theirs"
+    )
 
 
 def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
@@ -97,10 +116,13 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
     return LeaderboardRow(name, values, None, bounds, coverage)
 
 
-def leaderboard_rows_for(report: EvalReport, name: str = "this run") -> list[str]:
-    """A report's cells in the leaderboard's columns (for the HTML report's Table 2 comparison)."""
-    row = _row_of(name, report)
-    return [name, *(row.cell(metric) for metric, _, _ in COLUMNS)]
+def leaderboard_rows_for(
+    report: EvalReport, name: str = "this run"
+) -> tuple[list[str], str | None]:
+    """A report's cells in the leaderboard's columns with its coverage against the paper, and the
+    warning when it is partial (for the HTML report's Table 2 comparison)."""
+    row, warning = against_paper(_row_of(name, report))
+    return [name, *(row.cell(metric) for metric, _, _ in COLUMNS), _coverage(row)], warning
 
 
 def paper_table(name: str) -> list[dict[str, str]]:
@@ -131,7 +153,11 @@ def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderb
     if len(reports) > 1:
         check_same_reference(reports)
     rows = [_row_of(Path(path).stem, report) for path, report in reports.items()]
+    warnings: list[str] = []
     if paper:
+        checked = [against_paper(row) for row in rows]
+        rows = [row for row, _ in checked]
+        warnings = [warning for _, warning in checked if warning]
         rows += published_rows(paper)
     rows.sort(key=lambda r: -(r.values.get("auroc") if r.values.get("auroc") is not None else -1))
     best = {}
@@ -140,7 +166,7 @@ def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderb
         found = [v for v in found if not math.isnan(v)]
         if found:
             best[metric] = get_metric(metric).best(found)
-    return Leaderboard(tuple(rows), best, _SOURCE if paper else "")
+    return Leaderboard(tuple(rows), best, _SOURCE if paper else "", tuple(warnings))
 
 
 def _coverage(row: LeaderboardRow) -> str:
