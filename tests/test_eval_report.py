@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -10,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
-from genotex.evaluation import load_report, write_report
+from genotex.evaluation import EvalReport, evaluate, load_report, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -190,3 +191,55 @@ def test_odd_run_blocks_are_refused_or_shown_never_a_traceback(run, tmp_path):
     assert compared.exit_code == 1 and "without reference digests" in compared.output
     board = CliRunner().invoke(main, ["leaderboard", str(odd)])
     assert board.exit_code == 0 and "odd" in board.output and "Traceback" not in board.output
+
+
+_PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(2)>')
+
+
+def _inject(node, payload):
+    """Every problem key's trait, file name, status, reason and path of a saved report, poisoned."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if "|" in key:
+                key = payload + key
+            elif key.endswith(".csv") and "/" in key:
+                key = key.replace("/", "/" + payload, 1)
+            if key in ("status", "reason", "file", "prediction", "reference") and isinstance(
+                value, str
+            ):
+                value = value + payload
+            out[key] = _inject(value, payload)
+        return out
+    if isinstance(node, list):
+        return [_inject(value, payload) for value in node]
+    return node
+
+
+@pytest.mark.parametrize("payload", _PAYLOADS)
+def test_every_string_of_a_saved_report_is_escaped_in_the_page(eval_fixtures, tmp_path, payload):
+    case = eval_fixtures / "case1"
+    info = case / "ref" / "metadata" / "task_info.json"
+    report = evaluate(case / "pred" / "output", case / "ref" / "output", info)
+    poisoned = _inject(json.loads(report.to_json()), payload)
+    saved = tmp_path / "poisoned.json"
+    saved.write_text(json.dumps(poisoned))
+    page = write_report(EvalReport.from_dict(json.loads(saved.read_text())), tmp_path / "r")
+    text = page.read_text()
+    assert payload not in text
+    # shown, escaped (Jinja writes a quote as &#34;)
+    assert html.escape(payload, quote=False).replace('"', "&#34;") in text
+
+
+def test_a_submissions_cv_performance_text_is_escaped_in_the_page(eval_fixtures, tmp_path):
+    case = eval_fixtures / "case1"
+    pred = tmp_path / "pred"
+    shutil.copytree(case / "pred" / "output", pred)
+    result = next(pred.glob("regress/*/significant_genes_condition_*.json"))
+    data = json.loads(result.read_text())
+    data["cv_performance"] = {"prediction": {"accuracy": _PAYLOADS[0], "f1": _PAYLOADS[1]}}
+    result.write_text(json.dumps(data))
+    report = evaluate(pred, case / "ref" / "output", case / "ref" / "metadata" / "task_info.json")
+    text = write_report(report, tmp_path / "r").read_text()
+    assert "cv_performance" in text  # the finding is shown ...
+    assert "<script>alert" not in text and "<img src=x" not in text  # ... escaped

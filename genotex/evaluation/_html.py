@@ -268,10 +268,12 @@ def _cards(report: EvalReport) -> list[dict]:
 
 def render_html(report: EvalReport, figures: dict[str, tuple[bytes, bytes, str]]) -> str:
     """The page's HTML for a report and its figures (PNG inlined as base64)."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
+    from jinja2 import Environment, PackageLoader
 
     env = Environment(
-        loader=PackageLoader("genotex.evaluation", "templates"), autoescape=select_autoescape()
+        # autoescape=True: select_autoescape() goes by the name and does not escape a `.j2` file
+        loader=PackageLoader("genotex.evaluation", "templates"),
+        autoescape=True,
     )
     sections = []
     if report.filtering is not None:
