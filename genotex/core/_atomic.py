@@ -8,6 +8,7 @@ longer running) from those of a live one, and remove only the former.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import tempfile
@@ -17,6 +18,8 @@ from pathlib import Path
 
 __all__ = ["atomic_output", "locked_folder", "remove_stale_temporaries", "write_text_atomic"]
 
+#: Room left for `.`, `.<pid>-<8 random>.tmp` within a 255-byte file name.
+_LONGEST_STEM = 200
 _TEMPORARY = re.compile(r"^\..+\.(\d+)-[^.]+\.tmp$")
 
 
@@ -25,7 +28,15 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to, renamed over `path` if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    prefix = f".{path.name}.{os.getpid()}-"
+    name = path.name
+    if len(name.encode("utf-8", "surrogateescape")) > _LONGEST_STEM:
+        # a legal long name (a 215-character condition) must not make the temporary one illegal
+        name = (
+            name[:48]
+            + "~"
+            + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        )
+    prefix = f".{name}.{os.getpid()}-"
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes the file 0600; the written file gets what open(path, "w") would give

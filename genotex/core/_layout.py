@@ -29,6 +29,8 @@ TWO_STEP = "Two-step"
 CATEGORIES: tuple[str, ...] = (UNCONDITIONAL, CONDITIONAL, TWO_STEP)
 
 _REGRESS_PREFIX = "significant_genes_condition_"
+#: The longest file name most file systems take, in bytes.
+MAX_NAME_BYTES = 255
 
 
 def check_safe_name(name: str, *, what: str = "name") -> str:
@@ -37,6 +39,15 @@ def check_safe_name(name: str, *, what: str = "name") -> str:
         raise UnsafeNameError(f"the {what} {name!r} is empty or not text")
     if name in {".", ".."} or any(bad in name for bad in ("/", "\\", "\x00")) or ".." in name:
         raise UnsafeNameError(f"the {what} {name!r} would escape its folder")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # a file name of bytes that are not UTF-8 (surrogate escapes)
+        raise UnsafeNameError(f"the {what} {name!r} is not valid UTF-8") from None
+    if size > MAX_NAME_BYTES:
+        raise UnsafeNameError(
+            f"the {what} {name[:40]!r}... is {size} bytes long; file names hold at most "
+            f"{MAX_NAME_BYTES}"
+        )
     return name
 
 

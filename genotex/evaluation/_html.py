@@ -22,6 +22,7 @@ from ..core import (
     PREPROCESSING_METRICS,
     atomic_output,
     get_metric,
+    output_path,
     prepare_output_folder,
     write_text_atomic,
 )
@@ -304,8 +305,8 @@ def write_report(report: EvalReport, folder: str | Path) -> Path:
     figures = make_figures(report)
     for name, (png, svg, _) in figures.items():
         for suffix, data in (("png", png), ("svg", svg)):
-            with atomic_output(folder / "figures" / f"{name}.{suffix}") as tmp:
+            with atomic_output(output_path(folder, "figures", f"{name}.{suffix}")) as tmp:
                 tmp.write_bytes(data)
-    page = folder / "index.html"
+    page = output_path(folder, "index.html")
     write_text_atomic(page, render_html(report, figures))
     return page

@@ -49,16 +49,23 @@ def plan_layout(
     jobs = []
     for trait in traits:
         if recipes is not None:
-            for recipe in sorted(Path(recipes, trait).glob("*.*")):
-                if recipe.suffix not in {".toml", ".json"}:
-                    continue
-                folder = input_root / "GEO" / trait / recipe.stem
+            found = sorted(
+                p for p in Path(recipes, trait).glob("*.*") if p.suffix in {".toml", ".json"}
+            )
+            by_cohort: dict[str, list[Path]] = {}
+            for recipe in found:
+                by_cohort.setdefault(recipe.stem, []).append(recipe)
+            for cohort, paths in by_cohort.items():  # one job per cohort, never two that race
+                folder = input_root / "GEO" / trait / cohort
                 try:
-                    check_safe_name(recipe.stem, what="cohort name")
+                    check_safe_name(cohort, what="cohort name")
                     problem = ""
                 except UnsafeNameError as exc:
                     problem = exc.reason
-                jobs.append(CohortJob(trait, recipe.stem, folder, recipe, problem))
+                if len(paths) > 1:
+                    names = " and ".join(p.name for p in paths)
+                    problem = f"the cohort has two recipes ({names}): keep one"
+                jobs.append(CohortJob(trait, cohort, folder, paths[0], problem))
         xena = find_xena_folder(input_root / "TCGA", trait)
         if xena is not None:
             jobs.append(CohortJob(trait, "Xena", xena, None))

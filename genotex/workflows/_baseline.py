@@ -11,6 +11,7 @@ The output is a submission like any agent's: score it with `genotex eval`.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..core import (
     RunStatus,
     TaskInfo,
     check_safe_name,
+    output_path,
     prepare_output_folder,
     write_text_atomic,
 )
@@ -67,15 +69,24 @@ def propose_tree(
         return proposed, kept, failed
     for trait_dir in sorted(p for p in geo.iterdir() if p.is_dir()):
         for cohort_dir in sorted(p for p in trait_dir.iterdir() if p.is_dir()):
-            key = f"{trait_dir.name}/{cohort_dir.name}"
+            # a name of bytes that are not UTF-8 is shown with them escaped (it is printed)
+            key = os.fsencode(f"{trait_dir.name}/{cohort_dir.name}").decode(
+                "utf-8", "backslashreplace"
+            )
             try:
                 check_safe_name(trait_dir.name, what="trait")
                 check_safe_name(cohort_dir.name, what="cohort")
             except GenotexError as exc:
                 failed[key] = str(exc)
                 continue
-            folder = recipes / trait_dir.name
-            existing = [folder / f"{cohort_dir.name}.{ext}" for ext in ("toml", "json")]
+            try:  # written through the one guarded path: never through a symlinked folder
+                existing = [
+                    output_path(recipes, trait_dir.name, f"{cohort_dir.name}.{ext}")
+                    for ext in ("toml", "json")
+                ]
+            except GenotexError as exc:
+                failed[key] = str(exc)
+                continue
             if any(p.exists() and not is_proposed(p) for p in existing):
                 kept.append(key)
                 continue

@@ -1,0 +1,84 @@
+"""Writes stay inside the output folder; names the file system refuses are one cohort's failure."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from genotex.core import UnsafeNameError, check_safe_name, write_text_atomic
+from genotex.evaluation import evaluate, write_report
+from genotex.preprocessing import plan_layout
+from genotex.workflows import write_raw_benchmark
+from genotex.workflows._baseline import propose_tree
+
+
+def test_a_long_legal_name_gets_a_legal_temporary_file(tmp_path):
+    for name in ("significant_genes_condition_" + "C" * 215 + ".json", "r" * 240 + ".json"):
+        path = tmp_path / name
+        write_text_atomic(path, "{}")
+        assert path.read_text() == "{}"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_names_the_file_system_refuses_are_refused_by_name():
+    with pytest.raises(UnsafeNameError, match="bytes long"):
+        check_safe_name("x" * 256)
+    with pytest.raises(UnsafeNameError, match="not valid UTF-8"):
+        check_safe_name(os.fsdecode(b"GSE\xff1"))
+    assert check_safe_name("é" * 127) == "é" * 127  # 254 bytes
+
+
+def test_a_report_is_never_written_through_a_symlinked_figures_folder(tmp_path, eval_fixtures):
+    case = eval_fixtures / "case1"
+    info = case / "ref" / "metadata" / "task_info.json"
+    report = evaluate(case / "pred" / "output", case / "ref" / "output", info)
+    out, elsewhere = tmp_path / "report", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "figures").symlink_to(elsewhere)
+    with pytest.raises(UnsafeNameError, match="outside the output folder"):
+        write_report(report, out)
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.fixture
+def bench(tmp_path):
+    return write_raw_benchmark(tmp_path / "bench", recipes=False)
+
+
+def test_baseline_never_writes_a_recipe_through_a_symlinked_trait_folder(tmp_path, bench):
+    root = tmp_path / "bench"
+    trait = next(p.name for p in (root / "input" / "GEO").iterdir())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "recipes").mkdir(exist_ok=True)
+    (root / "recipes" / trait).symlink_to(elsewhere)
+    proposed, _, failed = propose_tree(root / "input", root / "recipes")
+    assert list(elsewhere.iterdir()) == []
+    assert failed and all(k.startswith(f"{trait}/") for k in failed)
+    assert all("outside the output folder" in v for v in failed.values())
+    assert proposed  # the other traits' cohorts are proposed
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS refuses non-UTF-8 file names itself")
+def test_a_non_utf8_cohort_folder_fails_that_cohort_only(tmp_path, bench):
+    root = tmp_path / "bench"
+    trait = next(p for p in (root / "input" / "GEO").iterdir())
+    os.mkdir(os.fsencode(trait) + b"/GSE\xff9")
+    proposed, _, failed = propose_tree(root / "input", root / "recipes")
+    assert list(failed) == [trait.name + "/GSE\\xff9"]  # printable: the byte written out
+    assert "not valid UTF-8" in failed[trait.name + "/GSE\\xff9"]
+    assert proposed
+
+
+def test_a_cohort_with_two_recipes_is_one_failed_job_not_two_racing_ones(tmp_path):
+    recipes = tmp_path / "recipes" / "Asthma"
+    recipes.mkdir(parents=True)
+    (recipes / "GSE1.toml").write_text('trait = "Asthma"\ncohort = "GSE1"\n')
+    (recipes / "GSE1.json").write_text('{"trait": "Asthma", "cohort": "GSE1"}')
+    (recipes / "GSE2.toml").write_text('trait = "Asthma"\ncohort = "GSE2"\n')
+    jobs = plan_layout(tmp_path / "input", tmp_path / "recipes", ["Asthma"])
+    assert [(j.cohort, bool(j.problem)) for j in jobs] == [("GSE1", True), ("GSE2", False)]
+    assert "two recipes (GSE1.json and GSE1.toml)" in jobs[0].problem
