@@ -170,6 +170,11 @@ def _read_general(
     converted cell by cell, as pandas would.
     """
     data = path.read_bytes()
+    if data.count(b'"') % 2:  # a quote left open swallows the rows after it
+        raise TableError(
+            "has an unbalanced quote (an odd number of '\"'): its rows cannot be told apart",
+            path=path,
+        )
     if b"\n\n" in data or b"\n\r\n" in data:
         data = _BLANK_LINE.sub(b"", data)  # pandas skips blank lines; polars reads them as rows
     names = [f"c{i}" for i in range(len(header))]  # positional: the labels come from the csv module

@@ -109,7 +109,22 @@ def score_csv_pair(
         return FileScore(subtask, key, **zeros, status="unreadable"), [
             Finding(pred.relative(pred_path), f"{exc.reason}; scored 0")
         ]
-    return FileScore(subtask, key, **scores), []
+    why = _why_zero(pred_table, ref_table, scores)
+    found = [Finding(pred.relative(pred_path), f"scored 0: {why}")] if why else []
+    return FileScore(subtask, key, **scores), found
+
+
+def _why_zero(pred: LabelledTable, ref: LabelledTable, scores: dict[str, float]) -> str | None:
+    """Why a file that was read scores 0 (every zero is a finding), or None when it does not."""
+    if scores["composite_similarity_correlation"] != 0:
+        return None
+    if pred.empty:
+        return "the table has no rows or no columns"
+    if scores["attributes_jaccard"] == 0:
+        return "no feature in common with the reference"
+    if scores["samples_jaccard"] == 0:
+        return "no sample in common with the reference"
+    return "the common features do not correlate with the reference's"
 
 
 def _score_csv_task(

@@ -53,7 +53,8 @@ def parse_number(text: str, *, age: bool = False) -> float:
         if unit:
             word = unit.group(1).lower().rstrip("s")
             value *= _UNITS.get(word, _UNITS.get(word[:2], 1.0))
-    return value
+    # a number beyond float range (a 400-digit cell) is missing, never inf spread by imputation
+    return value if math.isfinite(value) else math.nan
 
 
 def _cell_text(cell: object, part: str) -> str | None:

@@ -117,7 +117,8 @@ def trait_from_barcode(sample: str) -> float:
 
 def _first_integer(cell: object) -> float:
     found = re.search(r"\d+", str(cell)) if isinstance(cell, str) else None
-    return float(found.group()) if found else np.nan
+    value = float(found.group()) if found else np.nan
+    return value if np.isfinite(value) else np.nan  # 400 digits: missing, never inf
 
 
 def choose_age_column(clinical: pd.DataFrame) -> str | None:
