@@ -112,3 +112,28 @@ def test_damaged_json_is_parsed_or_refused_with_a_genotex_error(value, cut, junk
         parse_json(damaged)
     except GenotexError:
         pass
+
+
+def _info(**entries):
+    return {t: {"related_genes": ["G1"], "conditions": list(c)} for t, c in entries.items()}
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (_info(Asthma=["Age", "Age"]), "lists the condition 'Age' twice"),
+        (_info(Asthma=["Asthma"]), "lists itself as a condition"),
+        (_info(Asthma=["None"]), "the unconditional problem is always asked"),
+        (_info(Asthma=["none"]), "the unconditional problem is always asked"),
+        (_info(Asthma=["Obesity"]), "'Obesity', which is not a trait here"),
+        (_info(**{"A|B": []}), "holds '|'"),
+        ({"Asthma": {"related_genes": ["G1"], "conditions": ["Age|x"]}}, "holds '|'"),
+    ],
+)
+def test_a_task_info_problem_is_asked_once_and_means_one_thing(tmp_path, data, reason):
+    path = tmp_path / "task_info.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(GenotexError, match=reason.replace("|", r"\|")) as caught:
+        TaskInfo.read(path)
+    assert str(path) in str(caught.value)
+    assert TaskInfo.from_dict(_info(Asthma=["Age", "Obesity"], Obesity=["Gender"]))

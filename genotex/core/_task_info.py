@@ -84,7 +84,14 @@ class TaskInfo:
 
     @classmethod
     def from_dict(cls, data: object, *, source: str | Path | None = None) -> TaskInfo:
-        """Validate a parsed task_info; every fault is a `TaskInfoError` naming `source`."""
+        """Validate a parsed task_info; every fault is a `TaskInfoError` naming `source`.
+
+        Every problem must be asked once and mean one thing: a condition listed
+        twice, one naming its own trait, `None` (the unconditional problem is
+        always asked), a trait that task_info does not have (other than Age and
+        Gender), or a name holding `|` (which separates trait and condition in
+        problem keys) is refused.
+        """
         if not isinstance(data, dict):
             raise TaskInfoError("task_info is not a JSON object of traits", path=source)
         related: dict[str, tuple[str, ...]] = {}
@@ -94,6 +101,8 @@ class TaskInfo:
                 related[trait], conditions[trait] = _entry(trait, entry, source)
         except UnsafeNameError as exc:
             raise TaskInfoError(str(exc), path=source) from None
+        for trait, listed in conditions.items():
+            _check_conditions(trait, listed, related, source)
         return cls(related, conditions, None if source is None else Path(source))
 
     def to_dict(self) -> dict[str, dict[str, list[str]]]:
@@ -122,6 +131,8 @@ def _entry(
     trait: str, entry: object, source: str | Path | None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     check_safe_name(trait, what="trait name")
+    if "|" in trait:
+        raise UnsafeNameError(f"the trait name {trait!r} holds '|', which separates problem keys")
     if not isinstance(entry, dict):
         raise TaskInfoError(f"the entry of trait {trait!r} is not an object", path=source)
     genes = entry.get("related_genes", [])
@@ -133,7 +144,37 @@ def _entry(
         raise TaskInfoError(f"conditions of trait {trait!r} is not a list of names", path=source)
     for condition in conds:
         check_safe_name(condition, what="condition name")
+        if "|" in condition:
+            raise UnsafeNameError(
+                f"the condition {condition!r} holds '|', which separates problem keys"
+            )
     return tuple(genes), tuple(conds)
+
+
+def _check_conditions(
+    trait: str,
+    listed: tuple[str, ...],
+    traits: Mapping[str, object],
+    source: str | Path | None,
+) -> None:
+    """Refuse conditions that would make one problem two, or score a question nobody asked."""
+    seen: set[str] = set()
+    for condition in listed:
+        if condition in seen:
+            reason = f"trait {trait!r} lists the condition {condition!r} twice"
+        elif condition == trait:
+            reason = f"trait {trait!r} lists itself as a condition"
+        elif condition.lower() == "none":
+            reason = (
+                f"trait {trait!r} lists {condition!r} as a condition: the unconditional "
+                "problem is always asked and is not listed"
+            )
+        elif condition not in ("Age", "Gender") and condition not in traits:
+            reason = f"trait {trait!r} has the condition {condition!r}, which is not a trait here"
+        else:
+            seen.add(condition)
+            continue
+        raise TaskInfoError(reason, path=source)
 
 
 def load_task_info(path: str | Path) -> TaskInfo:

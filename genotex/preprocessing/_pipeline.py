@@ -209,11 +209,11 @@ def preprocess_cohort(
         Any unreadable or malformed input, naming the file.
     """
     cohort_dir = Path(cohort_dir)
-    prepare_output_folder(out_root)
     remove_stale_temporaries(output_path(out_root, trait))  # refuses an unsafe trait name too
     if not cohort_dir.is_dir():
         raise GenotexError("the cohort folder does not exist", path=cohort_dir)
     if is_tcga_folder(cohort_dir):
+        prepare_output_folder(out_root)
         return preprocess_tcga(cohort_dir, trait, synonyms, out_root)
     if recipe is None:
         raise RecipeNeeded(
@@ -227,4 +227,5 @@ def preprocess_cohort(
         raise TraitMismatch(
             f"the recipe is for the trait {recipe.trait!r}, not {trait!r}", path=recipe.source
         )
+    prepare_output_folder(out_root)  # once, before any work
     return preprocess_geo(cohort_dir, recipe, synonyms, out_root, gene_ids=gene_ids)
