@@ -258,3 +258,21 @@ def test_a_partial_run_beside_the_paper_is_warned_on_stderr_and_in_the_report(sa
     page = write_report(load_report(saved["agent"]), tmp_path / "report").read_text()
     assert "this run scored 24 of the 1,384 problems the published rows" in page
     assert "24/1384 (partial)" in page
+
+
+def test_run_names_with_special_characters_are_escaped_in_latex_and_markdown(saved, tmp_path):
+    import re
+
+    odd = tmp_path / "a#b~c^d\\e_f%g&h$i{j}|k*l.json"
+    odd.write_bytes(saved["agent"].read_bytes())
+    board = leaderboard([odd])
+    latex = render_leaderboard(board, "latex")
+    # escaped by hand, character by character
+    expected = r"a\#b\textasciitilde{}c\textasciicircum{}d\textbackslash{}e\_f\%g\&h\$i\{j\}|k*l"
+    row = next(line for line in latex.splitlines() if line.startswith("a"))
+    assert row.split(" & ")[0] == expected
+    markdown = render_leaderboard(board, "markdown")
+    header, _, row = markdown.splitlines()[:3]
+    unescaped = re.compile(r"(?<!\\)\|")
+    assert len(unescaped.findall(row)) == len(unescaped.findall(header))  # no extra column
+    assert row.startswith(r"| a#b~c^d\\e_f%g&h$i{j}\|k\*l |")

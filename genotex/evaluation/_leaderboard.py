@@ -178,17 +178,40 @@ def _coverage(row: LeaderboardRow) -> str:
     return f"{scored}/{total}" + ("" if scored == total else " (partial)")
 
 
-def _cells(board: Leaderboard, row: LeaderboardRow, mark) -> list[str]:
+def _cells(board: Leaderboard, row: LeaderboardRow, mark, escape=lambda c: c) -> list[str]:
+    """A row's cells, each escaped for the format and then, if best in its column, marked."""
     cells = []
     for metric, _, _ in COLUMNS:
         value = row.values.get(metric)
         is_best = value is not None and board.best.get(metric) == value
-        cells.append(mark(row.cell(metric)) if is_best else row.cell(metric))
-    return [row.name, *cells, _coverage(row)]
+        text = escape(row.cell(metric))
+        cells.append(mark(text) if is_best else text)
+    return [escape(row.name), *cells, escape(_coverage(row))]
+
+
+#: LaTeX's special characters and what stands for each in text mode.
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def _latex_escape(cell: str) -> str:
-    return cell.replace("%", r"\%").replace("&", r"\&").replace("_", r"\_")
+    """A cell as LaTeX text: every special character escaped (one pass, so none twice)."""
+    return "".join(_LATEX.get(character, character) for character in cell)
+
+
+def _markdown_escape(cell: str) -> str:
+    """A cell of a GitHub table: `|` would start a column, a backslash or `*` would format."""
+    return cell.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
 
 
 def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
@@ -203,15 +226,18 @@ def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
     if fmt == "markdown":
         lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         lines += [
-            "| " + " | ".join(_cells(board, r, lambda c: f"**{c}**")) + " |" for r in board.rows
+            "| "
+            + " | ".join(_cells(board, r, lambda c: f"**{c}**", escape=_markdown_escape))
+            + " |"
+            for r in board.rows
         ]
     elif fmt == "latex":
         lines = [r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", r"\toprule"]
         lines.append(" & ".join(_latex_escape(h) for h in headers) + r" \\")
         lines.append(r"\midrule")
         for row in board.rows:
-            cells = _cells(board, row, lambda c: rf"\textbf{{{c}}}")
-            lines.append(" & ".join(_latex_escape(c) for c in cells) + r" \\")
+            cells = _cells(board, row, lambda c: rf"\textbf{{{c}}}", escape=_latex_escape)
+            lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
     elif fmt == "text":
         from ._render import format_table
