@@ -137,3 +137,28 @@ def test_a_task_info_problem_is_asked_once_and_means_one_thing(tmp_path, data, r
         TaskInfo.read(path)
     assert str(path) in str(caught.value)
     assert TaskInfo.from_dict(_info(Asthma=["Age", "Obesity"], Obesity=["Gender"]))
+
+
+def test_written_json_has_no_bare_infinity_or_nan():
+    from genotex.core import json_text
+
+    text = json_text({"b": [math.inf, -math.inf], "a": math.nan, "c": 1.5})
+    assert json.loads(text) == {"a": None, "b": [None, None], "c": 1.5}
+    assert "Infinity" not in text and "NaN" not in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "-p", ".", "-r", ".", "--max-file-mb", "inf"],
+        ["eval", "-p", ".", "-r", ".", "--max-file-mb", "nan"],
+        ["eval", "-p", ".", "-r", ".", "--seed", "-1"],
+        ["compare", "a.json", "b.json", "--seed", "-1"],
+        ["demo", "--seed", "-1"],
+        ["inspect", ".", "--values", "0"],
+    ],
+)
+def test_option_values_out_of_range_are_usage_errors(argv):
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert "unexpected" not in result.output and "Invalid value" in result.output

@@ -113,6 +113,10 @@ def debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+#: A seed: what NumPy's generators take (a negative one is refused by them, not by Click).
+SEED = click.IntRange(min=0, max=2**32 - 1)
+
+
 def jobs_option(help: str | None = None, default: int = 1) -> Callable[..., Any]:
     """`--jobs/-j N`: how many worker processes (at least 1)."""
     return click.option(

@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from ._common import GreedyCommand, debug_option, handle_errors, jobs_option, main, tqdm_progress
+from ._common import (
+    SEED,
+    GreedyCommand,
+    debug_option,
+    handle_errors,
+    jobs_option,
+    main,
+    tqdm_progress,
+)
 
 
 @main.command("eval", cls=GreedyCommand)
@@ -71,7 +79,7 @@ from ._common import GreedyCommand, debug_option, handle_errors, jobs_option, ma
 @jobs_option("Worker processes for scoring preprocessed tables.")
 @click.option(
     "--max-file-mb",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, min_open=True, max=1_000_000),
     default=512,
     show_default=True,
     help="Prediction files larger than this are treated as unreadable.",
@@ -101,7 +109,7 @@ from ._common import GreedyCommand, debug_option, handle_errors, jobs_option, ma
 )
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the bootstrap and of GSEA's permutations.",
@@ -197,7 +205,7 @@ def emit_report(
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--top",
     type=click.IntRange(min=1),
@@ -222,9 +230,8 @@ def compare_command(
     A and B are saved `genotex eval --json` reports made against the same
     reference and task_info (refused otherwise, exit 1).
     """
-    import json
 
-    from ..core import write_text_atomic
+    from ..core import json_text, write_text_atomic
     from ..evaluation import (
         BootstrapSettings,
         compare_reports,
@@ -239,8 +246,7 @@ def compare_command(
     )
     click.echo(render_comparison(comparison, top=top), nl=False)
     if json_path is not None:
-        text = json.dumps(comparison_to_dict(comparison), indent=1, sort_keys=True) + "\n"
-        write_text_atomic(json_path, text)
+        write_text_atomic(json_path, json_text(comparison_to_dict(comparison)))
 
 
 @main.command("leaderboard")

@@ -153,7 +153,7 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
 @click.option(
     "--values",
     "max_values",
-    type=int,
+    type=click.IntRange(min=1),
     default=8,
     show_default=True,
     help="Values shown per row or column.",

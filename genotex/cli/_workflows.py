@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._common import debug_option, handle_errors, jobs_option, main
+from ._common import SEED, debug_option, handle_errors, jobs_option, main
 from ._evaluation import emit_report
 
 _WHERE = """
@@ -34,7 +34,7 @@ Re-run a stage yourself, from {folder}:
     default=None,
     help="Folder for the generated benchmark (default: a new temporary folder).",
 )
-@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the generator.")
+@click.option("--seed", type=SEED, default=7, show_default=True, help="Seed of the generator.")
 @click.option(
     "--eval-only",
     is_flag=True,

@@ -26,7 +26,7 @@ from ._errors import (
     TaskInfoError,
     UnsafeNameError,
 )
-from ._json import parse_json, read_json, read_regular_bytes
+from ._json import finite_or_none, json_text, parse_json, read_json, read_regular_bytes
 from ._layout import (
     CATEGORIES,
     ProblemId,
@@ -140,6 +140,8 @@ __all__ = [
     "usable_cohorts",
     "write_table",
     "write_text_atomic",
+    "finite_or_none",
+    "json_text",
     "parse_json",
     "read_json",
     "read_regular_bytes",

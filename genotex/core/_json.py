@@ -29,6 +29,8 @@ __all__ = [
     "MAX_DIGITS",
     "MAX_JSON_BYTES",
     "MAX_MAGNITUDE",
+    "finite_or_none",
+    "json_text",
     "parse_json",
     "read_json",
     "read_regular_bytes",
@@ -114,6 +116,25 @@ def parse_json(
         raise error(f"it is nested more than {MAX_DEPTH} levels deep", path=source) from None
     except ValueError as exc:  # int() beyond Python's digit limit, and the like
         raise error(f"it cannot be read as JSON ({exc})", path=source) from None
+
+
+def finite_or_none(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by None, at any depth (lists, dicts)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def json_text(data: Any, *, indent: int = 1) -> str:
+    """Deterministic, valid JSON text: sorted keys, a missing or non-finite number as null.
+
+    Python's own writer emits bare `NaN` and `Infinity`, which are not JSON.
+    """
+    return json.dumps(finite_or_none(data), indent=indent, sort_keys=True, allow_nan=False) + "\n"
 
 
 def read_regular_bytes(path: str | Path, max_bytes: int, *, error: type[GenotexError]) -> bytes:

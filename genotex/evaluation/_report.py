@@ -10,7 +10,6 @@ provenance.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -22,6 +21,7 @@ from ..core import (
     FILTERING_METRICS,
     PREPROCESSING_METRICS,
     ProblemId,
+    json_text,
 )
 from ._preprocessing_task import SUBTASKS
 from ._scores import (
@@ -193,9 +193,8 @@ class EvalReport:
         return cls(filtering, selection, preprocessing, analysis, findings, run, intervals)
 
     def to_json(self) -> str:
-        """Deterministic JSON text: sorted keys, NaN as null."""
-        data = _nan_to_none(self.to_dict())
-        return json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"
+        """Deterministic JSON text: sorted keys, NaN (and any non-finite number) as null."""
+        return json_text(self.to_dict())
 
 
 def _metric_dict(row: object, metrics: Iterable[str]) -> dict[str, float]:
@@ -299,13 +298,3 @@ def _analysis_from(section: Mapping[str, Any], intervals: dict) -> tuple[Problem
 
 def _num(value: Any) -> float:
     return math.nan if value is None else float(value)
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nan_to_none(v) for v in value]
-    return value
