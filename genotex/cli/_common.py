@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import signal
 import sys
 import threading
@@ -112,6 +113,19 @@ def debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
         function
     )
 
+
+class FiniteFloatRange(click.FloatRange):
+    """A FloatRange that also refuses nan (which every comparison with a bound lets through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        return number
+
+
+#: A size limit in MB: positive and finite.
+MEGABYTES = FiniteFloatRange(min=0, min_open=True, max=1_000_000)
 
 #: A seed: what NumPy's generators take (a negative one is refused by them, not by Click).
 SEED = click.IntRange(min=0, max=2**32 - 1)

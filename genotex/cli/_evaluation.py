@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ._common import (
+    MEGABYTES,
     SEED,
     GreedyCommand,
     debug_option,
@@ -79,7 +80,7 @@ from ._common import (
 @jobs_option("Worker processes for scoring preprocessed tables.")
 @click.option(
     "--max-file-mb",
-    type=click.FloatRange(min=0, min_open=True, max=1_000_000),
+    type=MEGABYTES,
     default=512,
     show_default=True,
     help="Prediction files larger than this are treated as unreadable.",
