@@ -49,3 +49,65 @@ def test_eval_outputs_and_cohort_info_are_readable_by_others_and_leave_no_lock(
     for path in written:
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
     assert not list(tmp_path.rglob("*.lock"))
+
+
+def _limited(limit_bytes: int):
+    """A child's pre-exec: files may not grow past `limit_bytes` (a full disk, as the writer sees
+    it: EFBIG 'File too large'), and SIGXFSZ does not kill it."""
+
+    def apply() -> None:
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    return apply
+
+
+def _eval_argv(case, *extra):
+    import sys
+
+    return [
+        sys.executable,
+        "-m",
+        "genotex",
+        "eval",
+        "-p",
+        str(case / "pred" / "output"),
+        "-r",
+        str(case / "ref" / "output"),
+        "--task-info",
+        str(case / "ref" / "metadata" / "task_info.json"),
+        "--no-progress",
+        *extra,
+    ]
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, eval_fixtures):
+    import subprocess
+
+    target = tmp_path / "run.json"
+    done = subprocess.run(
+        _eval_argv(eval_fixtures / "case1", "--json", str(target)),
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(2000),
+    )
+    assert done.returncode == 1
+    assert f"genotex: error: {target}: cannot be written (File too large)" in done.stderr
+    assert not target.exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_full_disk_during_report_leaves_no_figures_without_their_page(tmp_path, eval_fixtures):
+    import subprocess
+
+    out = tmp_path / "report"
+    done = subprocess.run(
+        _eval_argv(eval_fixtures / "case1", "--report", str(out)),
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(60_000),  # the page inlines every figure: it is the largest file
+    )
+    assert done.returncode == 1 and "cannot be written (File too large)" in done.stderr
+    assert list(out.iterdir()) == []  # nothing half-written, no staging folder left

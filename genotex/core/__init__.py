@@ -16,7 +16,13 @@ scikit-learn / SciPy, so evaluation stays light.
 - Plumbing: `atomic_output`, `write_text_atomic`, `ordered_map`, the errors.
 """
 
-from ._atomic import atomic_output, locked_folder, remove_stale_temporaries, write_text_atomic
+from ._atomic import (
+    WriteError,
+    atomic_output,
+    locked_folder,
+    remove_stale_temporaries,
+    write_text_atomic,
+)
 from ._cohort_info import CohortInfo, CohortRecord
 from ._digest import file_sha256
 from ._errors import (
@@ -110,6 +116,7 @@ __all__ = [
     "TaskInfoError",
     "UnsafeNameError",
     "approximate_auroc",
+    "WriteError",
     "atomic_output",
     "locked_folder",
     "category_of",

@@ -16,7 +16,15 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_output", "locked_folder", "remove_stale_temporaries", "write_text_atomic"]
+from ._errors import GenotexError
+
+__all__ = [
+    "WriteError",
+    "atomic_output",
+    "locked_folder",
+    "remove_stale_temporaries",
+    "write_text_atomic",
+]
 
 #: Room left for `.`, `.<pid>-<8 random>.tmp` within a 255-byte file name.
 _LONGEST_STEM = 200
@@ -48,10 +56,20 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            # a full disk names the temporary file, or nothing: name the file the user asked for
+            raise WriteError(f"cannot be written ({exc.strerror or exc})", path=path) from exc
         raise
+
+
+class WriteError(GenotexError, OSError):
+    """A file that could not be written (a full disk, a size limit), naming it.
+
+    An `OSError` too, so that callers that tolerate a failed write (a cache) still do.
+    """
 
 
 _umask_lock = threading.Lock()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,6 @@ from ..core import (
     get_metric,
     output_path,
     prepare_output_folder,
-    write_text_atomic,
 )
 from ._figures import make_figures
 from ._leaderboard import COLUMNS, leaderboard_rows_for, paper_table, published_rows
@@ -300,13 +301,26 @@ def render_html(report: EvalReport, figures: dict[str, tuple[bytes, bytes, str]]
 
 
 def write_report(report: EvalReport, folder: str | Path) -> Path:
-    """Write `index.html` and `figures/*.png|svg` into `folder`; return the page's path."""
+    """Write `index.html` and `figures/*.png|svg` into `folder`; return the page's path.
+
+    Every file is written into a staging folder first and moved into place only
+    when all are written, so a full disk leaves the earlier report (or nothing),
+    never figures without their page.
+    """
     folder = prepare_output_folder(folder, what="report folder")
     figures = make_figures(report)
+    files = {("index.html",): render_html(report, figures).encode("utf-8")}
     for name, (png, svg, _) in figures.items():
-        for suffix, data in (("png", png), ("svg", svg)):
-            with atomic_output(output_path(folder, "figures", f"{name}.{suffix}")) as tmp:
+        files[("figures", f"{name}.png")] = png
+        files[("figures", f"{name}.svg")] = svg
+    targets = {parts: output_path(folder, *parts) for parts in files}  # all checked first
+    with tempfile.TemporaryDirectory(prefix=".report-", dir=folder) as staging:
+        staged = {}
+        for parts, data in files.items():
+            with atomic_output(Path(staging, *parts)) as tmp:
                 tmp.write_bytes(data)
-    page = output_path(folder, "index.html")
-    write_text_atomic(page, render_html(report, figures))
-    return page
+            staged[parts] = Path(staging, *parts)
+        output_path(folder, "figures").mkdir(exist_ok=True)
+        for parts, path in staged.items():  # renames within one file system: no space needed
+            os.replace(path, targets[parts])
+    return targets[("index.html",)]
