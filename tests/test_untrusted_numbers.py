@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 
@@ -62,3 +63,28 @@ def test_a_file_read_but_scored_zero_says_why(damaged):
     report = _evaluate(case, pred)
     reasons = [f.reason for f in report.findings if target.name in f.file]
     assert reasons == ["scored 0: no sample in common with the reference"]
+
+
+def test_a_million_column_header_only_csv_is_refused_in_bounded_memory(damaged, tmp_path):
+    import subprocess
+    import sys
+
+    case, pred = damaged
+    target = next((pred / "preprocess").glob("*/GSE*.csv"))
+    target.write_text(",".join(["", *(f"G{i}" for i in range(1_000_000))]) + "\n")
+    out = tmp_path / "r.json"
+    command = [sys.executable, "-m", "genotex", "eval", "-p", str(pred)]
+    command += ["-r", str(case / "ref" / "output"), "--no-progress", "--json", str(out)]
+    command += ["--task-info", str(case / "ref" / "metadata" / "task_info.json")]
+    # a parent of its own, so that the peak is this eval's and not an earlier test's child's
+    measure = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:]).returncode\n"
+        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", measure, *command], capture_output=True, text=True)
+    code, peak_kb = done.stdout.splitlines()[-1].split()
+    assert code == "0", done.stderr
+    assert int(peak_kb) / 1024 < 700, f"{int(peak_kb) / 1024:.0f} MB"  # ~1,800 MB before
+    found = json.loads(out.read_text())["problems_found"]
+    assert any("1,000,000 columns, more than the limit of 200,000" in f["reason"] for f in found)

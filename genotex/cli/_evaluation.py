@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..core import MAX_COLUMNS
 from ._common import (
     MEGABYTES,
     SEED,
@@ -79,6 +80,13 @@ from ._common import (
 )
 @jobs_option("Worker processes for scoring preprocessed tables.")
 @click.option(
+    "--max-columns",
+    type=click.IntRange(min=1),
+    default=MAX_COLUMNS,
+    show_default=True,
+    help="Prediction tables with more columns are unreadable (scored 0, with a finding).",
+)
+@click.option(
     "--max-file-mb",
     type=MEGABYTES,
     default=512,
@@ -134,6 +142,7 @@ def eval_command(
     csv_dir: Path | None,
     details: bool,
     jobs: int,
+    max_columns: int,
     max_file_mb: float,
     no_progress: bool,
     ci: bool,
@@ -151,6 +160,7 @@ def eval_command(
         subtasks=tuple(dict.fromkeys(subtasks)) or SUBTASKS,
         jobs=jobs,
         max_file_mb=max_file_mb,
+        max_columns=max_columns,
         ci=ci or report_dir is not None,
         bootstrap=BootstrapSettings(resamples=resamples, seed=seed),
         exact=exact_stats or report_dir is not None,

@@ -74,6 +74,7 @@ from ._selection import (
 )
 from ._status import ProblemStatus, RunStatus, StatusError
 from ._tables import (
+    MAX_COLUMNS,
     PANDAS_NA_VALUES,
     LabelledTable,
     TableError,
@@ -85,6 +86,7 @@ from ._task_info import TaskInfo, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
+    "MAX_COLUMNS",
     "ANALYSIS_METRICS",
     "CATEGORIES",
     "DEFAULT_MAX_FILE_MB",

@@ -144,6 +144,13 @@ def linked_header(reader: CohortInfoReader, trait: str, cohort_id: str) -> tuple
         raise TableError(exc.reason, path=tree.relative(path)) from None
 
 
+def _with_table(
+    reader: CohortInfoReader, trait: str, records: list[CohortRecord]
+) -> list[CohortRecord]:
+    """The records whose linked table stands in the tree (a link counts: it is judged later)."""
+    return [r for r in records if reader.tree.exists(reader.path(trait, f"{r.cohort_id}.csv"))]
+
+
 def two_step_pairs(
     trait_records: Sequence[CohortRecord], condition_records: Sequence[CohortRecord]
 ) -> list[tuple[str, str]]:
@@ -185,14 +192,30 @@ def select_cohorts(
     condition_records = reader.read(condition)
     if condition_records is None:
         return None
-    trait_usable = usable_cohorts(records)
-    condition_usable = usable_cohorts(condition_records)
+    # a pair with a missing linked table is passed over, so only cohorts whose table exists are
+    # paired: records of cohorts that do not exist cost nothing (they made this quadratic)
+    trait_usable = _with_table(reader, trait, usable_cohorts(records))
+    condition_usable = _with_table(reader, condition, usable_cohorts(condition_records))
     if not trait_usable or not condition_usable:
         return None
+    headers: dict[tuple[str, str], tuple[str, ...] | None | TableError] = {}
+
+    def header(of: str, cohort_id: str) -> tuple[str, ...] | None:
+        key = (of, cohort_id)
+        if key not in headers:  # each table's header read once per selection
+            try:
+                headers[key] = linked_header(reader, of, cohort_id)
+            except TableError as exc:
+                headers[key] = exc
+        found = headers[key]
+        if isinstance(found, TableError):
+            raise found
+        return found
+
     for trait_id, condition_id in two_step_pairs(trait_usable, condition_usable):
         try:
-            trait_columns = linked_header(reader, trait, trait_id)
-            condition_columns = linked_header(reader, condition, condition_id)
+            trait_columns = header(trait, trait_id)
+            condition_columns = header(condition, condition_id)
         except TableError as exc:
             if report is not None:
                 report(str(exc.path), f"{exc.reason}; the cohort pair is passed over")

@@ -26,6 +26,7 @@ from ._atomic import atomic_output
 from ._errors import GenotexError
 
 __all__ = [
+    "MAX_COLUMNS",
     "TableError",
     "LabelledTable",
     "read_table",
@@ -117,9 +118,21 @@ class LabelledTable:
                 raise TableError(f"column {self.column_labels[column]!r} holds non-numeric values")
 
 
+#: Most columns a table may have (a linked table has ~20,000-60,000): a header-only CSV of a
+#: million columns cost 1.8 GB to parse; past the limit a table is refused before it is parsed.
+MAX_COLUMNS = 200_000
+
+
 def _first_record(path: Path) -> list[str]:
     with open(path, newline="", encoding="utf-8") as handle:
         return next(csv.reader(handle), [])
+
+
+def _has_rows(path: Path) -> bool:
+    """Whether anything but blank lines follows the header (a header-only table is empty)."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        next(csv.reader(handle), None)
+        return any(line.strip() for line in handle)
 
 
 def read_header(path: str | Path) -> list[str]:
@@ -240,18 +253,37 @@ def _read_wide(
     return _labels(fields.list.first()), values, bad_cells
 
 
-def read_table(path: str | Path, *, features_are_rows: bool) -> LabelledTable:
-    """Read a CSV whose first column holds the row labels; refuse duplicated labels."""
+def read_table(
+    path: str | Path, *, features_are_rows: bool, max_columns: int | None = MAX_COLUMNS
+) -> LabelledTable:
+    """Read a CSV whose first column holds the row labels; refuse duplicated labels.
+
+    A table of more than `max_columns` columns (None: no limit) is refused before
+    its rows are parsed.
+    """
     path = Path(path)
     try:
         header = _first_record(path)
+        has_rows = _has_rows(path)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise TableError(f"the CSV cannot be read ({exc.__class__.__name__})", path=path) from None
     if not header:
         raise TableError("the file is empty", path=path)
+    if max_columns is not None and len(header) - 1 > max_columns:
+        raise TableError(
+            f"has {len(header) - 1:,} columns, more than the limit of {max_columns:,}", path=path
+        )
     column_labels = header[1:]
     if len(set(column_labels)) != len(column_labels):
         raise TableError("the header has duplicated column labels", path=path)
+    if not has_rows:  # nothing to parse: polars would still build a schema of every column
+        return LabelledTable(
+            pd.Index([], dtype=object),
+            pd.Index(column_labels, dtype=object),
+            np.empty((0, len(column_labels))),
+            features_are_rows,
+            {},
+        )
     try:
         wide = len(header) > WIDE_TABLE_COLUMNS and not any("\n" in label for label in header)
         parsed = _read_wide(path, header) if wide else None

@@ -14,6 +14,7 @@ from typing import Any
 
 from ._errors import GenotexError
 from ._json import parse_json
+from ._tables import MAX_COLUMNS
 
 __all__ = ["RejectedFile", "GuardedTree", "MISSING", "DEFAULT_MAX_FILE_MB"]
 
@@ -52,12 +53,18 @@ class GuardedTree:
     max_bytes: int | None
     confined: bool
     prefix: str = ""
+    max_columns: int | None = None  # the widest table read from it (None: no limit)
 
     @classmethod
     def untrusted(
-        cls, root: str | Path, *, max_file_mb: float = DEFAULT_MAX_FILE_MB
+        cls,
+        root: str | Path,
+        *,
+        max_file_mb: float = DEFAULT_MAX_FILE_MB,
+        max_columns: int = MAX_COLUMNS,
     ) -> GuardedTree:
-        return cls(Path(os.path.realpath(root)), Path(root), int(max_file_mb * 1024 * 1024), True)
+        max_bytes = int(max_file_mb * 1024 * 1024)
+        return cls(Path(os.path.realpath(root)), Path(root), max_bytes, True, "", max_columns)
 
     @classmethod
     def trusted(cls, root: str | Path, *, prefix: str = "REF:") -> GuardedTree:

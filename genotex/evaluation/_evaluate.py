@@ -14,6 +14,7 @@ from pathlib import Path
 from .._version import __version__
 from ..core import (
     DEFAULT_MAX_FILE_MB,
+    MAX_COLUMNS,
     GuardedTree,
     PredictionTreeError,
     ReferenceTreeError,
@@ -45,6 +46,9 @@ class EvalOptions:
         Worker processes for table pairs.
     max_file_mb
         Prediction files larger than this are unreadable.
+    max_columns
+        Prediction tables with more columns than this are unreadable (parsing a
+        table costs memory per column, whatever its size on disk).
     ci
         Add a seeded percentile-bootstrap interval to every average (`bootstrap`).
     exact
@@ -57,6 +61,7 @@ class EvalOptions:
     subtasks: tuple[str, ...] = SUBTASKS
     jobs: int = 1
     max_file_mb: float = DEFAULT_MAX_FILE_MB
+    max_columns: int = MAX_COLUMNS
     ci: bool = False
     bootstrap: BootstrapSettings = BootstrapSettings()
     exact: bool = False
@@ -72,6 +77,8 @@ class EvalOptions:
             raise ValueError("jobs must be at least 1")
         if not self.max_file_mb > 0:
             raise ValueError("max_file_mb must be positive")
+        if self.max_columns < 1:
+            raise ValueError("max_columns must be at least 1")
         if self.gsea_permutations < 1 or self.bootstrap.resamples < 100:
             raise ValueError("gsea_permutations must be >= 1 and bootstrap resamples >= 100")
         if not 0 < self.bootstrap.confidence < 1:
@@ -117,7 +124,9 @@ def evaluate(
         task_info = TaskInfo.read(task_info)
 
     ref = GuardedTree.trusted(ref_path)
-    pred = GuardedTree.untrusted(pred_path, max_file_mb=options.max_file_mb)
+    pred = GuardedTree.untrusted(
+        pred_path, max_file_mb=options.max_file_mb, max_columns=options.max_columns
+    )
     findings = Findings()
     lists = Lists() if options.exact else None
     filtering = selection = preprocessing = analysis = None

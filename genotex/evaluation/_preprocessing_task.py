@@ -95,11 +95,15 @@ def score_csv_pair(
             Finding(pred.relative(pred_path), reason)
         ]
     try:
-        ref_table = read_table(ref_path, features_are_rows=subtask != "linked")
+        ref_table = read_table(ref_path, features_are_rows=subtask != "linked", max_columns=None)
     except TableError as exc:
         return None, [Finding(ref.relative(ref_path), f"{exc.reason}; the file is not scored")]
     try:
-        pred_table = read_table(pred.resolve(pred_path), features_are_rows=subtask != "linked")
+        pred_table = read_table(
+            pred.resolve(pred_path),
+            features_are_rows=subtask != "linked",
+            max_columns=pred.max_columns,
+        )
         scores = table_similarity(pred_table, ref_table)
     except RejectedFile as exc:
         return FileScore(subtask, key, **zeros, status="unreadable"), [
