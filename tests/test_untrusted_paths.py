@@ -82,3 +82,47 @@ def test_a_cohort_with_two_recipes_is_one_failed_job_not_two_racing_ones(tmp_pat
     jobs = plan_layout(tmp_path / "input", tmp_path / "recipes", ["Asthma"])
     assert [(j.cohort, bool(j.problem)) for j in jobs] == [("GSE1", True), ("GSE2", False)]
     assert "two recipes (GSE1.json and GSE1.toml)" in jobs[0].problem
+
+
+def test_fake_cohort_records_do_not_make_two_step_selection_quadratic(
+    shared, tmp_path, monkeypatch
+):
+    import json
+    import shutil
+
+    from genotex.core import (
+        CohortInfoReader,
+        GuardedTree,
+        ProblemId,
+        TaskInfo,
+        _selection,
+        select_cohorts,
+    )
+
+    case = shared / "fixtures" / "regress" / "synthetic"
+    tree = tmp_path / "output"
+    shutil.copytree(case / "output", tree)
+    info = TaskInfo.read(case / "metadata" / "task_info.json")
+    problem = ProblemId("Liver_cirrhosis", "Prostate_Cancer")
+
+    def selected():
+        reader = CohortInfoReader(GuardedTree.untrusted(tree), lambda *a: None)
+        return select_cohorts(reader, problem, info)
+
+    expected = selected()
+    assert expected is not None
+    for trait in ("Liver_cirrhosis", "Prostate_Cancer"):
+        path = tree / "preprocess" / trait / "cohort_info.json"
+        records = json.loads(path.read_text())
+        fake = {"is_usable": True, "is_available": True, "sample_size": 10_000}
+        records.update({f"GSE9{i:05d}": dict(fake) for i in range(2_000)})  # no tables exist
+        path.write_text(json.dumps(records))
+    sizes = []
+    pairs = _selection.two_step_pairs
+    monkeypatch.setattr(
+        _selection,
+        "two_step_pairs",
+        lambda t, c: sizes.append((len(t), len(c))) or pairs(t, c),
+    )
+    assert selected() == expected
+    assert sizes and all(t < 10 and c < 10 for t, c in sizes)  # not 2,000 x 2,000 pairs
