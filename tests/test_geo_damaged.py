@@ -124,3 +124,38 @@ def test_damaged_geo_files_give_a_genotex_error_or_a_table(
             read_soft(path)
     except GenotexError:
         pass
+
+
+def test_a_gzip_of_one_huge_line_is_refused_at_the_line_limit(tmp_path, monkeypatch):
+    path = tmp_path / "GSE1_series_matrix.txt.gz"
+    with gzip.open(path, "wb") as handle:  # ~3 MB of one line, a few KB compressed
+        handle.write(b"!Series_title\t" + b"x" * 3_000_000 + b"\n")
+    monkeypatch.setenv("GENOTEX_MAX_LINE_MB", "1")
+    with pytest.raises(GEOFormatError, match="line 1 is longer than 1 MB"):
+        read_series_matrix(path)
+    with pytest.raises(GEOFormatError, match="line 1 is longer than 1 MB"):
+        read_soft(path)
+    monkeypatch.setenv("GENOTEX_MAX_LINE_MB", "64")
+    monkeypatch.setenv("GENOTEX_MAX_TEXT_MB", "2")
+    with pytest.raises(GEOFormatError, match="more than 2 MB of text"):
+        read_series_matrix(path)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_named_like_a_series_matrix_is_refused_not_waited_on(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    cohort = tmp_path / "input" / "GEO" / "Asthma" / "GSE1"
+    cohort.mkdir(parents=True)
+    os.mkfifo(cohort / "GSE1_series_matrix.txt.gz")
+    with pytest.raises(GEOFormatError, match="not a regular file"):
+        read_series_matrix(cohort / "GSE1_series_matrix.txt.gz")
+    done = subprocess.run(  # the command as a user runs it: it must end, with one sentence
+        [sys.executable, "-m", "genotex", "inspect", str(cohort)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "not a regular file" in done.stderr, done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 import signal
 import sys
 import threading
@@ -129,6 +130,35 @@ MEGABYTES = FiniteFloatRange(min=0, min_open=True, max=1_000_000)
 
 #: A seed: what NumPy's generators take (a negative one is refused by them, not by Click).
 SEED = click.IntRange(min=0, max=2**32 - 1)
+
+
+def geo_limits_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--max-line-mb` and `--max-text-mb`: the GEO readers' limits (passed to worker processes
+    through the environment variables the readers read)."""
+
+    def _set(variable: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+        def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+            if value is not None:
+                os.environ[variable] = repr(value)
+
+        return callback
+
+    function = click.option(
+        "--max-text-mb",
+        type=MEGABYTES,
+        default=None,
+        expose_value=False,
+        callback=_set("GENOTEX_MAX_TEXT_MB"),
+        help="Most decompressed text a GEO file may hold (default 32,768 MB).",
+    )(function)
+    return click.option(
+        "--max-line-mb",
+        type=MEGABYTES,
+        default=None,
+        expose_value=False,
+        callback=_set("GENOTEX_MAX_LINE_MB"),
+        help="Longest line a GEO file may hold (default 64 MB).",
+    )(function)
 
 
 def jobs_option(help: str | None = None, default: int = 1) -> Callable[..., Any]:

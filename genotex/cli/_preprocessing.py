@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..core import GenotexError
-from ._common import debug_option, handle_errors, jobs_option, main
+from ._common import debug_option, geo_limits_option, handle_errors, jobs_option, main
 
 #: The synonym table a benchmark root holds (the default of --synonyms).
 _DEFAULT_SYNONYMS = Path("metadata") / "gene_synonym.json"
@@ -80,6 +80,7 @@ def _synonyms(path: Path | None):
     "--out", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True
 )
 @jobs_option()
+@geo_limits_option
 @debug_option
 @handle_errors
 def preprocess_command(
@@ -166,6 +167,7 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
     "(default: metadata/gene_synonym.json when present).",
 )
 @click.option("--trait", default=None, help="Also show the row proposed for this trait.")
+@geo_limits_option
 @debug_option
 @handle_errors
 def inspect_command(

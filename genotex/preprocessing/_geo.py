@@ -12,10 +12,14 @@ import csv
 import functools
 import gzip
 import io
+import math
+import os
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,14 +42,68 @@ class GEOFormatError(GenotexError):
     """A GEO file that is truncated, not gzip, or lacks the parts it must have."""
 
 
-def _open_binary(path: Path):
-    """The file's bytes, through gzip when it starts with gzip's magic number."""
+#: Longest line and most decompressed text a GEO file may hold, in MB; the environment
+#: variables raise them (`genotex preprocess/inspect --max-line-mb/--max-text-mb` set them).
+#: A series-matrix line of 2,000 samples is ~40 KB; the largest GEO matrices are a few GB.
+DEFAULT_MAX_LINE_MB, DEFAULT_MAX_TEXT_MB = 64, 32 * 1024
+MAX_LINE_ENV, MAX_TEXT_ENV = "GENOTEX_MAX_LINE_MB", "GENOTEX_MAX_TEXT_MB"
+
+
+def _limit(variable: str, default: float) -> int:
+    """A limit in bytes: the environment's value in MB if it is a positive number, else the
+    default."""
     try:
-        with open(path, "rb") as probe:
+        value = float(os.environ.get(variable, default))
+    except ValueError:
+        value = default
+    return int((value if math.isfinite(value) and value > 0 else default) * 1024 * 1024)
+
+
+def _open_binary(path: Path):
+    """The file's bytes, through gzip when it starts with gzip's magic number.
+
+    Only a regular file is opened (a FIFO named like a matrix would block forever).
+    """
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as probe:
+            if not stat.S_ISREG(os.fstat(probe.fileno()).st_mode):
+                raise GEOFormatError("is not a regular file", path=path)
             gzipped = probe.read(2) == b"\x1f\x8b"
     except OSError as exc:
         raise GEOFormatError(f"cannot be read ({exc.strerror or exc})", path=path) from None
     return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
+    """The lines of a handle (binary or text), refusing one longer than the line limit and text
+    past the size limit (a small gzip can hold one line of hundreds of MB)."""
+    max_line, max_text = (
+        _limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_MB),
+        _limit(MAX_TEXT_ENV, DEFAULT_MAX_TEXT_MB),
+    )
+    total = 0
+    number = 0
+    while True:
+        line = handle.readline(max_line + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > max_line:
+            raise GEOFormatError(
+                f"line {number} is longer than {max_line // 1048576} MB "
+                f"(set {MAX_LINE_ENV} to raise the limit)",
+                path=path,
+            )
+        total += len(line)
+        if total > max_text:
+            raise GEOFormatError(
+                f"holds more than {max_text // 1048576:,} MB of text "
+                f"(set {MAX_TEXT_ENV} to raise the limit)",
+                path=path,
+            )
+        yield line
 
 
 @dataclass(frozen=True)
@@ -66,7 +124,7 @@ def _scan_matrix(path: Path) -> _MatrixLayout:
     rows = 0
     try:
         with _open_binary(path) as handle:
-            for number, line in enumerate(handle):
+            for number, line in enumerate(bounded_lines(handle, path)):
                 if number == 0:
                     line = line.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
                 if skip is None:
@@ -158,7 +216,7 @@ def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
 
     tabs = len(names) - 1
     with _open_binary(path) as handle:
-        for number, line in enumerate(handle):
+        for number, line in enumerate(bounded_lines(handle, path)):
             if number <= layout.skip:  # metadata lines and the header line
                 continue
             if line.startswith(b"!"):
@@ -246,6 +304,6 @@ def lines_of(path: Path) -> Iterator[str]:
             # universal newlines read CRLF line ends as LF
             io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as handle,
         ):
-            yield from handle
+            yield from bounded_lines(handle, path)
     except (OSError, EOFError, zlib.error) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
