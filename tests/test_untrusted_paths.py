@@ -126,3 +126,35 @@ def test_fake_cohort_records_do_not_make_two_step_selection_quadratic(
     )
     assert selected() == expected
     assert sizes and all(t < 10 and c < 10 for t, c in sizes)  # not 2,000 x 2,000 pairs
+
+
+def test_cohort_info_lists_records_in_plan_order_whatever_order_workers_finish(tmp_path):
+    import json
+
+    from genotex.core import CohortInfo, CohortRecord
+
+    out = tmp_path / "pre"
+    path = out / "Asthma" / "cohort_info.json"
+    for cohort in ("GSE3", "GSE1", "GSE2"):  # the order in which two workers finished
+        CohortInfo.update(path, CohortRecord(cohort, is_usable=True, sample_size=50))
+    CohortInfo.reorder(path, ["GSE1", "GSE2", "GSE3"])  # the plan's order (run_jobs passes it)
+    assert list(json.loads(path.read_text())) == ["GSE1", "GSE2", "GSE3"]
+    CohortInfo.update(path, CohortRecord("GSE0", is_usable=True, sample_size=50))
+    CohortInfo.reorder(path, ["GSE2", "GSE1"])
+    assert list(json.loads(path.read_text())) == ["GSE2", "GSE1", "GSE3", "GSE0"]
+
+
+def test_preprocessing_with_two_jobs_writes_what_one_job_writes(tmp_path):
+    from genotex.core import TaskInfo
+    from genotex.preprocessing import load_synonyms, preprocess_tree
+
+    bench = write_raw_benchmark(tmp_path / "bench")
+    root = tmp_path / "bench"
+    info = TaskInfo.read(root / "metadata" / "task_info.json")
+    synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
+    outputs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}"
+        preprocess_tree(root / "input", out, synonyms, info, recipes=root / "recipes", jobs=jobs)
+        outputs[jobs] = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert outputs[1] == outputs[2] and bench is not None

@@ -164,11 +164,34 @@ class CohortInfo:
     def update(path: str | Path, record: CohortRecord) -> None:
         """Replace one cohort's record in the file, keeping every other record as it was.
 
-        A lock file beside it serializes concurrent writers; the file is
+        A lock on its folder serializes concurrent writers; the file is
         replaced atomically. A file that is not valid JSON is kept aside as
         `cohort_info.json.corrupt` rather than silently lost.
         """
         CohortInfo._edit(path, record.cohort_id, record.to_dict())
+
+    @staticmethod
+    def reorder(path: str | Path, order: list[str]) -> None:
+        """Put the records of `order` first, in that order, the others after them as they were.
+
+        Cohort selection breaks sample-size ties by file order, so the order must
+        not be the order in which parallel workers happened to finish.
+        """
+        path = Path(path)
+        if not path.exists():
+            return
+        with locked_folder(path.parent):
+            try:
+                records = read_json(path)
+            except GenotexError:
+                return  # a damaged file is set aside by the next update, not reordered
+            if not isinstance(records, dict):
+                return
+            ranked = {cohort_id: i for i, cohort_id in enumerate(order)}
+            ordered = sorted(records, key=lambda k: ranked.get(k, len(ranked)))  # stable
+            if ordered != list(records):
+                text = json.dumps({k: records[k] for k in ordered}, indent=1) + "\n"
+                write_text_atomic(path, text)
 
     @staticmethod
     def remove(path: str | Path, cohort_id: str) -> None:

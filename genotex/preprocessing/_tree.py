@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import (
+    CohortInfo,
     GenotexError,
     TaskInfo,
     UnsafeNameError,
@@ -132,7 +133,11 @@ def run_jobs(
     input_root: str | Path | None = None,
     debug: bool = False,
 ) -> list[tuple[CohortJob, str]]:
-    """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order."""
+    """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order.
+
+    Each trait's `cohort_info.json` lists its records in plan order afterwards,
+    whatever order the workers finished in.
+    """
     task = functools.partial(
         run_job,
         synonyms=synonyms,
@@ -141,7 +146,14 @@ def run_jobs(
         input_root=input_root,
         debug=debug,
     )
-    return list(ordered_map(task, jobs_list, jobs))
+    done = list(ordered_map(task, jobs_list, jobs))
+    order: dict[str, list[str]] = {}
+    for job in jobs_list:
+        if not job.problem:
+            order.setdefault(job.trait, []).append(job.cohort)
+    for trait, cohorts in order.items():
+        CohortInfo.reorder(Path(out_root) / trait / "cohort_info.json", cohorts)
+    return done
 
 
 def preprocess_tree(
