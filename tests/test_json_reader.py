@@ -162,3 +162,20 @@ def test_option_values_out_of_range_are_usage_errors(argv):
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 2, result.output
     assert "unexpected" not in result.output and "Invalid value" in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_in_place_of_the_hash_cache_does_not_block_eval(
+    tmp_path, monkeypatch, eval_fixtures
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cache = tmp_path / "cache" / "genotex" / "sha256-cache.json"
+    cache.parent.mkdir(parents=True)
+    os.mkfifo(cache)
+    case = eval_fixtures / "case1"
+    result = CliRunner().invoke(
+        main,
+        ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output")]
+        + ["--task-info", str(case / "ref" / "metadata" / "task_info.json")],
+    )
+    assert result.exit_code == 0, result.output

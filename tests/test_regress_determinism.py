@@ -131,3 +131,16 @@ def test_any_subset_order_and_job_count_gives_the_same_answers(
     produced = _answers(out)
     assert produced == {name: expected[name] for name in produced}
     assert len(produced) == len(chosen)
+
+
+def test_a_blas_that_cannot_be_limited_is_said_once_loudly(monkeypatch):
+    from genotex.regression import BlasThreadWarning, _blas, one_blas_thread
+
+    threaded = [{"user_api": "blas", "internal_api": "mkl", "num_threads": 2, "filepath": "/x"}]
+    monkeypatch.setattr(_blas, "threadpool_info", lambda: threaded)
+    monkeypatch.setattr(_blas, "_warned", False)
+    with pytest.warns(BlasThreadWarning, match=r"mkl \(x, 2 threads\).*run_problems"):
+        with one_blas_thread(reference=False):
+            pass
+    with one_blas_thread(reference=False):  # once per process: no second warning
+        pass
