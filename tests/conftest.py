@@ -57,6 +57,20 @@ def eval_case_names() -> list[str]:
     return names or ["case1", "case2", "case3", "case4"]
 
 
+def eval_args(case: Path, *extra: str) -> list[str]:
+    """`genotex eval` arguments scoring an eval fixture case's prediction against its reference."""
+    return [
+        "eval",
+        "-p",
+        str(case / "pred" / "output"),
+        "-r",
+        str(case / "ref" / "output"),
+        "--task-info",
+        str(case / "ref" / "metadata" / "task_info.json"),
+        *extra,
+    ]
+
+
 @contextlib.contextmanager
 def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 (a free port) answering with `handler`; yields its base URL."""

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
-from tests.conftest import eval_case_names
+from tests.conftest import eval_args, eval_case_names
 
 
 def _leaves(expected, actual, path=""):
@@ -28,21 +28,7 @@ def _leaves(expected, actual, path=""):
 
 
 def _run_case(case: Path, out: Path) -> dict:
-    result = CliRunner().invoke(
-        main,
-        [
-            "eval",
-            "-p",
-            str(case / "pred" / "output"),
-            "-r",
-            str(case / "ref" / "output"),
-            "--task-info",
-            str(case / "ref" / "metadata" / "task_info.json"),
-            "--json",
-            str(out),
-            "--no-progress",
-        ],
-    )
+    result = CliRunner().invoke(main, eval_args(case, "--json", str(out), "--no-progress"))
     assert result.exit_code == 0, result.output
     return json.loads(out.read_text())
 

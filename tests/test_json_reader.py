@@ -15,6 +15,7 @@ from genotex.cli import main
 from genotex.core import GenotexError, TaskInfo, parse_json, read_json
 from genotex.core._json import MAX_DEPTH
 from genotex.preprocessing import Recipe, propose_records
+from tests.conftest import eval_args
 
 
 def test_a_byte_order_mark_is_read_like_any_editor_does(tmp_path):
@@ -86,12 +87,7 @@ def test_a_hash_cache_of_the_wrong_shape_does_not_stop_eval(tmp_path, monkeypatc
     cache.parent.mkdir(parents=True)
     for content in ('["not", "a", "mapping"]', '{"a": 1, "b\\tc": "d"}', "[" * 50_000):
         cache.write_text(content)
-        case = eval_fixtures / "case1"
-        result = CliRunner().invoke(
-            main,
-            ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output")]
-            + ["--task-info", str(case / "ref" / "metadata" / "task_info.json")],
-        )
+        result = CliRunner().invoke(main, eval_args(eval_fixtures / "case1"))
         assert result.exit_code == 0, result.output
 
 
@@ -172,10 +168,5 @@ def test_a_fifo_in_place_of_the_hash_cache_does_not_block_eval(
     cache = tmp_path / "cache" / "genotex" / "sha256-cache.json"
     cache.parent.mkdir(parents=True)
     os.mkfifo(cache)
-    case = eval_fixtures / "case1"
-    result = CliRunner().invoke(
-        main,
-        ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output")]
-        + ["--task-info", str(case / "ref" / "metadata" / "task_info.json")],
-    )
+    result = CliRunner().invoke(main, eval_args(eval_fixtures / "case1"))
     assert result.exit_code == 0, result.output

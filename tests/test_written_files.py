@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from genotex.cli import main
 from genotex.core import CohortInfo, CohortRecord, write_text_atomic
+from tests.conftest import eval_args
 
 
 @pytest.fixture
@@ -35,13 +36,8 @@ def test_eval_outputs_and_cohort_info_are_readable_by_others_and_leave_no_lock(
     tmp_path, umask, eval_fixtures
 ):
     umask(0o022)
-    case = eval_fixtures / "case1"
-    result = CliRunner().invoke(
-        main,
-        ["eval", "-p", str(case / "pred" / "output"), "-r", str(case / "ref" / "output")]
-        + ["--task-info", str(case / "ref" / "metadata" / "task_info.json")]
-        + ["--json", str(tmp_path / "run.json"), "--report", str(tmp_path / "report")],
-    )
+    extra = ("--json", str(tmp_path / "run.json"), "--report", str(tmp_path / "report"))
+    result = CliRunner().invoke(main, eval_args(eval_fixtures / "case1", *extra))
     assert result.exit_code == 0, result.output
     CohortInfo.update(tmp_path / "pre" / "T" / "cohort_info.json", CohortRecord("GSE1"))
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -68,20 +64,7 @@ def _limited(limit_bytes: int):
 def _eval_argv(case, *extra):
     import sys
 
-    return [
-        sys.executable,
-        "-m",
-        "genotex",
-        "eval",
-        "-p",
-        str(case / "pred" / "output"),
-        "-r",
-        str(case / "ref" / "output"),
-        "--task-info",
-        str(case / "ref" / "metadata" / "task_info.json"),
-        "--no-progress",
-        *extra,
-    ]
+    return [sys.executable, "-m", "genotex", *eval_args(case, "--no-progress", *extra)]
 
 
 def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, eval_fixtures):

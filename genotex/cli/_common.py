@@ -143,22 +143,19 @@ def geo_limits_option(function: Callable[..., Any]) -> Callable[..., Any]:
 
         return callback
 
-    function = click.option(
-        "--max-text-mb",
-        type=MEGABYTES,
-        default=None,
-        expose_value=False,
-        callback=_set("GENOTEX_MAX_TEXT_MB"),
-        help="Most decompressed text a GEO file may hold (default 32,768 MB).",
-    )(function)
-    return click.option(
-        "--max-line-mb",
-        type=MEGABYTES,
-        default=None,
-        expose_value=False,
-        callback=_set("GENOTEX_MAX_LINE_MB"),
-        help="Longest line a GEO file may hold (default 64 MB).",
-    )(function)
+    for flag, variable, what in (
+        ("--max-text-mb", "GENOTEX_MAX_TEXT_MB", "Most decompressed text of a GEO file (32,768)"),
+        ("--max-line-mb", "GENOTEX_MAX_LINE_MB", "Longest line of a GEO file (64)"),
+    ):
+        function = click.option(
+            flag,
+            type=MEGABYTES,
+            default=None,
+            expose_value=False,
+            callback=_set(variable),
+            help=f"{what}, in MB.",
+        )(function)
+    return function
 
 
 def jobs_option(help: str | None = None, default: int = 1) -> Callable[..., Any]:
