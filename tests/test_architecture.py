@@ -27,7 +27,9 @@ ALLOWED = {
     "regression": {"core"},
     "evaluation": {"core"},
     "workflows": {"core", *STAGES},
-    "cli": {"core", "workflows", *STAGES},
+    # the Inspect harness is a workflow that only the CLI (and Inspect's entry point) imports
+    "harness": {"core", "workflows", *STAGES},
+    "cli": {"core", "workflows", "harness", *STAGES},
 }
 
 

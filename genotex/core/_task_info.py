@@ -27,11 +27,24 @@ class TaskInfo:
     related_genes: Mapping[str, tuple[str, ...]]
     conditions: Mapping[str, tuple[str, ...]]
     source: Path | None = field(default=None, compare=False)  # the file it was read from
+    scope: tuple[str, ...] | None = None  # the traits asked (`restricted_to`); None: all
 
     @property
     def traits(self) -> list[str]:
-        """The traits, sorted (the benchmark's order)."""
-        return sorted(self.related_genes)
+        """The traits asked, sorted (the benchmark's order): all of them unless restricted."""
+        return sorted(self.scope if self.scope is not None else self.related_genes)
+
+    def restricted_to(self, traits: Iterable[str]) -> TaskInfo:
+        """The same file asked only about `traits` (their problems, their filtering).
+
+        Every trait's related genes stay known, so a two-step problem whose
+        condition is another trait is answered and scored as in the whole file.
+        """
+        scope = tuple(dict.fromkeys(traits))
+        unknown = [t for t in scope if t not in self.related_genes]
+        if unknown:
+            raise TaskInfoError(f"task_info has no trait {unknown[0]!r}", path=self.source)
+        return TaskInfo(self.related_genes, self.conditions, self.source, scope)
 
     def problems(self) -> Iterator[ProblemId]:
         """Problems in benchmark order: per sorted trait, (T, None) then (T, C) as listed."""

@@ -46,6 +46,12 @@ COLUMNS = (
     ("trait_pred_f1", "trait_pred_f1", "F1 (pred.)"),
     ("success", "success", "Success"),
 )
+#: Table 2's columns that only a run knows (`genotex harness export` records them), as printed.
+RUNTIME_COLUMNS = (
+    ("tokens_in_out_k", "Tk.(K)"),
+    ("cost_usd", "Cost($)"),
+    ("time_s", "Time(s)"),
+)
 _TABLES = {"end-to-end": "paper_table2.csv", "analysis": "paper_table3.csv"}
 #: The problems of the benchmark the paper's rows were published on (Liu et al., GenoTEX).
 PAPER_PROBLEMS = 1384
@@ -63,6 +69,7 @@ class LeaderboardRow:
     printed: dict[str, str] | None = None  # the paper's cells, for published rows
     auroc_interval: tuple[float, float] | None = None
     coverage: tuple[int, int] | None = None  # (scored, in task_info)
+    runtime: dict[str, str] | None = None  # the RUNTIME_COLUMNS' cells, when the run has them
 
     @property
     def published(self) -> bool:
@@ -87,6 +94,11 @@ class Leaderboard:
     best: dict[str, float]  # per column, the best value among all rows
     source: str = ""
     warnings: tuple[str, ...] = ()  # what a reader must know (a partial run beside the paper)
+
+    @property
+    def runtime(self) -> bool:
+        """Whether a run's row has Table 2's runtime columns (then every row shows them)."""
+        return any(row.runtime is not None and not row.published for row in self.rows)
 
 
 def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
@@ -113,7 +125,28 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
     valid = isinstance(total, int) and not isinstance(total, bool) and total > 0
     coverage = (len(report.analysis or ()), total) if valid else None
     bounds = (interval.low, interval.high) if interval is not None and interval.defined else None
-    return LeaderboardRow(name, values, None, bounds, coverage)
+    return LeaderboardRow(name, values, None, bounds, coverage, _runtime_cells(report))
+
+
+def _runtime_cells(report: EvalReport) -> dict[str, str] | None:
+    """Tk.(K) as "in/out" thousands per problem, Cost($) and Time(s) per problem, as printed."""
+    runtime = report.run.get("runtime")
+    if not isinstance(runtime, dict):
+        return None
+
+    def number(key: str, digits: int) -> str:
+        value = runtime.get(key)
+        ok = (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
+        return f"{value:.{digits}f}" if ok else ""
+
+    tokens = f"{number('tokens_in_k', 1)}/{number('tokens_out_k', 1)}"
+    return {
+        "tokens_in_out_k": tokens if tokens != "/" else "",
+        "cost_usd": number("cost_usd", 2),
+        "time_s": number("time_s", 2),
+    }
 
 
 def leaderboard_rows_for(
@@ -139,8 +172,16 @@ def published_rows(which: str) -> list[LeaderboardRow]:
     for record in paper_table(_TABLES[which]):
         printed = {metric: record[column] for metric, column, _ in COLUMNS}
         values = {m: float(v) if v else None for m, v in printed.items()}
-        rows.append(LeaderboardRow(f"{record['method']} (published)", values, printed))
+        runtime = {key: record.get(key, "") or "" for key, _ in RUNTIME_COLUMNS}
+        rows.append(
+            LeaderboardRow(f"{record['method']} (published)", values, printed, runtime=runtime)
+        )
     return rows
+
+
+def _run_name(path: Path) -> str:
+    """A run's name: its file's stem, or its folder's name for `RUN/eval.json` (harness export)."""
+    return path.parent.name if path.stem == "eval" and path.parent.name else path.stem
 
 
 def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderboard:
@@ -152,7 +193,7 @@ def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderb
     reports = {str(path): load_report(path) for path in paths}
     if len(reports) > 1:
         check_same_reference(reports)
-    rows = [_row_of(Path(path).stem, report) for path, report in reports.items()]
+    rows = [_row_of(_run_name(Path(path)), report) for path, report in reports.items()]
     warnings: list[str] = []
     if paper:
         checked = [against_paper(row) for row in rows]
@@ -186,7 +227,8 @@ def _cells(board: Leaderboard, row: LeaderboardRow, mark, escape=lambda c: c) ->
         is_best = value is not None and board.best.get(metric) == value
         text = escape(row.cell(metric))
         cells.append(mark(text) if is_best else text)
-    return [escape(row.name), *cells, escape(_coverage(row))]
+    runtime = [escape((row.runtime or {}).get(key, "") or "-") for key, _ in RUNTIME_COLUMNS]
+    return [escape(row.name), *cells, *(runtime if board.runtime else []), escape(_coverage(row))]
 
 
 #: LaTeX's special characters and what stands for each in text mode.
@@ -216,7 +258,8 @@ def _markdown_escape(cell: str) -> str:
 
 def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
     """The leaderboard as `text`, `markdown`, `latex` (booktabs) or `csv`."""
-    headers = ["Run", *(header for _, _, header in COLUMNS), "Coverage"]
+    runtime = [header for _, header in RUNTIME_COLUMNS] if board.runtime else []
+    headers = ["Run", *(header for _, _, header in COLUMNS), *runtime, "Coverage"]
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")

@@ -1,0 +1,74 @@
+"""`genotex harness export`: an Inspect run of a genotex task as a genotex run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import debug_option, handle_errors, main
+
+
+@main.group("harness")
+def harness_group() -> None:
+    """Runs of agents on GenoTEX made with Inspect (pip install 'genotex[harness]')."""
+
+
+@harness_group.command("export")
+@click.argument("log", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The run folder to write: OUT/output (the agents' tree) and OUT/eval.json.",
+)
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The benchmark root (default: the one the task ran on, from the log).",
+)
+@click.option(
+    "--reference",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The reference output/ folder (default: the root's).",
+)
+@click.option(
+    "--price-in",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Dollars per million input tokens, when the log has no cost.",
+)
+@click.option(
+    "--price-out",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Dollars per million output tokens, when the log has no cost.",
+)
+@debug_option
+@handle_errors
+def export_command(
+    log: Path,
+    out: Path,
+    root: Path | None,
+    reference: Path | None,
+    price_in: float | None,
+    price_out: float | None,
+) -> None:
+    """Merge the samples' outputs of LOG, score them with genotex eval, add tokens, cost, time.
+
+    Example: genotex harness export logs/2026-11-23T12-00-00_e2e_abc.eval --out runs/mymodel
+    """
+    if (price_in is None) != (price_out is None):
+        raise click.UsageError("--price-in and --price-out go together")
+    try:
+        from ..harness import export_run
+    except ImportError:
+        raise click.UsageError(
+            "the harness needs Inspect: pip install 'genotex[harness]'"
+        ) from None
+    path = export_run(
+        log, out, root=root, reference=reference, price_in=price_in, price_out=price_out
+    )
+    click.echo(f"genotex eval report with the run's runtime: {path}", err=True)

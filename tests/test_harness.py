@@ -1,0 +1,177 @@
+"""The Inspect harness on the demo's generated benchmark, offline: gold, baseline, a scripted agent.
+
+No network: `--model none` for the model-free agents, Inspect's `mockllm/model`
+with scripted tool calls (each output carries its token usage, so mockllm never
+loads a tokenizer) for the agent, and INSPECT_DISABLE_MODEL_API=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
+# Inspect's own async streams are closed late (anyio ResourceWarning), not genotex's
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::ResourceWarning",
+    "ignore::pytest.PytestUnraisableExceptionWarning",
+    "ignore::DeprecationWarning",  # raised inside Inspect and its dependencies
+)
+os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+
+from genotex.evaluation import EvalOptions, evaluate, load_report  # noqa: E402
+from genotex.harness import Benchmark, export_run  # noqa: E402
+from genotex.harness._tasks import analysis, baseline, e2e, gold  # noqa: E402
+from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bench")
+    write_raw_benchmark(folder / "root", recipes=False)
+    return folder / "root"
+
+
+def _run(task, solver=None, model="none", tmp=None):
+    logs = inspect_eval(task, model=model, solver=solver, log_dir=str(tmp / "logs"), display="none")
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+def _values(log):
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+
+def test_gold_scores_what_the_reference_scores_against_itself(bench, tmp_path):
+    log = _run(e2e(root=str(bench), outputs=str(tmp_path / "out")), gold(), tmp=tmp_path)
+    values = _values(log)
+    ref = bench / "reference" / "output"
+    info = Benchmark(bench).task_info
+    itself = evaluate(ref, ref, info, options=EvalOptions())
+    overall = itself.analysis_by_category()["Overall"]
+    for metric in ("success", "precision", "recall", "f1"):
+        assert values[metric] == pytest.approx(100.0)
+    assert values["auroc"] == pytest.approx(1.0) and values["gsea_es"] == pytest.approx(1.0)
+    assert values["csc_linked"] == pytest.approx(1.0) and values["filtering_f1"] == 100.0
+    # the trait-prediction columns are the answer's own CV numbers, not a comparison
+    assert values["trait_pred_f1"] == pytest.approx(overall["trait_pred_f1"])
+
+
+def test_baseline_scores_what_genotex_baseline_then_eval_scores(bench, tmp_path):
+    log = _run(e2e(root=str(bench), outputs=str(tmp_path / "out")), baseline(), tmp=tmp_path)
+    exported = load_report(export_run(log.location, tmp_path / "run"))
+    copy = tmp_path / "copy"
+    shutil.copytree(bench, copy)
+    run_baseline(copy)
+    direct = evaluate(
+        copy / "output", copy / "reference" / "output", copy / "metadata" / "task_info.json"
+    )
+    assert exported.analysis_by_category()["Overall"] == pytest.approx(
+        direct.analysis_by_category()["Overall"]
+    )
+    ours = {s.problem.key: s.f1 for s in exported.analysis}
+    assert ours == {s.problem.key: s.f1 for s in direct.analysis}
+    assert exported.preprocessing_average("linked") == direct.preprocessing_average("linked")
+    assert _values(log)["f1"] == pytest.approx(direct.analysis_by_category()["Overall"]["f1"])
+
+
+def _scripted(commands):
+    """mockllm outputs: a bash call per command, then the submit call; each with its usage."""
+    outputs = [
+        ModelOutput.for_tool_call("mockllm/model", "bash", {"command": command})
+        for command in commands
+    ]
+    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}))
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=1000, output_tokens=200, total_tokens=1200)
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_are_exported(
+    bench, tmp_path
+):
+    wrong = {
+        "significant_genes": {"Variable": ["NOTAGENE", "KRT16"], "Coefficient": [2.0, 1.0]},
+        "cv_performance": {"prediction": {"accuracy": 0.5, "f1": 0.25}},
+    }
+    folder = "output/regress/Asthma"
+    target = f"{folder}/significant_genes_condition_None.json"
+    commands = [
+        f"mkdir -p {folder} && echo '{json.dumps(wrong)}' > {target}",
+        "mkdir -p ../escaped && echo x > ../escaped/file",  # outside its folder: never collected
+    ]
+    task = analysis(root=str(bench), traits="Asthma", limit=1, outputs=str(tmp_path / "out"))
+    log = _run(task, model=_scripted(commands), tmp=tmp_path)
+    sample = log.samples[0]
+    assert sample.id == "Asthma__None"
+    score = next(iter(sample.scores.values()))
+    produced = tmp_path / "out" / "Asthma__None" / "output"
+    assert sorted(
+        p.relative_to(produced).as_posix() for p in produced.rglob("*") if p.is_file()
+    ) == ["regress/Asthma/significant_genes_condition_None.json"]
+    # genotex eval on the same file gives the same numbers
+    pred = tmp_path / "pred"
+    (pred / "regress" / "Asthma").mkdir(parents=True)
+    shutil.copy(
+        produced / "regress/Asthma/significant_genes_condition_None.json", pred / "regress/Asthma/"
+    )
+    ref = bench / "reference" / "output"
+    direct = evaluate(
+        pred, ref, Benchmark(bench).task_info, options=EvalOptions(tasks=("analysis",))
+    )
+    expected = next(s for s in direct.analysis if s.problem.key == "Asthma|None")
+    assert score.value["f1"] == pytest.approx(expected.f1)
+    assert score.value["auroc"] == pytest.approx(expected.auroc)
+    assert score.value["trait_pred_f1"] == pytest.approx(expected.trait_pred_f1)
+    report = load_report(export_run(log.location, tmp_path / "run"))
+    runtime = report.run["runtime"]
+    assert runtime["tokens_in_k"] == pytest.approx(3.0) and runtime[
+        "tokens_out_k"
+    ] == pytest.approx(0.6)
+    board = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "genotex",
+            "leaderboard",
+            str(tmp_path / "run" / "eval.json"),
+            "--paper",
+            "end-to-end",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert board.returncode == 0, board.stderr
+    header = board.stdout.splitlines()[0]
+    assert "Tk.(K)" in header and "Cost($)" in header and "Time(s)" in header
+    row = next(line for line in board.stdout.splitlines() if line.startswith("run "))
+    assert "3.0/0.6" in row
+
+
+def test_the_working_folder_never_holds_the_reference(bench):
+    reference = str((bench / "reference").resolve())
+    for name in ("preprocess", "analysis", "e2e"):
+        for spec in Benchmark(bench).samples(name):
+            assert not any(
+                str(host.resolve()).startswith(reference) and not path.startswith("given/")
+                for path, host in spec.files.items()
+            )
+            assert all(path.startswith(("input/", "metadata/", "given/")) for path in spec.files)
+
+
+def test_import_genotex_and_eval_import_neither_inspect_nor_mcp(tmp_path):
+    probe = (
+        "import sys, genotex, genotex.evaluation\n"
+        "from genotex.cli import main\n"
+        "print(sorted(m for m in ('inspect_ai', 'mcp') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stderr
