@@ -72,3 +72,28 @@ def export_command(
         log, out, root=root, reference=reference, price_in=price_in, price_out=price_out
     )
     click.echo(f"genotex eval report with the run's runtime: {path}", err=True)
+
+
+@main.command("mcp")
+@click.option(
+    "--root",
+    "roots",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    required=True,
+    help="A folder the tools may read and write (repeatable; a tool's `root` is its index).",
+)
+@debug_option
+@handle_errors
+def mcp_command(roots: tuple[Path, ...]) -> None:
+    """Serve genotex's library as MCP tools over stdio (pip install 'genotex[mcp]').
+
+    Example: genotex mcp --root demo-bench
+    """
+    try:
+        from ..harness._mcp import build_server
+    except ImportError:
+        raise click.UsageError(
+            "the MCP server needs the mcp package: pip install 'genotex[mcp]'"
+        ) from None
+    build_server(list(roots)).run("stdio")
