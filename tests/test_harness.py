@@ -27,7 +27,7 @@ os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from genotex.evaluation import EvalOptions, evaluate, load_report  # noqa: E402
+from genotex.evaluation import EvalOptions, evaluate, load_report, write_report  # noqa: E402
 from genotex.harness import Benchmark, export_run  # noqa: E402
 from genotex.harness._tasks import analysis, baseline, e2e, gold  # noqa: E402
 from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
@@ -154,6 +154,8 @@ def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_a
     assert "Tk.(K)" in header and "Cost($)" in header and "Time(s)" in header
     row = next(line for line in board.stdout.splitlines() if line.startswith("run "))
     assert "3.0/0.6" in row
+    page = write_report(report, tmp_path / "report").read_text()  # the report shows them too
+    assert '<th scope="col">Tk.(K)</th>' in page and "<td>3.0/0.6</td>" in page
 
 
 def test_the_working_folder_never_holds_the_reference(bench):
@@ -175,3 +177,25 @@ def test_import_genotex_and_eval_import_neither_inspect_nor_mcp(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def _docker_daemon() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=30)
+    return done.returncode == 0
+
+
+def test_the_docker_sandbox_is_shipped_without_network_and_with_limits():
+    from genotex.harness._tasks import COMPOSE_FILE
+
+    text = COMPOSE_FILE.read_text()
+    assert "network_mode: none" in text and "cpus:" in text and "mem_limit:" in text
+    assert (COMPOSE_FILE.parent / "Dockerfile").is_file()
+
+
+@pytest.mark.skipif(not _docker_daemon(), reason="no Docker daemon on this machine")
+def test_gold_in_the_docker_sandbox_scores_one(bench, tmp_path):
+    task = e2e(root=str(bench), outputs=str(tmp_path / "out"), sandbox="docker", limit=1)
+    values = _values(_run(task, gold(), tmp=tmp_path))
+    assert values["f1"] == pytest.approx(100.0) and values["auroc"] == pytest.approx(1.0)

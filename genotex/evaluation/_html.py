@@ -28,7 +28,7 @@ from ..core import (
     prepare_output_folder,
 )
 from ._figures import make_figures
-from ._leaderboard import COLUMNS, leaderboard_rows_for, paper_table, published_rows
+from ._leaderboard import paper_comparison, paper_table
 from ._render import average_rows
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
@@ -178,12 +178,7 @@ def _analysis_section(report: EvalReport) -> dict:
             rows,
         )
     ]
-    ours, warning = leaderboard_rows_for(report)
-    published = [
-        [r.name, *(r.cell(m) for m, _, _ in COLUMNS), "published"]
-        for r in published_rows("end-to-end")
-    ]
-    headers = ["run", *(h for _, _, h in COLUMNS), "coverage"]
+    headers, ours, published, warning = paper_comparison(report)
     table = _table("Beside the paper's Table 2 (end to end)", headers, [ours], published)
     tables.append({**table, "note": warning})
     return {

@@ -29,7 +29,7 @@ __all__ = [
     "Leaderboard",
     "LeaderboardRow",
     "leaderboard",
-    "leaderboard_rows_for",
+    "paper_comparison",
     "paper_table",
     "published_rows",
     "render_leaderboard",
@@ -149,13 +149,19 @@ def _runtime_cells(report: EvalReport) -> dict[str, str] | None:
     }
 
 
-def leaderboard_rows_for(
+def paper_comparison(
     report: EvalReport, name: str = "this run"
-) -> tuple[list[str], str | None]:
-    """A report's cells in the leaderboard's columns with its coverage against the paper, and the
-    warning when it is partial (for the HTML report's Table 2 comparison)."""
+) -> tuple[list[str], list[str], list[list[str]], str | None]:
+    """A run beside the paper's Table 2 rows (the HTML report's table): headers, the run's cells
+    (coverage against the paper's benchmark), the published rows' cells, the partial-run warning.
+    The runtime columns are there when the run has them."""
     row, warning = against_paper(_row_of(name, report))
-    return [name, *(row.cell(metric) for metric, _, _ in COLUMNS), _coverage(row)], warning
+    rows = (row, *published_rows("end-to-end"))
+    board = Leaderboard(rows, {}, _SOURCE)
+    runtime = [header for _, header in RUNTIME_COLUMNS] if board.runtime else []
+    headers = ["run", *(header for _, _, header in COLUMNS), *runtime, "coverage"]
+    cells = [_cells(board, r, lambda c: c) for r in rows]
+    return headers, cells[0], cells[1:], warning
 
 
 def paper_table(name: str) -> list[dict[str, str]]:

@@ -72,9 +72,26 @@ def _instructions(spec: SampleSpec) -> str:
     return "\n".join(lines)
 
 
-def _baseline_commands(spec: SampleSpec) -> list[str]:
+#: The Docker sandbox shipped with genotex (no network, CPU and memory limits).
+COMPOSE_FILE = Path(__file__).parent / "docker" / "compose.yaml"
+#: Run before the agent: an output folder, and the given files read-only.
+_SETUP = (
+    "mkdir -p output && find input given metadata -type f -exec chmod a-w {} + 2>/dev/null; true"
+)
+
+
+def _sandbox(kind: str) -> tuple[str, str] | str:
+    """`local` (no isolation), or `docker` with genotex's compose file."""
+    if kind == "docker":
+        return ("docker", str(COMPOSE_FILE))
+    if kind != "local":
+        raise GenotexError(f"sandbox must be local or docker, not {kind!r}")
+    return "local"
+
+
+def _baseline_commands(spec: SampleSpec, python_exe: str) -> list[str]:
     """The shell commands of genotex's non-LLM pipeline for a sample (run in its folder)."""
-    genotex = f"{shlex.quote(sys.executable)} -m genotex"
+    genotex = f"{shlex.quote(python_exe)} -m genotex"
     commands = []
     if spec.task in ("preprocess", "e2e"):
         commands.append(f"{genotex} baseline .")
@@ -96,7 +113,7 @@ def _baseline_commands(spec: SampleSpec) -> list[str]:
     return commands
 
 
-def _sample(bench: Benchmark, spec: SampleSpec) -> Sample:
+def _sample(bench: Benchmark, spec: SampleSpec, python_exe: str) -> Sample:
     files = {path: str(host) for path, host in spec.files.items()}
     files["metadata/task_info.json"] = json.dumps(spec.task_info, indent=1)
     return Sample(
@@ -104,12 +121,12 @@ def _sample(bench: Benchmark, spec: SampleSpec) -> Sample:
         input=_instructions(spec),
         target="",
         files=files,
-        setup="mkdir -p output",
+        setup=_SETUP,
         metadata={
             "trait": spec.trait,
             "problems": [p.key for p in spec.problems],
             "gold": {path: str(host) for path, host in bench.gold_files(spec).items()},
-            "baseline": _baseline_commands(spec),
+            "baseline": _baseline_commands(spec, python_exe),
         },
     )
 
@@ -144,12 +161,14 @@ def _make(task_name: TaskName):
         wanted = [t.strip() for t in traits.split(",")] if traits else []
         specs = bench.samples(task_name, wanted)[: limit if limit else None]
         where = Path(outputs) if outputs else Path("genotex-outputs") / task_name
+        python_exe = "python" if sandbox == "docker" else sys.executable  # the image's, or ours
+        samples = [_sample(bench, s, python_exe) for s in specs]
         return Task(
-            dataset=MemoryDataset([_sample(bench, s) for s in specs], name=f"genotex-{task_name}"),
+            dataset=MemoryDataset(samples, name=f"genotex-{task_name}"),
             solver=react(tools=[bash(timeout=600), python(timeout=600)]),
             scorer=genotex_scorer(str(bench.root), str(bench.reference), task_name, str(where)),
             metrics=[_paper_metric(n, s, w) for n, s, w in VALUE_METRICS[task_name]],
-            sandbox=sandbox,
+            sandbox=_sandbox(sandbox),
             time_limit=time_limit,
             message_limit=message_limit,
             metadata={"genotex_task": task_name, "root": str(bench.root)},
