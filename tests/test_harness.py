@@ -199,3 +199,38 @@ def test_gold_in_the_docker_sandbox_scores_one(bench, tmp_path):
     task = e2e(root=str(bench), outputs=str(tmp_path / "out"), sandbox="docker", limit=1)
     values = _values(_run(task, gold(), tmp=tmp_path))
     assert values["f1"] == pytest.approx(100.0) and values["auroc"] == pytest.approx(1.0)
+
+
+def test_with_tools_genotex_the_agent_calls_genotex_over_mcp(bench, tmp_path):
+    outputs = [
+        ModelOutput.for_tool_call("mockllm/model", "list_problems", {}),
+        ModelOutput.for_tool_call(
+            "mockllm/model", "score_genes", {"genes": ["KRT16", "SOX17"], "trait": "Asthma"}
+        ),
+        ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}),
+    ]
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    task = analysis(root=str(bench), traits="Asthma", limit=1, tools="genotex")
+    log = _run(task, model=model, tmp=tmp_path)
+    results = [m for m in log.samples[0].messages if m.role == "tool"]
+    assert len(results) == 2 and all(m.error is None for m in results)
+    assert "Asthma|None" in str(results[0].content)  # the sample's own task_info, via MCP
+    assert '"f1"' in str(results[1].content)
+
+
+def test_every_samples_task_info_is_one_genotex_reads(bench):
+    from genotex.core import TaskInfo
+
+    for name in ("preprocess", "analysis", "e2e"):
+        for spec in Benchmark(bench).samples(name):
+            info = TaskInfo.from_dict(spec.task_info)  # raises if genotex would refuse it
+            assert set(spec.problems) <= set(info.problems())  # what the sample asks is in it
+
+
+def test_the_analysis_baseline_answers_its_problem(bench, tmp_path):
+    task = analysis(root=str(bench), traits="Psoriasis", outputs=str(tmp_path / "out"))
+    log = _run(task, baseline(), tmp=tmp_path)
+    values = _values(log)
+    assert values["success"] == pytest.approx(100.0) and values["f1"] > 0

@@ -128,9 +128,13 @@ class Benchmark:
             files.update(self._tree_files(folder, f"given/preprocess/{trait}"))
         return files
 
-    def _cut_task_info(self, trait: str, others: Iterable[str]) -> dict[str, Any]:
-        """task_info with the trait's entry and, without their conditions, the traits it needs."""
-        data = {trait: self.task_info.to_dict()[trait]}
+    def _cut_task_info(
+        self, trait: str, problems: Iterable[ProblemId], others: Iterable[str]
+    ) -> dict[str, Any]:
+        """task_info asking only the sample's problems: the trait with the conditions asked, and
+        the traits those conditions name, without theirs (a valid file, `genotex` reads it)."""
+        asked = [p.condition for p in problems if p.trait == trait and p.condition is not None]
+        data = {trait: {"related_genes": list(self.task_info.genes_of(trait)), "conditions": asked}}
         for other in others:
             if other != trait:
                 data[other] = {
@@ -165,7 +169,7 @@ class Benchmark:
                             problems=(problem,),
                             files=self._given(needed),
                             given=tuple(needed),
-                            task_info=self._cut_task_info(trait, needed),
+                            task_info=self._cut_task_info(trait, [problem], needed),
                         )
                     )
                 continue
@@ -180,7 +184,9 @@ class Benchmark:
                     problems=tuple(problems) if task == "e2e" else (),
                     files=files,
                     given=tuple(conditions),
-                    task_info=self._cut_task_info(trait, conditions),
+                    task_info=self._cut_task_info(
+                        trait, problems if task == "e2e" else [], conditions
+                    ),
                 )
             )
         return specs

@@ -23,7 +23,7 @@ from inspect_ai.agent import react
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import bash, python
+from inspect_ai.tool import bash, mcp_server_sandbox, python
 from inspect_ai.util import sandbox
 
 from ..core import GenotexError, output_path
@@ -113,6 +113,21 @@ def _baseline_commands(spec: SampleSpec, python_exe: str) -> list[str]:
     return commands
 
 
+def _agent_tools(tools: str | None, python_exe: str) -> list:
+    """bash and python, and with `tools=genotex` genotex's MCP tools on the working folder."""
+    chosen: list = [bash(timeout=600), python(timeout=600)]
+    if tools in (None, "", "none"):
+        return chosen
+    if tools != "genotex":
+        raise GenotexError(f"tools must be genotex or none, not {tools!r}")
+    chosen.append(
+        mcp_server_sandbox(
+            name="genotex", command=python_exe, args=["-m", "genotex", "mcp", "--root", "."]
+        )
+    )
+    return chosen
+
+
 def _sample(bench: Benchmark, spec: SampleSpec, python_exe: str) -> Sample:
     files = {path: str(host) for path, host in spec.files.items()}
     files["metadata/task_info.json"] = json.dumps(spec.task_info, indent=1)
@@ -156,6 +171,7 @@ def _make(task_name: TaskName):
         sandbox: str = "local",
         time_limit: int | None = 3600,
         message_limit: int | None = 200,
+        tools: str | None = None,
     ) -> Task:
         bench = Benchmark(root, reference)
         wanted = [t.strip() for t in traits.split(",")] if traits else []
@@ -165,7 +181,7 @@ def _make(task_name: TaskName):
         samples = [_sample(bench, s, python_exe) for s in specs]
         return Task(
             dataset=MemoryDataset(samples, name=f"genotex-{task_name}"),
-            solver=react(tools=[bash(timeout=600), python(timeout=600)]),
+            solver=react(tools=_agent_tools(tools, python_exe)),
             scorer=genotex_scorer(str(bench.root), str(bench.reference), task_name, str(where)),
             metrics=[_paper_metric(n, s, w) for n, s, w in VALUE_METRICS[task_name]],
             sandbox=_sandbox(sandbox),
