@@ -234,3 +234,22 @@ def test_the_analysis_baseline_answers_its_problem(bench, tmp_path):
     log = _run(task, baseline(), tmp=tmp_path)
     values = _values(log)
     assert values["success"] == pytest.approx(100.0) and values["f1"] > 0
+
+
+def test_several_epochs_are_scored_apart_and_give_a_range(bench, tmp_path):
+    task = e2e(root=str(bench), outputs=str(tmp_path / "out"), traits="Psoriasis")
+    log = inspect_eval(
+        task, model="none", solver=gold(), epochs=2, log_dir=str(tmp_path / "logs"), display="none"
+    )[0]
+    assert log.status == "success"
+    assert (tmp_path / "out" / "Psoriasis" / "epoch-2" / "output").is_dir()
+    report = load_report(export_run(log.location, tmp_path / "run"))
+    assert sorted(report.run["epochs"]) == ["1", "2"]
+    assert report.run["epochs"]["2"]["f1"] == pytest.approx(100.0)
+    assert report.run["runtime"]["epochs"] == 2 and len(report.run["runtime"]["per_epoch"]) == 2
+    board = subprocess.run(
+        [sys.executable, "-m", "genotex", "leaderboard", str(tmp_path / "run" / "eval.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert "1.00 [1.00, 1.00]" in board.stdout  # AUROC with its range over the epochs

@@ -125,6 +125,11 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
     valid = isinstance(total, int) and not isinstance(total, bool) and total > 0
     coverage = (len(report.analysis or ()), total) if valid else None
     bounds = (interval.low, interval.high) if interval is not None and interval.defined else None
+    epochs = report.run.get("epochs")
+    if bounds is None and isinstance(epochs, dict) and len(epochs) > 1:  # the range over epochs
+        found = [e.get("auroc") for e in epochs.values() if isinstance(e, dict)]
+        found = [v for v in found if isinstance(v, (int, float)) and math.isfinite(v)]
+        bounds = (min(found), max(found)) if found else None
     return LeaderboardRow(name, values, None, bounds, coverage, _runtime_cells(report))
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "Benchmark",
     "SampleSpec",
     "pooled_average",
+    "link_slice",
     "merge_outputs",
     "score_output",
 ]
@@ -207,11 +208,15 @@ class Benchmark:
 
 
 # ---- scoring ----------------------------------------------------------------------------
-def _link_slice(reference: Path, traits: Iterable[str], into: Path) -> Path:
-    """A reference `output/` holding only `traits` (links to the real folders)."""
+def link_slice(
+    reference: Path, traits: Iterable[str], into: Path, *, also_preprocess: Iterable[str] = ()
+) -> Path:
+    """A reference `output/` holding only `traits` (links to the real folders), and the
+    preprocessed data of `also_preprocess` (the condition traits a two-step problem needs)."""
+    traits, extra = list(traits), [t for t in also_preprocess if t not in traits]
     for stage in ("preprocess", "regress"):
         (into / stage).mkdir(parents=True, exist_ok=True)
-        for trait in traits:
+        for trait in traits + (extra if stage == "preprocess" else []):
             source = reference / stage / trait
             if source.is_dir():
                 os.symlink(os.path.realpath(source), into / stage / trait)
@@ -317,7 +322,9 @@ def score_output(
             target = pred / "preprocess" / trait
             if source.is_dir() and not target.exists():
                 shutil.copytree(source, target)
-        ref = _link_slice(bench.reference, {spec.trait, *spec.given}, Path(scratch) / "ref")
+        ref = link_slice(
+            bench.reference, [spec.trait], Path(scratch) / "ref", also_preprocess=spec.given
+        )
         report = evaluate(
             pred,
             ref,

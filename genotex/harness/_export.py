@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core import GenotexError, prepare_output_folder, write_text_atomic
 from ..evaluation import EvalOptions, evaluate
-from ._bench import Benchmark, merge_outputs
+from ._bench import Benchmark, link_slice, merge_outputs
 
 __all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
 
@@ -119,6 +119,26 @@ def runtime_summary(runtimes: Iterable[SampleRuntime], problems_per_sample: Mapp
     )
 
 
+def _merged_tree(bench: Benchmark, outputs: list[Path], asked: list[str], merged: Path) -> None:
+    """One output tree of the samples' outputs, with the condition traits' given data beside."""
+    if merged.exists():
+        shutil.rmtree(merged)
+    merge_outputs(outputs, merged)
+    for stage in ("preprocess", "regress"):
+        (merged / stage).mkdir(parents=True, exist_ok=True)
+    for trait in asked:  # the condition traits' reference data each sample was given
+        for condition in bench.task_info.conditions.get(trait, ()):
+            source = bench.reference / "preprocess" / condition
+            target = merged / "preprocess" / condition
+            if condition not in asked and source.is_dir() and not target.exists():
+                shutil.copytree(source, target)
+
+
+def _headline(report: Any) -> dict[str, float]:
+    """An epoch's overall analysis averages (what Table 2 reports)."""
+    return dict(report.analysis_by_category().get("Overall", {}))
+
+
 def export_run(
     log_path: str | Path,
     out: str | Path,
@@ -159,38 +179,38 @@ def export_run(
     bench = Benchmark(root or metadata["root"], reference)
     out = prepare_output_folder(out)
     runs, traits, problems_per_sample = [], [], {}
-    outputs = []
+    outputs: dict[int, list[Path]] = {1: []}
     for runtime, score in _sample_runtimes(log, price_in, price_out):
         runs.append(runtime)
         info = (score.metadata or {}) if score is not None else {}
-        if info.get("output_dir") and runtime.epoch == 1:
-            outputs.append(Path(info["output_dir"]))
+        if info.get("output_dir"):
+            outputs.setdefault(runtime.epoch, []).append(Path(info["output_dir"]))
         sample = next(s for s in log.samples if str(s.id) == runtime.sample)
         traits.append((sample.metadata or {}).get("trait"))
         problems_per_sample[runtime.sample] = len((sample.metadata or {}).get("problems", [])) or 1
-    merged = out / "output"
-    if merged.exists():
-        shutil.rmtree(merged)
-    merge_outputs(outputs, merged)
-    for stage in ("preprocess", "regress"):
-        (merged / stage).mkdir(parents=True, exist_ok=True)
     asked = sorted({t for t in traits if t})
-    for trait in asked:  # the condition traits' reference data each sample was given
-        for condition in bench.task_info.conditions.get(trait, ()):
-            source = bench.reference / "preprocess" / condition
-            target = merged / "preprocess" / condition
-            if condition not in asked and source.is_dir() and not target.exists():
-                shutil.copytree(source, target)
     tasks = {"preprocess": ("selection", "preprocessing"), "analysis": ("analysis",)}
-    report = evaluate(
-        merged,
-        bench.reference,
-        bench.task_info.restricted_to(asked),
-        options=EvalOptions(tasks=tasks.get(task_name, ("selection", "preprocessing", "analysis"))),
-    )
+    options = EvalOptions(tasks=tasks.get(task_name, ("selection", "preprocessing", "analysis")))
+    reference = bench.reference
+    if asked != bench.task_info.traits:  # a slice of the benchmark: the reference of its traits
+        needed = {c for t in asked for c in bench.task_info.conditions.get(t, ())}
+        slice_folder = out / "reference"
+        if slice_folder.exists():
+            shutil.rmtree(slice_folder)
+        reference = link_slice(bench.reference, asked, slice_folder, also_preprocess=sorted(needed))
+    reports = {}
+    for epoch in sorted(outputs):  # epoch 1's tree is the run's; every epoch is scored alike
+        merged = out / "output" if epoch == 1 else out / "epochs" / f"epoch-{epoch}" / "output"
+        _merged_tree(bench, outputs[epoch], asked, merged)
+        reports[epoch] = evaluate(
+            merged, reference, bench.task_info.restricted_to(asked), options=options
+        )
+    report = reports[min(reports)]
     summary = runtime_summary(runs, problems_per_sample)
     harness = {"task": task_name, "log": str(log_path)}
     run = {**report.run, "runtime": summary.to_dict(), "harness": harness}
+    if len(reports) > 1:  # each epoch's headline numbers, and their range across epochs
+        run["epochs"] = {str(k): _headline(r) for k, r in sorted(reports.items())}
     report = replace(report, run=run)
     path = out / "eval.json"
     write_text_atomic(path, report.to_json())

@@ -224,7 +224,10 @@ def genotex_scorer(root: str, reference: str, task_name: str, outputs: str) -> S
 
     async def score(state: TaskState, target: Target) -> Score:
         spec = specs[str(state.sample_id)]
-        where = await _copy_out(Path(outputs) / spec.id / "output")
+        # each epoch's output apart: OUTPUTS/<sample>/output, then .../epoch-<k>/output
+        folder = Path(outputs) / spec.id
+        epoch = getattr(state, "epoch", 1) or 1
+        where = await _copy_out((folder if epoch == 1 else folder / f"epoch-{epoch}") / "output")
         result = score_output(bench, spec, where)
         return Score(
             value={k: (0.0 if math.isnan(v) else v) for k, v in result["values"].items()},
@@ -235,6 +238,7 @@ def genotex_scorer(root: str, reference: str, task_name: str, outputs: str) -> S
                 "output_dir": str(where.resolve()),
                 "genotex_task": spec.task,
                 "trait": spec.trait,
+                "epoch": epoch,
             },
         )
 
