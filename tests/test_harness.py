@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +254,19 @@ def test_several_epochs_are_scored_apart_and_give_a_range(bench, tmp_path):
         text=True,
     )
     assert "1.00 [1.00, 1.00]" in board.stdout  # AUROC with its range over the epochs
+
+
+def test_the_readmes_inspect_command_runs_as_written(bench, tmp_path):
+    inspect_cli = shutil.which("inspect", path=str(Path(sys.executable).parent))
+    assert inspect_cli is not None
+    done = subprocess.run(
+        [inspect_cli, "eval", "genotex/e2e", "--model", "none", "--solver", "genotex/gold"]
+        + ["-T", f"root={bench}", "-T", "traits=Asthma,Obesity", "--log-dir", str(tmp_path)]
+        + ["--display", "plain"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "INSPECT_DISABLE_MODEL_API": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "e2e (2 samples)" in done.stdout and "f1" in done.stdout

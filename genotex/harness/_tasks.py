@@ -165,7 +165,7 @@ def _make(task_name: TaskName):
     def build(
         root: str,
         reference: str | None = None,
-        traits: str | None = None,
+        traits: str | list[str] | None = None,
         limit: int | None = None,
         outputs: str | None = None,
         sandbox: str = "local",
@@ -174,7 +174,9 @@ def _make(task_name: TaskName):
         tools: str | None = None,
     ) -> Task:
         bench = Benchmark(root, reference)
-        wanted = [t.strip() for t in traits.split(",")] if traits else []
+        # `-T traits=A,B` reaches a task as a list; the Python API may pass "A,B"
+        listed = traits.split(",") if isinstance(traits, str) else list(traits or [])
+        wanted = [t.strip() for t in listed if t.strip()]
         specs = bench.samples(task_name, wanted)[: limit if limit else None]
         where = Path(outputs) if outputs else Path("genotex-outputs") / task_name
         python_exe = "python" if sandbox == "docker" else sys.executable  # the image's, or ours
