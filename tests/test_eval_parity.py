@@ -89,23 +89,8 @@ def _without_times(path: Path) -> bytes:
 def test_parallel_scoring_gives_the_same_report(eval_fixtures, tmp_path):
     case = eval_fixtures / "case2"
     serial = _run_case(case, tmp_path / "serial.json")
-    result = CliRunner().invoke(
-        main,
-        [
-            "eval",
-            "-p",
-            str(case / "pred" / "output"),
-            "-r",
-            str(case / "ref" / "output"),
-            "--task-info",
-            str(case / "ref" / "metadata" / "task_info.json"),
-            "--json",
-            str(tmp_path / "parallel.json"),
-            "--jobs",
-            "2",
-            "--no-progress",
-        ],
-    )
+    extra = ("--json", str(tmp_path / "parallel.json"), "--jobs", "2", "--no-progress")
+    result = CliRunner().invoke(main, eval_args(case, *extra))
     assert result.exit_code == 0, result.output
     parallel = json.loads((tmp_path / "parallel.json").read_text())
     assert parallel.pop("run")["provenance"]["options"]["jobs"] == 2  # the run says how it ran

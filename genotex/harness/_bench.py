@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core import (
+    ANALYSIS_METRICS,
     GenotexError,
     ProblemId,
     TaskInfo,
@@ -241,19 +242,7 @@ def _items(report: EvalReport, spec: SampleSpec) -> dict[str, Any]:
         }
     for score in report.analysis or ():
         if score.problem.key in asked:
-            items["analysis"][score.problem.key] = {
-                m: score.value(m)
-                for m in (
-                    "success",
-                    "precision",
-                    "recall",
-                    "f1",
-                    "auroc",
-                    "gsea_es",
-                    "trait_pred_accuracy",
-                    "trait_pred_f1",
-                )
-            }
+            items["analysis"][score.problem.key] = {m: score.value(m) for m in ANALYSIS_METRICS}
     return items
 
 
@@ -266,19 +255,7 @@ VALUE_METRICS: dict[TaskName, tuple[tuple[str, str, str], ...]] = {
         ("csc_gene", "preprocessing.gene", ""),
         ("csc_clinical", "preprocessing.clinical", ""),
     ),
-    "analysis": tuple(
-        (m, "analysis", m)
-        for m in (
-            "success",
-            "precision",
-            "recall",
-            "f1",
-            "auroc",
-            "gsea_es",
-            "trait_pred_accuracy",
-            "trait_pred_f1",
-        )
-    ),
+    "analysis": tuple((m, "analysis", m) for m in ANALYSIS_METRICS),
     "e2e": (),
 }
 VALUE_METRICS["e2e"] = VALUE_METRICS["analysis"] + VALUE_METRICS["preprocess"]
