@@ -180,19 +180,27 @@ def test_the_leaderboard_prints_the_papers_rows_exactly(saved, shared):
     text = render_leaderboard(
         leaderboard([saved["agent"], saved["perfect"]], paper="end-to-end"), "csv"
     )
-    rows = {r["Run"]: r for r in csv.DictReader(text.splitlines())}
+    rows = {r["run"]: r for r in csv.DictReader(text.splitlines())}
     with open(shared / "data" / "paper" / "genotex_paper_table2.csv", encoding="utf-8") as handle:
         for paper in csv.DictReader(handle):
             row = rows[f"{paper['method']} (published)"]
-            assert row["Prec."] == paper["precision"] and row["AUROC"] == paper["auroc"]
-            assert row["Success"] == (paper["success"] or "-") and row["Coverage"] == "published"
+            assert row["precision"] == paper["precision"] and row["auroc"] == paper["auroc"]
+            assert row["success"] == paper["success"] and row["published"] == "true"
     # beside the paper, coverage is counted against the paper's 1,384 problems
-    assert rows["agent"]["Coverage"] == "24/1384 (partial)"
-    assert rows["agent"]["AUROC"].startswith("0.82 [")
+    assert (rows["agent"]["problems_scored"], rows["agent"]["problems_total"]) == ("24", "1384")
+    # numeric and unrounded, the interval's bounds in their own columns
+    agent = load_report(saved["agent"])
+    overall = agent.analysis_by_category()["Overall"]
+    assert float(rows["agent"]["auroc"]) == overall["auroc"]
+    low, high = (float(rows["agent"][k]) for k in ("auroc_low", "auroc_high"))
+    assert low <= overall["auroc"] <= high
+    assert rows["Human expert (published)"]["trait_pred_accuracy"] == ""  # missing: empty
+    text_board = render_leaderboard(leaderboard([saved["agent"]], paper="end-to-end"))
+    assert "24/1384 (partial)" in text_board and "0.82 [" in text_board
     alone = render_leaderboard(leaderboard([saved["agent"]]), "csv")
-    assert next(csv.DictReader(alone.splitlines()))["Coverage"] == "24/24"
-    runs = [r["Run"] for r in csv.DictReader(text.splitlines())]
-    assert runs.index("perfect") == 0  # sorted by AUROC
+    assert next(csv.DictReader(alone.splitlines()))["problems_total"] == "24"
+    runs = [r["run"] for r in csv.DictReader(text.splitlines())]
+    assert runs.index("perfect") == 0  # runs first, sorted by AUROC
     assert len(published_rows("analysis")) == 9
     latex = render_leaderboard(leaderboard([saved["agent"]], paper="analysis"), "latex")
     assert "\\toprule" in latex and "\\textbf{" in latex and "GenoAgent (Ours) (published)" in latex
@@ -276,3 +284,76 @@ def test_run_names_with_special_characters_are_escaped_in_latex_and_markdown(sav
     unescaped = re.compile(r"(?<!\\)\|")
     assert len(unescaped.findall(row)) == len(unescaped.findall(header))  # no extra column
     assert row.startswith(r"| a#b~c^d\\e_f%g&h$i{j}\|k\*l |")
+
+
+def test_each_leaderboard_format_is_complete_and_valid_on_its_own(saved, tmp_path):
+    import csv
+    import re
+
+    from click.testing import CliRunner
+    from markdown_it import MarkdownIt
+
+    from genotex.cli import main
+
+    runs = [str(saved["agent"]), str(saved["perfect"])]
+    argv = ["leaderboard", *runs, "--paper", "--label", "my agent", "--label", "oracle"]
+    outputs = {}
+    for fmt in ("markdown", "latex", "csv"):
+        result = CliRunner().invoke(main, [*argv, "--format", fmt])
+        assert result.exit_code == 0, result.output
+        outputs[fmt] = (result.stdout, result.stderr)
+    # Markdown, as GitHub renders it: one table of every row, the note after it, numbers right
+    page = MarkdownIt("commonmark").enable("table").render(outputs["markdown"][0])
+    assert page.count("<table>") == 1 and page.count("<tr>") == 2 + 18 + 1  # runs, rows, header
+    assert "<p>Published rows:" in page and 'style="text-align:right"' in page
+    assert ">my agent</td>" in page
+    # LaTeX: the table alone on stdout (notes on stderr), every row as wide as the header
+    latex, notes = outputs["latex"]
+    lines = latex.strip().splitlines()
+    assert lines[0].startswith(r"\begin{tabular}") and lines[-1] == r"\end{tabular}"
+    widths = {len(re.split(r"(?<!\\)&", line)) for line in lines if line.endswith(r"\\")}
+    assert widths == {len(lines[0].split("{")[2].rstrip("}"))}  # the column spec's width
+    assert " - " not in latex and "--" in latex and "Published rows" in notes
+    # CSV: read by pandas as numbers, missing values empty (NaN), no note on stdout
+    import io
+
+    import pandas as pd
+
+    table = pd.read_csv(io.StringIO(outputs["csv"][0]))
+    assert table["f1"].dtype == float and table["auroc_low"].dtype == float
+    assert table.loc[table["run"] == "oracle", "f1"].item() == 100.0
+    assert table.loc[table["run"] == "Random (published)", "trait_pred_accuracy"].isna().item()
+    assert list(csv.reader(io.StringIO(outputs["csv"][0])))[0][0] == "run"
+
+
+def test_a_tie_as_printed_is_marked_best_on_both_sides(saved, tmp_path):
+    data = json.loads(saved["agent"].read_text())
+    twin = json.loads(saved["agent"].read_text())
+    for problem in twin["analysis"]["per_problem"].values():  # a hair better, same as printed
+        problem["gsea_es"] = problem["gsea_es"] + 0.0004
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    (tmp_path / "b.json").write_text(json.dumps(twin))
+    a, b = (
+        load_report(tmp_path / n).analysis_by_category()["Overall"] for n in ("a.json", "b.json")
+    )
+    assert a["gsea_es"] < b["gsea_es"] and f"{a['gsea_es']:.2f}" == f"{b['gsea_es']:.2f}"
+    board = leaderboard([tmp_path / "a.json", tmp_path / "b.json"])
+    marked = render_leaderboard(board, "markdown")
+    assert marked.count(f"**{b['gsea_es']:.2f}**") == 2
+
+
+def test_eval_label_names_the_run_in_the_leaderboard_and_the_report(eval_fixtures, tmp_path):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+    from genotex.evaluation import write_report
+    from tests.conftest import eval_args
+
+    out = tmp_path / "run1.json"
+    argv = eval_args(eval_fixtures / "case1", "--json", str(out), "--label", "GPT-4o agent")
+    assert CliRunner().invoke(main, argv).exit_code == 0
+    assert json.loads(out.read_text())["run"]["label"] == "GPT-4o agent"
+    board = render_leaderboard(leaderboard([out]))
+    assert board.splitlines()[2].startswith("GPT-4o agent")
+    page = write_report(load_report(out), tmp_path / "report").read_text()
+    assert "<h1>GPT-4o agent: genotex evaluation report</h1>" in page

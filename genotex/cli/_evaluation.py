@@ -80,6 +80,11 @@ from ._common import (
 )
 @jobs_option("Worker processes for scoring preprocessed tables.")
 @click.option(
+    "--label",
+    default=None,
+    help="The run's name in leaderboards, comparisons and the report (default: the file's).",
+)
+@click.option(
     "--max-columns",
     type=click.IntRange(min=1),
     default=MAX_COLUMNS,
@@ -142,6 +147,7 @@ def eval_command(
     csv_dir: Path | None,
     details: bool,
     jobs: int,
+    label: str | None,
     max_columns: int,
     max_file_mb: float,
     no_progress: bool,
@@ -161,6 +167,7 @@ def eval_command(
         jobs=jobs,
         max_file_mb=max_file_mb,
         max_columns=max_columns,
+        label=label,
         ci=ci or report_dir is not None,
         bootstrap=BootstrapSettings(resamples=resamples, seed=seed),
         exact=exact_stats or report_dir is not None,
@@ -278,17 +285,36 @@ def compare_command(
     type=click.Choice(["text", "markdown", "latex", "csv"]),
     default="text",
     show_default=True,
+    help="text; markdown (GitHub); latex (booktabs; notes on stderr); csv (numeric, unrounded; "
+    "notes on stderr).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A run's name in the table, one per run in their order (default: the label eval "
+    "recorded, else the file's name).",
 )
 @debug_option
 @handle_errors
-def leaderboard_command(runs: tuple[Path, ...], paper: str | None, fmt: str) -> None:
-    """Saved runs in the layout of the paper's Table 2, sorted by AUROC, best per column marked."""
-    from ..evaluation import leaderboard, render_leaderboard
+def leaderboard_command(
+    runs: tuple[Path, ...], paper: str | None, fmt: str, labels: tuple[str, ...]
+) -> None:
+    """Saved runs in the layout of the paper's Table 2, sorted by AUROC, best per column marked.
 
-    board = leaderboard(list(runs), paper=paper)
+    Example: genotex leaderboard a.json b.json --label "GPT-4o" --label "o1" --paper --format latex
+    """
+    from ..evaluation import leaderboard, leaderboard_notes, render_leaderboard
+
+    if labels and len(labels) != len(runs):
+        raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs: give one per run")
+    board = leaderboard(list(runs), paper=paper, labels=list(labels) or None)
     for warning in board.warnings:
         click.echo(f"genotex: warning: {warning}", err=True)
     click.echo(render_leaderboard(board, fmt), nl=False)
+    if fmt in ("latex", "csv"):  # the table alone on stdout: `> table.tex` takes it as is
+        for note in leaderboard_notes(board):
+            click.echo(note, err=True)
 
 
 @main.command("report")

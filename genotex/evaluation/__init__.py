@@ -26,7 +26,13 @@ from ._compare import (
 )
 from ._evaluate import TASKS, EvalOptions, evaluate
 from ._html import render_html, write_report
-from ._leaderboard import Leaderboard, leaderboard, published_rows, render_leaderboard
+from ._leaderboard import (
+    Leaderboard,
+    leaderboard,
+    leaderboard_notes,
+    published_rows,
+    render_leaderboard,
+)
 from ._preprocessing_task import (
     SUBTASKS,
     evaluate_preprocessing,
@@ -98,6 +104,7 @@ __all__ = [
     "paired_comparison",
     "provenance",
     "published_rows",
+    "leaderboard_notes",
     "reference_csvs",
     "reference_results",
     "render_comparison",

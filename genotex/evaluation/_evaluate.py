@@ -55,6 +55,9 @@ class EvalOptions:
         Add the statistics beside the parity ones to every scored problem: exact
         AUROC and average precision over the problem's gene universe, and GSEA
         prerank (gseapy, `gsea_permutations` permutations, seed `gsea_seed`).
+    label
+        The run's name in leaderboards, comparisons and the report (recorded in
+        the report's `run.label`; none by default).
     """
 
     tasks: tuple[str, ...] = TASKS
@@ -67,6 +70,7 @@ class EvalOptions:
     exact: bool = False
     gsea_permutations: int = 1000
     gsea_seed: int = 0
+    label: str | None = None
 
     def __post_init__(self) -> None:
         for name, allowed in (("tasks", TASKS), ("subtasks", SUBTASKS)):
@@ -150,6 +154,8 @@ def evaluate(
         "max_file_mb": options.max_file_mb,
         "problems_in_task_info": len(list(task_info.problems())),
     }
+    if options.label:
+        run["label"] = options.label
     report = EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
     return _finish(report, options, lists, ref, task_info, task_info_source, started)
 

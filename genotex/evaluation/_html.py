@@ -178,7 +178,9 @@ def _analysis_section(report: EvalReport) -> dict:
             rows,
         )
     ]
-    headers, ours, published, warning = paper_comparison(report)
+    headers, ours, published, warning = paper_comparison(
+        report, report.run.get("label") or "this run"
+    )
     table = _table("Beside the paper's Table 2 (end to end)", headers, [ours], published)
     tables.append({**table, "note": warning})
     return {

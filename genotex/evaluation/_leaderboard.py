@@ -29,6 +29,7 @@ __all__ = [
     "Leaderboard",
     "LeaderboardRow",
     "leaderboard",
+    "leaderboard_notes",
     "paper_comparison",
     "paper_table",
     "published_rows",
@@ -195,30 +196,48 @@ def _run_name(path: Path) -> str:
     return path.parent.name if path.stem == "eval" and path.parent.name else path.stem
 
 
-def leaderboard(paths: list[str | Path], *, paper: str | None = None) -> Leaderboard:
+def leaderboard(
+    paths: list[str | Path], *, paper: str | None = None, labels: list[str] | None = None
+) -> Leaderboard:
     """Rows for saved `eval --json` reports (and the paper's), sorted by AUROC, best marked.
+
+    A run is named by `labels` (in the order of `paths`), else by the label its
+    report records (`eval --label`), else by its file (or, for `RUN/eval.json`,
+    its folder). Runs come first, sorted by AUROC; the paper's rows follow in
+    the paper's order. The best value of each column is marked, every tie of
+    it (as printed) too.
 
     Raises `ReportError` for an unreadable report, one without digests, or
     reports made against different references.
     """
+    if labels and len(labels) != len(paths):
+        raise ValueError(f"{len(labels)} labels for {len(paths)} runs: give one per run")
     reports = {str(path): load_report(path) for path in paths}
     if len(reports) > 1:
         check_same_reference(reports)
-    rows = [_row_of(_run_name(Path(path)), report) for path, report in reports.items()]
+    names = labels or [
+        str(report.run.get("label") or _run_name(Path(path))) for path, report in reports.items()
+    ]
+    rows = [_row_of(name, report) for name, report in zip(names, reports.values(), strict=True)]
+    rows.sort(key=lambda r: -(r.values.get("auroc") if r.values.get("auroc") is not None else -1))
     warnings: list[str] = []
     if paper:
         checked = [against_paper(row) for row in rows]
         rows = [row for row, _ in checked]
         warnings = [warning for _, warning in checked if warning]
         rows += published_rows(paper)
-    rows.sort(key=lambda r: -(r.values.get("auroc") if r.values.get("auroc") is not None else -1))
     best = {}
     for metric, _, _ in COLUMNS:
-        found = [r.values[metric] for r in rows if r.values.get(metric) is not None]
+        found = [_printed(r.values[metric]) for r in rows if r.values.get(metric) is not None]
         found = [v for v in found if not math.isnan(v)]
         if found:
             best[metric] = get_metric(metric).best(found)
     return Leaderboard(tuple(rows), best, _SOURCE if paper else "", tuple(warnings))
+
+
+def _printed(value: float) -> float:
+    """A value as the table prints it (2 decimals): ties are judged on what the reader sees."""
+    return round(value, 2) if math.isfinite(value) else value
 
 
 def _coverage(row: LeaderboardRow) -> str:
@@ -235,7 +254,7 @@ def _cells(board: Leaderboard, row: LeaderboardRow, mark, escape=lambda c: c) ->
     cells = []
     for metric, _, _ in COLUMNS:
         value = row.values.get(metric)
-        is_best = value is not None and board.best.get(metric) == value
+        is_best = value is not None and board.best.get(metric) == _printed(value)
         text = escape(row.cell(metric))
         cells.append(mark(text) if is_best else text)
     runtime = [escape((row.runtime or {}).get(key, "") or "-") for key, _ in RUNTIME_COLUMNS]
@@ -267,39 +286,95 @@ def _markdown_escape(cell: str) -> str:
     return cell.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
 
 
+def leaderboard_notes(board: Leaderboard) -> list[str]:
+    """What a table's reader must know: where the published rows come from."""
+    return [f"Published rows: {board.source}."] if board.source else []
+
+
+def _csv_number(text: str) -> str:
+    """A printed cell as a CSV number: empty when missing."""
+    return "" if text in ("", "-") else text
+
+
+def _csv_rows(board: Leaderboard) -> list[list[str]]:
+    """Numeric, unrounded cells; interval bounds and token counts in their own columns."""
+    rows = []
+    for row in board.rows:
+        values = []
+        for metric, _, _ in COLUMNS:
+            if row.printed is not None:
+                values.append(_csv_number(row.printed.get(metric, "")))
+            else:
+                value = row.values.get(metric)
+                values.append("" if value is None or math.isnan(value) else repr(float(value)))
+            if metric == "auroc":
+                bounds = row.auroc_interval
+                values += [repr(b) for b in bounds] if bounds else ["", ""]
+        runtime = []
+        if board.runtime:
+            cells = row.runtime or {}
+            tokens = (cells.get("tokens_in_out_k") or "").split("/")
+            runtime = [_csv_number(t) for t in (tokens + ["", ""])[:2]]
+            runtime += [_csv_number(cells.get(k) or "") for k in ("cost_usd", "time_s")]
+        scored, total = row.coverage if row.coverage is not None else ("", "")
+        published = "true" if row.published else "false"
+        rows.append([row.name, *values, *runtime, str(scored), str(total), published])
+    return rows
+
+
+def _csv(board: Leaderboard) -> str:
+    headers = ["run"]
+    for metric, _, _ in COLUMNS:
+        headers.append(metric)
+        if metric == "auroc":
+            headers += ["auroc_low", "auroc_high"]
+    if board.runtime:
+        headers += ["tokens_in_k", "tokens_out_k", "cost_usd", "time_s"]
+    headers += ["problems_scored", "problems_total", "published"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows(_csv_rows(board))
+    return buffer.getvalue()
+
+
 def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
-    """The leaderboard as `text`, `markdown`, `latex` (booktabs) or `csv`."""
+    """The leaderboard as `text`, `markdown` (GitHub), `latex` (booktabs) or `csv`.
+
+    Each is complete and valid on its own: text and Markdown end with their
+    notes (Markdown after a blank line, so they are not read as a table row);
+    LaTeX and CSV hold the table only (`leaderboard_notes` gives the notes, the
+    CLI prints them on stderr). CSV is numeric and unrounded, with the AUROC
+    interval's bounds and the token counts in their own columns and empty cells
+    for missing values.
+    """
     runtime = [header for _, header in RUNTIME_COLUMNS] if board.runtime else []
     headers = ["Run", *(header for _, _, header in COLUMNS), *runtime, "Coverage"]
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(headers)
-        writer.writerows(_cells(board, row, lambda c: c) for row in board.rows)
-        return buffer.getvalue()
+        return _csv(board)
+    notes = leaderboard_notes(board)
     if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines = ["| " + " | ".join(headers) + " |", "|:---|" + "---:|" * (len(headers) - 1)]
         lines += [
             "| "
             + " | ".join(_cells(board, r, lambda c: f"**{c}**", escape=_markdown_escape))
             + " |"
             for r in board.rows
         ]
+        lines += ["", *notes] if notes else []
     elif fmt == "latex":
         lines = [r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", r"\toprule"]
         lines.append(" & ".join(_latex_escape(h) for h in headers) + r" \\")
         lines.append(r"\midrule")
         for row in board.rows:
             cells = _cells(board, row, lambda c: rf"\textbf{{{c}}}", escape=_latex_escape)
-            lines.append(" & ".join(cells) + r" \\")
+            lines.append(" & ".join("--" if c == "-" else c for c in cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
     elif fmt == "text":
         from ._render import format_table
 
         lines = [format_table(headers, (_cells(board, r, lambda c: f"{c}*") for r in board.rows))]
-        lines.append("* best in its column")
+        lines += ["* best in its column", *notes]
     else:
         raise ValueError(f"unknown format {fmt!r}; choose text, markdown, latex or csv")
-    if board.source:
-        lines.append(f"Published rows: {board.source}.")
     return "\n".join(lines) + "\n"
