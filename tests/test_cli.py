@@ -125,3 +125,25 @@ def test_eval_only_demo_writes_an_example_and_evaluates_it(tmp_path):
     assert "== Statistical analysis ==" in result.output and "Overall" in result.output
     report = json.loads((tmp_path / "demo" / "eval_report.json").read_text())
     assert report["analysis"]["per_problem"] and report["problems_found"]
+
+
+def test_library_messages_name_no_cli_flag():
+    """A notebook user has no --debug, --force or "proposal above": the CLI adds its own words."""
+    import ast
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "genotex"
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    found = []
+    for path in package.rglob("*.py"):
+        if path.parts[-2] == "cli" or path.name == "_tasks.py":  # the CLI; the harness's commands
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) or (
+                isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("warn", "append")
+            ):
+                for text in (n.value for n in ast.walk(node) if isinstance(n, ast.Constant)):
+                    if isinstance(text, str) and (flag.search(text) or "proposal above" in text):
+                        found.append(f"{path.relative_to(package)}: {text[:60]!r}")
+    assert found == []

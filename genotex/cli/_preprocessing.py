@@ -129,6 +129,8 @@ def _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs,
     )
     width = max((len(f"{j.trait}/{j.cohort}") for j, _ in results), default=10)
     for job, status in results:
+        if status.startswith("failed: unexpected") and not debug:
+            status += " (--debug shows the traceback)"
         click.echo(f"{f'{job.trait}/{job.cohort}':<{width}}  {status}")
     failed = sum(status.startswith("failed") for _, status in results)
     click.echo(f"{len(results)} cohorts, {failed} failed; outputs in {out}", err=True)
@@ -142,7 +144,10 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
         outcome = preprocess_cohort(cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids)
     except RecipeNeeded as exc:
         click.echo(exc.proposal)
-        raise
+        raise GenotexError(
+            "a GEO cohort needs a recipe for its trait: review the proposal above and save it",
+            path=exc.path,
+        ) from None
     except TraitMismatch as exc:
         raise click.UsageError(f"--trait {trait!r} disagrees with {exc}") from None
     details = f" ({outcome.details})" if outcome.details else ""

@@ -179,7 +179,7 @@ def paper_table(name: str) -> list[dict[str, str]]:
 def published_rows(which: str) -> list[LeaderboardRow]:
     """The paper's rows of Table 2 ("end-to-end") or Table 3 ("analysis"), as printed."""
     if which not in _TABLES:
-        raise ValueError(f"--paper takes end-to-end or analysis, not {which!r}")
+        raise ValueError(f"the paper's table is end-to-end or analysis, not {which!r}")
     rows = []
     for record in paper_table(_TABLES[which]):
         printed = {metric: record[column] for metric, column, _ in COLUMNS}

@@ -157,7 +157,7 @@ def _findings_block(report: EvalReport, max_findings: int) -> str:
     lines += [f"- {f.file}: {f.reason}" for f in findings[:max_findings]]
     if len(findings) > max_findings:
         more = len(findings) - max_findings
-        lines.append(f"... and {more} more (all of them are in --json / --csv)")
+        lines.append(f"... and {more} more (all of them are in the JSON and CSV outputs)")
     return "\n".join(lines)
 
 

@@ -226,7 +226,7 @@ TOOLS = (
 def build_server(roots: list[str | Path]) -> MCPServer:
     """An MCP server exposing genotex's library on `roots` (each a benchmark root or a folder)."""
     if not roots:
-        raise GenotexError("the MCP server needs at least one --root")
+        raise GenotexError("the MCP server needs at least one root folder")
     for root in roots:
         if not Path(root).is_dir():
             raise GenotexError("the root is not a folder", path=root)

@@ -39,7 +39,7 @@ def _characteristics(
         choice = proposal.choices[name]
         lines.append(_shorten(f"  proposed {name}: " + "; ".join(choice.evidence), 400))
     if not trait:
-        lines.append("  give --trait to see the proposed trait row (genotex recipe propose)")
+        lines.append("  with the trait given, the proposed trait row is shown too")
     return lines
 
 
@@ -51,7 +51,7 @@ def _platform_lines(
         examples = [str(v) for v in platform[column].dropna().head(max_values * 4).unique()[:3]]
         lines.append(_shorten(f"  {column}: {examples}"))
     if synonyms is None:
-        lines.append('  gene_column = "auto": give --synonyms to see which column it reads')
+        lines.append('  gene_column = "auto": with a synonym table, the column it reads is shown')
     else:
         try:
             choice = explain_gene_column(platform, synonyms.values())

@@ -217,7 +217,7 @@ def preprocess_cohort(
         return preprocess_tcga(cohort_dir, trait, synonyms, out_root)
     if recipe is None:
         raise RecipeNeeded(
-            "a GEO cohort needs a recipe for its trait: review the proposal above and save it",
+            "a GEO cohort needs a recipe for its trait (the error's `proposal` holds genotex's)",
             path=cohort_dir,
             proposal=propose_cohort(cohort_dir, trait).toml(),
         )

@@ -112,9 +112,7 @@ def run_job(
         if debug:
             log.exception("%s/%s", job.trait, job.cohort)
         reason = str(exc).splitlines()[0] if str(exc) else ""
-        status = (
-            f"failed: unexpected {exc.__class__.__name__}: {reason} (--debug shows the traceback)"
-        )
+        status = f"failed: unexpected {exc.__class__.__name__}: {reason}"
     else:
         return job, outcome.summary
     if not job.problem:

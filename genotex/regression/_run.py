@@ -243,7 +243,7 @@ def _execute_on_dask(
         from dask.distributed import as_completed as dask_completed
     except ImportError:  # pragma: no cover - depends on the installation
         raise GenotexError(
-            "--scheduler needs dask.distributed: pip install 'genotex[dask]'"
+            "a Dask scheduler needs dask.distributed: pip install 'genotex[dask]'"
         ) from None
     with Client(address) as client:
         futures = client.map(_solve_task, tasks, pure=False)
