@@ -62,3 +62,29 @@ def test_the_readme_notebook_example_runs_verbatim(tmp_path, monkeypatch):
         / "Asthma"
         / "significant_genes_condition_None.json"
     ).exists()
+
+
+def test_notebook_objects_print_short(tmp_path, shared):
+    """What a notebook prints of a result is a line, not the frames inside it (~100 KB before)."""
+    import genotex
+    from genotex.evaluation import evaluate
+    from genotex.preprocessing import read_series_matrix
+
+    matrix = read_series_matrix(
+        shared / "data" / "real" / "geo" / "GSE14520" / "GSE14520-GPL571_series_matrix.txt.gz"
+    )
+    assert len(repr(matrix)) < 200 and "22268 probes" in repr(matrix)
+    case = shared / "fixtures" / "eval" / "case1"
+    report = evaluate(
+        case / "pred" / "output",
+        case / "ref" / "output",
+        case / "ref" / "metadata" / "task_info.json",
+    )
+    assert len(repr(report)) < 300 and repr(report).startswith("EvalReport(")
+    assert "<table>" in report._repr_html_() and len(report._repr_html_()) < 5000
+    regress = shared / "fixtures" / "regress" / "synthetic"
+    info = genotex.load_task_info(regress / "metadata" / "task_info.json")
+    result = genotex.answer_problem(
+        regress / "output" / "preprocess", genotex.ProblemId("Prostate_Cancer", None), info
+    )
+    assert len(repr(result)) < 300 and "Prostate_Cancer|None: Lasso" in repr(result)

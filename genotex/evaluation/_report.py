@@ -63,6 +63,36 @@ class EvalReport:
     run: Mapping[str, Any] = field(default_factory=dict)
     intervals: Mapping[str, Mapping[str, Interval]] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        parts = []
+        if self.filtering is not None:
+            parts.append(f"{len(self.filtering)} traits filtered")
+        for subtask, scores in (self.preprocessing or {}).items():
+            parts.append(f"{len(scores or ())} {subtask} files")
+        if self.analysis is not None:
+            overall = self.analysis_by_category().get(OVERALL, {})
+            auroc = overall.get("auroc", float("nan"))
+            parts.append(f"{len(self.analysis)} problems (AUROC {auroc:.2f})")
+        parts.append(f"{len(self.findings)} findings")
+        label = f"{self.run['label']}: " if self.run.get("label") else ""
+        return f"EvalReport({label}{', '.join(parts)})"
+
+    def _repr_html_(self) -> str:
+        """The overall analysis averages as a table (what a notebook shows)."""
+        import html
+
+        rows = "".join(
+            "<tr><th>"
+            + html.escape(name)
+            + "</th>"
+            + "".join(f"<td>{averages.get(m, float('nan')):.2f}</td>" for m in ANALYSIS_METRICS)
+            + "</tr>"
+            for name, averages in self.analysis_by_category().items()
+        )
+        head = "".join(f"<th>{html.escape(m)}</th>" for m in ANALYSIS_METRICS)
+        caption = html.escape(repr(self))
+        return f"<table><caption>{caption}</caption><tr><th></th>{head}</tr>{rows}</table>"
+
     # ---- aggregates -------------------------------------------------------------------
     @property
     def analysis_metrics(self) -> tuple[str, ...]:

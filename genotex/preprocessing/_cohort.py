@@ -127,6 +127,18 @@ class CohortOutcome:
             return "not usable: trait biased"
         return "not usable"
 
+    def __repr__(self) -> str:
+        shapes = ", ".join(
+            f"{name} {frame.shape[0]}x{frame.shape[1]}"
+            for name, frame in (
+                ("gene_data", self.gene_data),
+                ("clinical_data", self.clinical_data),
+                ("linked", self.linked),
+            )
+            if frame is not None
+        )
+        return f"CohortOutcome({self.trait}/{self.cohort}: {self.summary}; {shapes or 'no tables'})"
+
 
 def decide(
     trait: str,

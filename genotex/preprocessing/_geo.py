@@ -163,6 +163,13 @@ class SeriesMatrix:
     # every metadata key (`!Series_type`, `!Sample_organism_ch1`...) -> its cells, in file order
     attributes: dict[str, list[str]] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        rows, samples = self.expression.shape[0], len(self.samples)
+        return (
+            f"SeriesMatrix({self.path.name}: {rows} probes x {samples} samples, "
+            f"{len(self.characteristics)} characteristics rows)"
+        )
+
 
 _BLOCK_LINES = 4096
 

@@ -53,6 +53,14 @@ class RegressionResult:
             {"method": self.method} if self.method else {},
         )
 
+    def __repr__(self) -> str:
+        top = ", ".join(gene for gene, _ in self.genes[:5])
+        more = f", ... ({len(self.genes)} genes)" if len(self.genes) > 5 else ""
+        return (
+            f"RegressionResult({self.problem.key}: {self.model}, alpha {self.alpha:g}, "
+            f"[{top}{more}])"
+        )
+
     def describe(self) -> str:
         """One log line: cohorts, model and why, α, the condition's coefficient."""
         cohorts = " + ".join(self.cohorts)
