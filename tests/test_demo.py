@@ -88,3 +88,18 @@ def test_notebook_objects_print_short(tmp_path, shared):
         regress / "output" / "preprocess", genotex.ProblemId("Prostate_Cancer", None), info
     )
     assert len(repr(result)) < 300 and "Prostate_Cancer|None: Lasso" in repr(result)
+
+
+def test_answer_problem_takes_paths_and_keys_as_a_notebook_gives_them(shared):
+    import genotex
+
+    regress = shared / "fixtures" / "regress" / "synthetic"
+    info_path = regress / "metadata" / "task_info.json"
+    by_objects = genotex.answer_problem(
+        regress / "output" / "preprocess",
+        genotex.ProblemId("Prostate_Cancer", None),
+        genotex.load_task_info(info_path),
+    )
+    for problem in ("Prostate_Cancer|None", "Prostate_Cancer"):
+        by_text = genotex.answer_problem(str(regress / "output" / "preprocess"), problem, info_path)
+        assert by_text.to_file() == by_objects.to_file()

@@ -190,13 +190,28 @@ def analyse(
 
 def answer_problem(
     data_dir: str | Path,
-    problem: ProblemId,
-    task_info: TaskInfo,
+    problem: ProblemId | str,
+    task_info: TaskInfo | str | Path,
     *,
     mode: str = "reference",
     select_by: str = "prediction",
 ) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
+
+    Parameters
+    ----------
+    data_dir
+        The preprocess folder (`<trait>/cohort_info.json` and the linked CSVs).
+    problem
+        A `ProblemId` or its key, `"Trait|Condition"` (`"Trait|None"` or `"Trait"`:
+        the unconditional problem).
+    task_info
+        A `TaskInfo` or the path of its `task_info.json`.
+    mode, select_by
+        `"reference"` (the default) reproduces the published pipeline, whose α is
+        chosen by how many of task_info's known genes each α selects: its answer
+        uses the answer key. For one's own analysis use `mode="standard"` (a
+        converged fit, α chosen by cross-validated prediction, `select_by`).
 
     Every BLAS library the regression uses is loaded before the limit is
     entered (`one_blas_thread`), so the answer is the same whether the problem
@@ -205,6 +220,10 @@ def answer_problem(
 
     Raises `ProblemSkipped` (no data) or `ProblemFailed` (unusable data).
     """
+    if isinstance(problem, str):
+        problem = ProblemId.from_key(problem if "|" in problem else f"{problem}|None")
+    if not isinstance(task_info, TaskInfo):
+        task_info = TaskInfo.read(task_info)
     with one_blas_thread(reference=mode == "reference"):
         data = load_problem(data_dir, problem, task_info)
         return analyse(data, task_info, mode=mode, select_by=select_by)
