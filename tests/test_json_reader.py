@@ -170,3 +170,25 @@ def test_a_fifo_in_place_of_the_hash_cache_does_not_block_eval(
     os.mkfifo(cache)
     result = CliRunner().invoke(main, eval_args(eval_fixtures / "case1"))
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("suffix", ["toml", "json"])
+def test_a_recipe_round_trips_in_both_formats(tmp_path, suffix):
+    import dataclasses
+
+    from genotex.preprocessing import Rule, Variable
+
+    trait = Variable(
+        "trait", row=0, rules=(Rule("asthma", 1.0), Rule("control", 0.0)), note="from row 0"
+    )
+    age = Variable("Age", row=2, numeric=True)
+    recipe = Recipe("Asthma", "GSE1", variables={"trait": trait, "Age": age}, note="hand-checked")
+    path = tmp_path / f"GSE1.{suffix}"
+    recipe.write(path)
+    if suffix == "toml":
+        assert not path.read_text().lstrip().startswith("{")  # TOML, not JSON in a .toml file
+    again = Recipe.read(path)
+    assert again.to_dict() == recipe.to_dict()
+    edited = dataclasses.replace(again, note="edited")  # the documented way to change one
+    edited.write(path)
+    assert Recipe.read(path).note == "edited"

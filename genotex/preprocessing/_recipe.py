@@ -199,8 +199,16 @@ class Recipe:
         return cls.from_dict(data, source=path)
 
     def write(self, path: str | Path) -> None:
-        """Write the recipe as JSON, atomically."""
-        write_text_atomic(path, json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
+        """Write the recipe atomically, as JSON for a `.json` path and as TOML otherwise
+        (what `read` expects of the same path). A recipe is frozen: change one with
+        `dataclasses.replace(recipe, note="...")` and write the result."""
+        if Path(path).suffix == ".json":
+            text = json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"
+        else:
+            import tomlkit
+
+            text = tomlkit.dumps(self.to_dict())
+        write_text_atomic(path, text)
 
 
 def load_recipe(path: str | Path) -> Recipe:
