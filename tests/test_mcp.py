@@ -80,7 +80,7 @@ def test_propose_preprocess_answer_validate_and_score(bench):
     scored = _call(server, "score_genes", {"genes": genes, "trait": "Asthma"}).structured_content
     info = TaskInfo.read(bench / "metadata" / "task_info.json")
     expected = score_gene_list(genes, list(info.genes_of("Asthma")))
-    assert scored["f1"] == pytest.approx(expected["f1"]) and "percent" in scored["scales"]
+    assert scored["f1"] == pytest.approx(expected.f1) and "percent" in scored["scales"]
 
 
 def test_paths_outside_the_roots_and_errors_are_one_sentence_tool_errors(bench, tmp_path):

@@ -189,3 +189,24 @@ def test_df_f1_is_computed_from_precision_and_recall_as_the_published_evaluator(
     precision, recall = 1 / 1, 1 / 5
     assert confusion_scores(1, 0, 0, 4)["f1"] == 2 * precision * recall / (precision + recall) * 100
     assert confusion_scores(1, 0, 0, 4, f1_from_counts=True)["f1"] == 2 / 6 * 100
+
+
+def test_score_gene_list_refuses_a_bare_string_and_says_why_a_number_is_nan():
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from genotex.evaluation import score_gene_list
+
+    with pytest.raises(TypeError, match="not the string 'TP53'"):
+        score_gene_list("TP53", ["TP53"])
+    none_found = score_gene_list(["A", "B"], ["TP53"])
+    assert none_found.f1 == 0 and math.isnan(none_found.gsea_es)
+    assert none_found.notes == ("GSEA-ES is NaN: no gene of the list is in the reference",)
+    # with a universe, exact AUROC and AP over it, as scikit-learn computes them
+    universe = ["A", "B", "C", "D", "TP53", "EGFR"]
+    pred, ref = ["TP53", "A", "EGFR"], ["TP53", "EGFR", "D"]
+    scored = score_gene_list(pred, ref, universe=universe)
+    labels = [gene in ref for gene in universe]
+    scores = [len(pred) - pred.index(g) if g in pred else 0 for g in universe]
+    assert scored.auroc_exact == pytest.approx(roc_auc_score(labels, scores))
+    assert scored.average_precision == pytest.approx(average_precision_score(labels, scores))
+    assert 0 <= scored.auroc <= 1 and 0 <= scored.f1 <= 100

@@ -10,6 +10,7 @@ provenance block in every report.
 """
 
 from ._analysis_task import (
+    GeneListScores,
     Lists,
     evaluate_analysis,
     reference_results,
@@ -112,6 +113,7 @@ __all__ = [
     "render_leaderboard",
     "render_text",
     "score_csv_pair",
+    "GeneListScores",
     "score_gene_list",
     "score_result_file",
     "table_similarity",

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core import (
+    GSEA_UNIVERSE,
     MISSING,
     GuardedTree,
     MalformedResult,
@@ -40,13 +41,76 @@ class Lists:
     references: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-def score_gene_list(pred: Sequence[str], ref: Sequence[str]) -> dict[str, float]:
-    """Precision, recall, F1, approximate AUROC and GSEA-ES of a gene list."""
+def gene_list_numbers(pred: Sequence[str], ref: Sequence[str]) -> dict[str, float]:
+    """Precision, recall, F1 (0-100), approximate AUROC and GSEA-ES (0-1) of a gene list."""
     return {
         **gene_selection_scores(pred, ref),
         "auroc": approximate_auroc(pred, ref),
         "gsea_es": gsea_enrichment_score(pred, ref),
     }
+
+
+@dataclass(frozen=True)
+class GeneListScores:
+    """A ranked gene list scored against reference genes, as the evaluator scores a problem.
+
+    `precision`, `recall` and `f1` are percentages (0-100), `auroc` and `gsea_es`
+    lie on 0-1, all higher is better. `auroc` is the paper's approximate AUROC
+    (a 20,000-gene universe); with a `universe`, `auroc_exact` and
+    `average_precision` are computed over it. `notes` say why a number is NaN.
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    auroc: float
+    gsea_es: float
+    auroc_exact: float | None = None
+    average_precision: float | None = None
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, float | None]:
+        numbers = ("precision", "recall", "f1", "auroc", "gsea_es", "auroc_exact")
+        return {name: getattr(self, name) for name in (*numbers, "average_precision")}
+
+
+def score_gene_list(
+    pred: Sequence[str], ref: Sequence[str], *, universe: Sequence[str] | None = None
+) -> GeneListScores:
+    """Score a ranked gene list (most important first) against reference genes.
+
+    Symbols are compared exactly, as the evaluator compares them (`"tp53"` is not
+    `"TP53"`: normalize them first, e.g. with `normalize_gene_table`'s synonyms).
+
+    Raises
+    ------
+    TypeError
+        `pred` or `ref` is one string (its letters would be scored as genes).
+    """
+    for name, genes in (("pred", pred), ("ref", ref)):
+        if isinstance(genes, str):
+            raise TypeError(f"{name} must be a list of gene symbols, not the string {genes!r}")
+    numbers = gene_list_numbers(pred, ref)
+    notes = []
+    if not ref:
+        notes.append("the reference is empty: AUROC and GSEA-ES are undefined")
+    elif len(pred) > GSEA_UNIVERSE:
+        notes.append(f"GSEA-ES is NaN: the list is longer than {GSEA_UNIVERSE:,} genes")
+    elif not set(pred) & set(ref):
+        notes.append("GSEA-ES is NaN: no gene of the list is in the reference")
+    exact: dict = {}
+    if universe is not None:
+        from ._statistics import exact_ranking_scores
+
+        exact = exact_ranking_scores(pred, ref, universe)
+        if exact.get("note"):
+            notes.append(f"exact AUROC and AP are undefined: {exact['note']}")
+    return GeneListScores(
+        **numbers,
+        auroc_exact=exact.get("auroc_exact"),
+        average_precision=exact.get("average_precision"),
+        notes=tuple(notes),
+    )
 
 
 def _failed(problem: ProblemId, status: str) -> ProblemScore:
@@ -98,7 +162,7 @@ def score_result_file(
         numbers[f"trait_pred_{key}"], problem_text = result.cv_number(key)
         if problem_text:
             found.append(Finding(pred.relative(pred_path), problem_text))
-    score = ProblemScore(problem, 100.0, **score_gene_list(result.genes, ref_genes), **numbers)
+    score = ProblemScore(problem, 100.0, **gene_list_numbers(result.genes, ref_genes), **numbers)
     if lists is not None:
         lists.predictions[problem.key] = (result.genes, result.coefficients)
         lists.references[problem.key] = ref_genes

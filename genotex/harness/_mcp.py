@@ -207,7 +207,8 @@ class GenotexTools:
         if trait not in info.related_genes:
             raise ToolError(f"task_info has no trait {trait!r}")
         scores = score_gene_list(list(genes), list(info.genes_of(trait)))
-        return GeneListScore(**{k: float(v) for k, v in scores.items()})
+        numbers = ("precision", "recall", "f1", "auroc", "gsea_es")
+        return GeneListScore(**{k: float(getattr(scores, k)) for k in numbers})
 
 
 #: The tools the server exposes, in the order a client lists them.
