@@ -155,8 +155,9 @@ def test_compare_and_leaderboard_from_the_command_line(run, eval_fixtures, tmp_p
         main,
         ["leaderboard", str(perfect), str(run / "run.json"), "--paper", "--format", "markdown"],
     )
-    assert board.exit_code == 0 and "| OpenAI o1 (published) | 43.26 |" in board.output
-    assert board.output.index("| perfect |") < board.output.index("| run |")
+    assert board.exit_code == 0 and "| OpenAI o1 (published) | model | 43.26 |" in board.output
+    assert "| No planning (published) | ablation |" in board.output  # Table 2's sections kept
+    assert board.output.index("| perfect | run |") < board.output.index("| run | run |")
 
 
 @pytest.mark.parametrize(

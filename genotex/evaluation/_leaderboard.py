@@ -71,6 +71,7 @@ class LeaderboardRow:
     auroc_interval: tuple[float, float] | None = None
     coverage: tuple[int, int] | None = None  # (scored, in task_info)
     runtime: dict[str, str] | None = None  # the RUNTIME_COLUMNS' cells, when the run has them
+    group: str = "run"  # a published row's section of its table (model, ablation, baseline...)
 
     @property
     def published(self) -> bool:
@@ -165,7 +166,7 @@ def paper_comparison(
     rows = (row, *published_rows("end-to-end"))
     board = Leaderboard(rows, {}, _SOURCE)
     runtime = [header for _, header in RUNTIME_COLUMNS] if board.runtime else []
-    headers = ["run", *(header for _, _, header in COLUMNS), *runtime, "coverage"]
+    headers = ["run", "group", *(header for _, _, header in COLUMNS), *runtime, "coverage"]
     cells = [_cells(board, r, lambda c: c) for r in rows]
     return headers, cells[0], cells[1:], warning
 
@@ -185,8 +186,10 @@ def published_rows(which: str) -> list[LeaderboardRow]:
         printed = {metric: record[column] for metric, column, _ in COLUMNS}
         values = {m: float(v) if v else None for m, v in printed.items()}
         runtime = {key: record.get(key, "") or "" for key, _ in RUNTIME_COLUMNS}
+        name = record["method"].removesuffix(" (Ours)")  # the published row, named as it is
+        group = record.get("group") or "published"
         rows.append(
-            LeaderboardRow(f"{record['method']} (published)", values, printed, runtime=runtime)
+            LeaderboardRow(f"{name} (published)", values, printed, runtime=runtime, group=group)
         )
     return rows
 
@@ -258,7 +261,9 @@ def _cells(board: Leaderboard, row: LeaderboardRow, mark, escape=lambda c: c) ->
         text = escape(row.cell(metric))
         cells.append(mark(text) if is_best else text)
     runtime = [escape((row.runtime or {}).get(key, "") or "-") for key, _ in RUNTIME_COLUMNS]
-    return [escape(row.name), *cells, *(runtime if board.runtime else []), escape(_coverage(row))]
+    group = [escape(row.group)] if board.source else []  # the paper's sections beside its rows
+    coverage = escape(_coverage(row))
+    return [escape(row.name), *group, *cells, *(runtime if board.runtime else []), coverage]
 
 
 #: LaTeX's special characters and what stands for each in text mode.
@@ -318,12 +323,13 @@ def _csv_rows(board: Leaderboard) -> list[list[str]]:
             runtime += [_csv_number(cells.get(k) or "") for k in ("cost_usd", "time_s")]
         scored, total = row.coverage if row.coverage is not None else ("", "")
         published = "true" if row.published else "false"
-        rows.append([row.name, *values, *runtime, str(scored), str(total), published])
+        group = [row.group] if board.source else []
+        rows.append([row.name, *group, *values, *runtime, str(scored), str(total), published])
     return rows
 
 
 def _csv(board: Leaderboard) -> str:
-    headers = ["run"]
+    headers = ["run", *(["group"] if board.source else [])]
     for metric, _, _ in COLUMNS:
         headers.append(metric)
         if metric == "auroc":
@@ -349,7 +355,8 @@ def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
     for missing values.
     """
     runtime = [header for _, header in RUNTIME_COLUMNS] if board.runtime else []
-    headers = ["Run", *(header for _, _, header in COLUMNS), *runtime, "Coverage"]
+    group = ["Group"] if board.source else []
+    headers = ["Run", *group, *(header for _, _, header in COLUMNS), *runtime, "Coverage"]
     if fmt == "csv":
         return _csv(board)
     notes = leaderboard_notes(board)
