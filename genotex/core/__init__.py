@@ -32,7 +32,14 @@ from ._errors import (
     TaskInfoError,
     UnsafeNameError,
 )
-from ._json import finite_or_none, json_text, parse_json, read_json, read_regular_bytes
+from ._json import (
+    finite_or_none,
+    json_text,
+    open_regular,
+    parse_json,
+    read_json,
+    read_regular_bytes,
+)
 from ._layout import (
     CATEGORIES,
     ProblemId,
@@ -151,6 +158,7 @@ __all__ = [
     "write_text_atomic",
     "finite_or_none",
     "json_text",
+    "open_regular",
     "parse_json",
     "read_json",
     "read_regular_bytes",

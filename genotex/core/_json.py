@@ -1,7 +1,7 @@
 """One guarded JSON reader for every file genotex reads.
 
 Every JSON file a user hands us is untrusted: task_info, recipes, records,
-results, saved reports, manifests, caches. `parse_json` and `load_json` accept
+results, saved reports, manifests, caches. `parse_json` and `read_json` accept
 what an ordinary editor writes (a UTF-8 byte-order mark included) and refuse,
 with one sentence naming the file, what would otherwise crash or mislead a
 reader further on:
@@ -20,7 +20,7 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ._errors import GenotexError
 
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_MAGNITUDE",
     "finite_or_none",
     "json_text",
+    "open_regular",
     "parse_json",
     "read_json",
     "read_regular_bytes",
@@ -137,8 +138,9 @@ def json_text(data: Any, *, indent: int = 1) -> str:
     return json.dumps(finite_or_none(data), indent=indent, sort_keys=True, allow_nan=False) + "\n"
 
 
-def read_regular_bytes(path: str | Path, max_bytes: int, *, error: type[GenotexError]) -> bytes:
-    """A regular file's bytes, refused when it is anything else or larger than `max_bytes`."""
+def open_regular(path: str | Path, *, error: type[GenotexError]) -> BinaryIO:
+    """A regular file opened for reading in binary; anything else (a FIFO, a folder, a device)
+    is `error` at once, never a read that waits forever."""
     path = Path(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
@@ -147,11 +149,18 @@ def read_regular_bytes(path: str | Path, max_bytes: int, *, error: type[GenotexE
         raise error("the file does not exist", path=path) from None
     except OSError as exc:
         raise error(f"it cannot be opened ({exc.strerror or exc})", path=path) from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise error("it is not a regular file", path=path)
-        if info.st_size > max_bytes:
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise error("it is not a regular file", path=path)
+    return handle
+
+
+def read_regular_bytes(path: str | Path, max_bytes: int, *, error: type[GenotexError]) -> bytes:
+    """A regular file's bytes, refused when it is anything else or larger than `max_bytes`."""
+    path = Path(path)
+    with open_regular(path, error=error) as handle:
+        if os.fstat(handle.fileno()).st_size > max_bytes:
             limit = max_bytes / (1024 * 1024)
             raise error(f"it is larger than the size limit ({limit:g} MB)", path=path)
         try:

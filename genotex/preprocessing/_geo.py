@@ -14,7 +14,6 @@ import gzip
 import io
 import math
 import os
-import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from ..core import GenotexError
+from ..core import GenotexError, open_regular
 
 __all__ = [
     "GEOFormatError",
@@ -65,11 +64,7 @@ def _open_binary(path: Path):
     Only a regular file is opened (a FIFO named like a matrix would block forever).
     """
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as probe:
-            if not stat.S_ISREG(os.fstat(probe.fileno()).st_mode):
-                raise GEOFormatError("is not a regular file", path=path)
+        with open_regular(path, error=GEOFormatError) as probe:
             gzipped = probe.read(2) == b"\x1f\x8b"
     except OSError as exc:
         raise GEOFormatError(f"cannot be read ({exc.strerror or exc})", path=path) from None
