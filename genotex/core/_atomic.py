@@ -36,14 +36,10 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to, renamed over `path` if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    name = path.name
-    if len(name.encode("utf-8", "surrogateescape")) > _LONGEST_STEM:
+    name, encoded = path.name, path.name.encode("utf-8", "surrogateescape")
+    if len(encoded) > _LONGEST_STEM:
         # a legal long name (a 215-character condition) must not make the temporary one illegal
-        name = (
-            name[:48]
-            + "~"
-            + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        )
+        name = name[:48] + "~" + hashlib.sha256(encoded).hexdigest()[:16]
     prefix = f".{name}.{os.getpid()}-"
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:

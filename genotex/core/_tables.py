@@ -123,16 +123,12 @@ class LabelledTable:
 MAX_COLUMNS = 200_000
 
 
-def _first_record(path: Path) -> list[str]:
+def _first_record(path: Path, *, rows: bool = False) -> tuple[list[str], bool]:
+    """The first record, and with `rows` whether anything but blank lines follows it (a
+    header-only table is empty), in one pass over the file's start."""
     with open(path, newline="", encoding="utf-8") as handle:
-        return next(csv.reader(handle), [])
-
-
-def _has_rows(path: Path) -> bool:
-    """Whether anything but blank lines follows the header (a header-only table is empty)."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        next(csv.reader(handle), None)
-        return any(line.strip() for line in handle)
+        header = next(csv.reader(handle), [])
+        return header, rows and any(line.strip() for line in handle)
 
 
 def read_header(path: str | Path) -> list[str]:
@@ -142,7 +138,7 @@ def read_header(path: str | Path) -> list[str]:
     """
     path = Path(path)
     try:
-        row = _first_record(path)
+        row, _ = _first_record(path)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise TableError(
             f"the header cannot be read ({exc.__class__.__name__})", path=path
@@ -263,8 +259,7 @@ def read_table(
     """
     path = Path(path)
     try:
-        header = _first_record(path)
-        has_rows = _has_rows(path)
+        header, has_rows = _first_record(path, rows=True)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise TableError(f"the CSV cannot be read ({exc.__class__.__name__})", path=path) from None
     if not header:
