@@ -49,10 +49,6 @@ class MetricSpec:
     description: str
     higher_is_better: bool = True
 
-    def better(self, a: float, b: float) -> bool:
-        """Whether `a` is strictly better than `b` on this metric."""
-        return a > b if self.higher_is_better else a < b
-
     def best(self, values: Iterable[float]) -> float:
         """The best of `values` (the highest, or the lowest where lower is better)."""
         return max(values) if self.higher_is_better else min(values)

@@ -69,10 +69,6 @@ class GeneListScores:
     average_precision: float | None = None
     notes: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, float | None]:
-        numbers = ("precision", "recall", "f1", "auroc", "gsea_es", "auroc_exact")
-        return {name: getattr(self, name) for name in (*numbers, "average_precision")}
-
 
 def score_gene_list(
     pred: Sequence[str], ref: Sequence[str], *, universe: Sequence[str] | None = None

@@ -95,7 +95,9 @@ def score_csv_pair(
             Finding(pred.relative(pred_path), reason)
         ]
     try:
-        ref_table = read_table(ref_path, features_are_rows=subtask != "linked", max_columns=None)
+        ref_table = read_table(
+            ref_path, features_are_rows=subtask != "linked", max_columns=ref.max_columns
+        )
     except TableError as exc:
         return None, [Finding(ref.relative(ref_path), f"{exc.reason}; the file is not scored")]
     try:
@@ -113,12 +115,12 @@ def score_csv_pair(
         return FileScore(subtask, key, **zeros, status="unreadable"), [
             Finding(pred.relative(pred_path), f"{exc.reason}; scored 0")
         ]
-    why = _why_zero(pred_table, ref_table, scores)
+    why = _why_zero(pred_table, scores)
     found = [Finding(pred.relative(pred_path), f"scored 0: {why}")] if why else []
     return FileScore(subtask, key, **scores), found
 
 
-def _why_zero(pred: LabelledTable, ref: LabelledTable, scores: dict[str, float]) -> str | None:
+def _why_zero(pred: LabelledTable, scores: dict[str, float]) -> str | None:
     """Why a file that was read scores 0 (every zero is a finding), or None when it does not."""
     if scores["composite_similarity_correlation"] != 0:
         return None
