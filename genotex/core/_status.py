@@ -91,10 +91,6 @@ class RunStatus:
             )
         return cls(tuple(problems))
 
-    def get(self, key: str) -> ProblemStatus | None:
-        """The line of problem `key`, or None."""
-        return next((p for p in self.problems if p.key == key), None)
-
     def merged_into(self, earlier: RunStatus) -> RunStatus:
         """`earlier`'s lines with this run's replacing theirs and its new ones appended.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -76,7 +76,9 @@ def _earlier(summary: str | Path | None) -> RunStatus:
         return RunStatus(())
 
 
-def _kept(problem: ProblemId, earlier: RunStatus, out_dir: Path) -> ProblemOutcome:
+def _kept(
+    problem: ProblemId, earlier: Mapping[str, ProblemStatus], out_dir: Path
+) -> ProblemOutcome:
     """The outcome of a problem whose result an earlier run made: that run's line, if recorded."""
     line = earlier.get(problem.key)
     if line is not None and line.kind == "ok":
@@ -171,11 +173,12 @@ def run_problems(
     out_dir = prepare_output_folder(out_dir)  # once, before any work
     run = run_id()
     earlier = _earlier(summary)
+    earlier_lines = {line.key: line for line in earlier.problems}
     outcomes: dict[ProblemId, ProblemOutcome] = {}
     pending = []
     for problem in problems:
         if not force and is_done(out_dir, problem, mode):
-            outcomes[problem] = _kept(problem, earlier, out_dir)
+            outcomes[problem] = _kept(problem, earlier_lines, out_dir)
             _report(outcomes[problem], on_outcome)
         else:
             pending.append(problem)

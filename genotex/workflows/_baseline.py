@@ -73,13 +73,9 @@ def propose_tree(
             key = os.fsencode(f"{trait_dir.name}/{cohort_dir.name}").decode(
                 "utf-8", "backslashreplace"
             )
-            try:
+            try:  # safe names, written through the one guarded path (never through a link)
                 check_safe_name(trait_dir.name, what="trait")
                 check_safe_name(cohort_dir.name, what="cohort")
-            except GenotexError as exc:
-                failed[key] = str(exc)
-                continue
-            try:  # written through the one guarded path: never through a symlinked folder
                 existing = [
                     output_path(recipes, trait_dir.name, f"{cohort_dir.name}.{ext}")
                     for ext in ("toml", "json")
