@@ -35,6 +35,8 @@ __all__ = [
     "Benchmark",
     "SampleSpec",
     "pooled_average",
+    "EVAL_TASKS",
+    "add_given",
     "link_slice",
     "merge_outputs",
     "score_output",
@@ -44,7 +46,7 @@ TaskName = Literal["preprocess", "analysis", "e2e"]
 TASKS: tuple[TaskName, ...] = ("preprocess", "analysis", "e2e")
 
 #: What genotex eval scores for each task.
-_EVAL_TASKS: dict[TaskName, tuple[str, ...]] = {
+EVAL_TASKS: dict[TaskName, tuple[str, ...]] = {
     "preprocess": ("selection", "preprocessing"),
     "analysis": ("analysis",),
     "e2e": ("selection", "preprocessing", "analysis"),
@@ -149,7 +151,9 @@ class Benchmark:
         return [
             p.condition
             for p in problems
-            if p.condition is not None and not p.one_step and p.condition in self.task_info.traits
+            if p.condition is not None
+            and not p.one_step
+            and p.condition in self.task_info.related_genes
         ]
 
     def samples(self, task: TaskName, traits: Iterable[str] = ()) -> list[SampleSpec]:
@@ -224,6 +228,17 @@ def link_slice(
     return into
 
 
+def add_given(tree: Path, reference: Path, traits: Iterable[str]) -> None:
+    """Ready an agent's output tree for scoring: its two stage folders, and the reference's
+    preprocessed data of `traits` (what the agent was given) where it wrote none of its own."""
+    for stage in ("preprocess", "regress"):
+        (tree / stage).mkdir(parents=True, exist_ok=True)
+    for trait in traits:
+        source, target = reference / "preprocess" / trait, tree / "preprocess" / trait
+        if source.is_dir() and not target.exists():
+            shutil.copytree(source, target)
+
+
 def _items(report: EvalReport, spec: SampleSpec) -> dict[str, Any]:
     """The per-item scores of the sample's own scope (not the given traits'), for pooling."""
     asked = {p.key for p in spec.problems}
@@ -246,19 +261,20 @@ def _items(report: EvalReport, spec: SampleSpec) -> dict[str, Any]:
     return items
 
 
+_PREPROCESS_VALUES = (
+    ("filtering_f1", "filtering", "f1"),
+    ("selection_accuracy", "selection", ""),
+    ("csc_linked", "preprocessing.linked", ""),
+    ("csc_gene", "preprocessing.gene", ""),
+    ("csc_clinical", "preprocessing.clinical", ""),
+)
+_ANALYSIS_VALUES = tuple((m, "analysis", m) for m in ANALYSIS_METRICS)
 #: The numbers of `Score.value`, by task: (name, section, metric) pooled over items.
 VALUE_METRICS: dict[TaskName, tuple[tuple[str, str, str], ...]] = {
-    "preprocess": (
-        ("filtering_f1", "filtering", "f1"),
-        ("selection_accuracy", "selection", ""),
-        ("csc_linked", "preprocessing.linked", ""),
-        ("csc_gene", "preprocessing.gene", ""),
-        ("csc_clinical", "preprocessing.clinical", ""),
-    ),
-    "analysis": tuple((m, "analysis", m) for m in ANALYSIS_METRICS),
-    "e2e": (),
+    "preprocess": _PREPROCESS_VALUES,
+    "analysis": _ANALYSIS_VALUES,
+    "e2e": _ANALYSIS_VALUES + _PREPROCESS_VALUES,
 }
-VALUE_METRICS["e2e"] = VALUE_METRICS["analysis"] + VALUE_METRICS["preprocess"]
 
 
 def _values(items: Mapping[str, Any], section: str, metric: str) -> list[float]:
@@ -282,23 +298,15 @@ def score_output(
 ) -> dict[str, Any]:
     """Score an agent's `output/` (already on the host) with genotex's evaluation.
 
-    Returns the sample's values (`VALUE_METRICS`), its items (for pooling), the
-    findings and the report's per-problem statuses. The given traits' reference
-    data are put beside the agent's preprocessing (the agent was given them), so
-    that a two-step problem's selection sees its condition's cohorts.
+    Returns the sample's values (`VALUE_METRICS`), its items (for pooling) and
+    the findings. The given traits' reference data are put beside the agent's
+    preprocessing (`add_given`), so that a two-step problem's selection sees its
+    condition's cohorts.
     """
     with tempfile.TemporaryDirectory(prefix="genotex-score-") as scratch:
         pred = Path(scratch) / "pred"
         shutil.copytree(output, pred, symlinks=True) if output.is_dir() else pred.mkdir()
-        for stage in ("preprocess", "regress"):
-            (pred / stage).mkdir(exist_ok=True)
-        for trait in spec.given:
-            if trait == spec.trait:
-                continue
-            source = bench.reference / "preprocess" / trait
-            target = pred / "preprocess" / trait
-            if source.is_dir() and not target.exists():
-                shutil.copytree(source, target)
+        add_given(pred, bench.reference, [t for t in spec.given if t != spec.trait])
         ref = link_slice(
             bench.reference, [spec.trait], Path(scratch) / "ref", also_preprocess=spec.given
         )
@@ -306,7 +314,7 @@ def score_output(
             pred,
             ref,
             bench.task_info.restricted_to([spec.trait]),
-            options=EvalOptions(tasks=_EVAL_TASKS[spec.task], exact=exact),
+            options=EvalOptions(tasks=EVAL_TASKS[spec.task], exact=exact),
         )
     items = _items(report, spec)
     values = {name: pooled_average([items], s, m) for name, s, m in VALUE_METRICS[spec.task]}

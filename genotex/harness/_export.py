@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core import GenotexError, prepare_output_folder, write_text_atomic
 from ..evaluation import EvalOptions, evaluate
-from ._bench import Benchmark, link_slice, merge_outputs
+from ._bench import EVAL_TASKS, Benchmark, add_given, link_slice, merge_outputs
 
 __all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
 
@@ -63,11 +63,13 @@ def _price(model_usage: Mapping[str, Any], price_in: float | None, price_out: fl
 
 
 def _sample_runtimes(log: Any, price_in: float | None, price_out: float | None):
+    """Each sample of the log with what it cost and its score (None when it was not scored)."""
     for sample in log.samples or []:
         score = next(iter((sample.scores or {}).values()), None)
         finished = sample.error is None and getattr(sample, "limit", None) is None
         tokens_in, tokens_out, cost = _price(sample.model_usage or {}, price_in, price_out)
         yield (
+            sample,
             SampleRuntime(
                 str(sample.id),
                 int(sample.epoch or 1),
@@ -119,21 +121,6 @@ def runtime_summary(runtimes: Iterable[SampleRuntime], problems_per_sample: Mapp
     )
 
 
-def _merged_tree(bench: Benchmark, outputs: list[Path], asked: list[str], merged: Path) -> None:
-    """One output tree of the samples' outputs, with the condition traits' given data beside."""
-    if merged.exists():
-        shutil.rmtree(merged)
-    merge_outputs(outputs, merged)
-    for stage in ("preprocess", "regress"):
-        (merged / stage).mkdir(parents=True, exist_ok=True)
-    for trait in asked:  # the condition traits' reference data each sample was given
-        for condition in bench.task_info.conditions.get(trait, ()):
-            source = bench.reference / "preprocess" / condition
-            target = merged / "preprocess" / condition
-            if condition not in asked and source.is_dir() and not target.exists():
-                shutil.copytree(source, target)
-
-
 def _headline(report: Any) -> dict[str, float]:
     """An epoch's overall analysis averages (what Table 2 reports)."""
     return dict(report.analysis_by_category().get("Overall", {}))
@@ -180,28 +167,32 @@ def export_run(
     out = prepare_output_folder(out)
     runs, traits, problems_per_sample = [], [], {}
     outputs: dict[int, list[Path]] = {1: []}
-    for runtime, score in _sample_runtimes(log, price_in, price_out):
+    for sample, runtime, score in _sample_runtimes(log, price_in, price_out):
         runs.append(runtime)
         info = (score.metadata or {}) if score is not None else {}
         if info.get("output_dir"):
             outputs.setdefault(runtime.epoch, []).append(Path(info["output_dir"]))
-        sample = next(s for s in log.samples if str(s.id) == runtime.sample)
         traits.append((sample.metadata or {}).get("trait"))
         problems_per_sample[runtime.sample] = len((sample.metadata or {}).get("problems", [])) or 1
     asked = sorted({t for t in traits if t})
-    tasks = {"preprocess": ("selection", "preprocessing"), "analysis": ("analysis",)}
-    options = EvalOptions(tasks=tasks.get(task_name, ("selection", "preprocessing", "analysis")))
+    # the condition traits outside the run: each sample was given their reference data
+    given = sorted(
+        ({c for t in asked for c in bench.task_info.conditions.get(t, ())} - set(asked))
+        & set(bench.task_info.related_genes)
+    )
+    options = EvalOptions(tasks=EVAL_TASKS[task_name])
     reference = bench.reference
     if asked != bench.task_info.traits:  # a slice of the benchmark: the reference of its traits
-        needed = {c for t in asked for c in bench.task_info.conditions.get(t, ())}
         slice_folder = out / "reference"
         if slice_folder.exists():
             shutil.rmtree(slice_folder)
-        reference = link_slice(bench.reference, asked, slice_folder, also_preprocess=sorted(needed))
+        reference = link_slice(bench.reference, asked, slice_folder, also_preprocess=given)
     reports = {}
     for epoch in sorted(outputs):  # epoch 1's tree is the run's; every epoch is scored alike
         merged = out / "output" if epoch == 1 else out / "epochs" / f"epoch-{epoch}" / "output"
-        _merged_tree(bench, outputs[epoch], asked, merged)
+        if merged.exists():
+            shutil.rmtree(merged)
+        add_given(merge_outputs(outputs[epoch], merged), bench.reference, given)
         reports[epoch] = evaluate(
             merged, reference, bench.task_info.restricted_to(asked), options=options
         )
