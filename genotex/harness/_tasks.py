@@ -222,10 +222,15 @@ async def _copy_out(where: Path) -> Path:
 def genotex_scorer(root: str, reference: str, task_name: str, outputs: str) -> Scorer:
     """genotex's evaluation of the sample's `output/`, copied out of the sandbox first."""
     bench = Benchmark(root, reference)
-    specs = {s.id: s for s in bench.samples(task_name)}  # type: ignore[arg-type]
 
     async def score(state: TaskState, target: Target) -> Score:
-        spec = specs[str(state.sample_id)]
+        # the sample's own trait only: listing every trait's inputs would walk the benchmark
+        trait = (state.metadata or {})["trait"]
+        spec = next(
+            s
+            for s in bench.samples(task_name, [trait])  # type: ignore[arg-type]
+            if s.id == str(state.sample_id)
+        )
         # each epoch's output apart: OUTPUTS/<sample>/output, then .../epoch-<k>/output
         folder = Path(outputs) / spec.id
         epoch = getattr(state, "epoch", 1) or 1
