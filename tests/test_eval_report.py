@@ -76,6 +76,13 @@ def test_the_report_loads_in_a_browser_with_its_numbers_and_figures(run):
             "els => els.map(e => [e.dataset.testid, e.naturalWidth, e.alt])",
         )
         headers = page.eval_on_selector_all("table th[scope=col]", "els => els.length")
+        # an interval cell stays on one line: its height is one line's, however wide the table
+        heights = page.eval_on_selector_all(
+            "td",
+            "els => els.filter(e => /\\[.*,.*\\]/.test(e.textContent)).map(e => "
+            "[e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight) || "
+            "1.2 * parseFloat(getComputedStyle(e).fontSize)])",
+        )
         page.screenshot(path=str(run / "screenshot.png"), full_page=True)
         browser.close()
     assert errors == []
@@ -89,6 +96,8 @@ def test_the_report_loads_in_a_browser_with_its_numbers_and_figures(run):
         "csc_per_trait",
     }
     assert headers > 10  # every table has column headers
+    assert len(heights) > 20
+    assert all(height < 1.9 * line for height, line in heights)  # padding, not a second line
 
 
 def test_figures_and_page_are_written_byte_for_byte_the_same(run, tmp_path):
@@ -244,3 +253,99 @@ def test_a_submissions_cv_performance_text_is_escaped_in_the_page(eval_fixtures,
     text = write_report(report, tmp_path / "r").read_text()
     assert "cv_performance" in text  # the finding is shown ...
     assert "<script>alert" not in text and "<img src=x" not in text  # ... escaped
+
+
+def _tables(page: str) -> dict[str, list[list[str]]]:
+    """caption -> rows of cells (header row first) of every table of an HTML page."""
+    from html.parser import HTMLParser
+
+    class Tables(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables: dict[str, list[list[str]]] = {}
+            self.caption = self.cell = None
+            self.rows: list[list[str]] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.rows = []
+            elif tag == "caption":
+                self.caption = ""
+            elif tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag == "caption":
+                self.tables[self.caption] = self.rows
+                self.caption = None
+            elif tag in ("td", "th") and self.cell is not None:
+                self.rows[-1].append(self.cell.strip())
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.caption is not None:
+                self.caption += data
+            elif self.cell is not None:
+                self.cell += data
+
+    parser = Tables()
+    parser.feed(page)
+    return parser.tables
+
+
+def test_the_report_explains_itself(run, tmp_path):
+    """Glossary, the approximate AUROC named, p in scientific notation, the n really averaged,
+    the paper's vocabulary, each missing file listed once."""
+    import re
+
+    from genotex.core import METRICS
+
+    data = json.loads((run / "run.json").read_text())
+    # a problem whose file is missing: Cystic_Fibrosis|Obesity in case1's prediction
+    missing = [k for k, v in data["analysis"]["per_problem"].items() if v.get("success") == 0]
+    assert missing == ["Cystic_Fibrosis|Obesity"]
+    page = (run / "html" / "index.html").read_text()
+    tables = _tables(page)
+    glossary = next(rows for caption, rows in tables.items() if caption.startswith("Glossary"))
+    assert glossary[0] == ["column", "what it is", "scale", "better", "defined by"]
+    explained = {row[0]: row for row in glossary[1:]}
+    for spec in METRICS.values():
+        assert spec.label in explained, spec.label
+    assert explained["p"][3] == "lower" and explained["AUROC"][3] == "higher"
+    assert "approximate" in explained["AUROC"][1] and explained["AUROC"][4] == "paper"
+    assert explained["AUROCx"][4] == "genotex" and explained["F1"][2] == "0 to 100"
+    assert {"n", "Succ., Tk.(K), Cost($), Time(s)"} <= set(explained)
+    assert "the paper&#39;s approximate AUROC" in page.split("Headline")[2][:2000]
+
+    per_category = tables["Analysis per category (per problem)"]
+    header, overall = per_category[0], per_category[-1]
+    p_cells = [row[header.index("p")] for row in per_category[1:]]
+    assert all(re.fullmatch(r"(<\de-\d\d|\d\.\de[-+]\d\d)( \[.*\])?", c) for c in p_cells), p_cells
+    assert "<5e-03" in p_cells[1]  # a permutation p of 0 is "below 1/200", not 0.00
+    pvals = [
+        v["gsea_prerank"]["pval"]
+        for v in data["analysis"]["per_problem"].values()
+        if v.get("gsea_prerank")
+    ]
+    assert overall[header.index("p")].startswith(f"{sum(pvals) / len(pvals):.1e}")
+    # 24 problems; the exact statistics are averaged over those that have them (not the one
+    # without a file, nor those whose reference selects no cohort, so has no gene universe)
+    problems = data["analysis"]["per_problem"].values()
+    exact = sum(v.get("auroc_exact") is not None for v in problems)
+    assert 0 < exact < 23
+    n = overall[header.index("n")]
+    assert n == f"24 (AUROCx: {exact}, AP: {exact}, ES: {exact}, NES: {exact}, p: {exact})"
+
+    table5 = next(rows for caption, rows in tables.items() if "Table 5" in caption)
+    ours = [row for row in table5[1:] if "published" not in row[0]]
+    published = {row[1] for row in table5[1:] if "published" in row[0]}
+    assert [row[1] for row in ours] == ["Gene", "Trait", "Linked"]
+    assert published == {"Gene", "Trait", "Linked"}
+
+    findings = next(rows for caption, rows in tables.items() if "failed problems" in caption)
+    listed = [row[0] for row in findings[1:]]
+    assert "Cystic_Fibrosis|Obesity" not in listed
+    assert listed.count("regress/Cystic_Fibrosis/significant_genes_condition_Obesity.json") == 1
+    assert next(c for c in tables if "failed problems" in c).startswith("1 failed problems")

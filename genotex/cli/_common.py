@@ -165,6 +165,29 @@ def jobs_option(help: str | None = None, default: int = 1) -> Callable[..., Any]
     )
 
 
+#: `genotex.evaluation.FIGURE_FORMATS`, spelled here so that `--help` need not import evaluation.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--figure-format` (repeatable) and `--dpi`: the figure files a report writes."""
+    function = click.option(
+        "--dpi",
+        type=click.IntRange(min=50, max=1200),
+        default=300,
+        show_default=True,
+        help="Resolution of the PNG figures (the page shows them too).",
+    )(function)
+    return click.option(
+        "--figure-format",
+        "figure_formats",
+        multiple=True,
+        type=click.Choice(FIGURE_FORMATS),
+        help="Figure files to write into figures/, repeat for several; default: png, svg "
+        "(text kept as text) and pdf.",
+    )(function)
+
+
 def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
     """Progress bars on stderr (shown only on a terminal, and only for long stages)."""
 

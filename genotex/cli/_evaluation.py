@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,12 @@ import click
 
 from ..core import MAX_COLUMNS
 from ._common import (
+    FIGURE_FORMATS,
     MEGABYTES,
     SEED,
     GreedyCommand,
     debug_option,
+    figure_options,
     handle_errors,
     jobs_option,
     main,
@@ -114,6 +117,7 @@ from ._common import (
     default=None,
     help="Write an HTML report (index.html and figures) here; implies --ci and --exact-stats.",
 )
+@figure_options
 @click.option(
     "--resamples",
     type=click.IntRange(min=100),
@@ -154,6 +158,8 @@ def eval_command(
     ci: bool,
     exact_stats: bool,
     report_dir: Path | None,
+    figure_formats: tuple[str, ...],
+    dpi: int,
     resamples: int,
     seed: int,
     gsea_permutations: int,
@@ -183,7 +189,8 @@ def eval_command(
     if report_dir is not None:
         from ..evaluation import write_report
 
-        click.echo(f"HTML report: {write_report(report, report_dir)}", err=True)
+        page = write_report(report, report_dir, formats=figure_formats or FIGURE_FORMATS, dpi=dpi)
+        click.echo(f"HTML report: {page}", err=True)
     click.echo(f"evaluated in {time.perf_counter() - started:.1f} s", err=True)
 
 
@@ -318,17 +325,59 @@ def leaderboard_command(
 
 
 @main.command("report")
-@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
+    "-o",
     "--out",
+    "--report",
+    "out",
     type=click.Path(path_type=Path),
     required=True,
-    help="The folder for index.html and figures/.",
+    help="The folder for index.html and figures/ (--report, as on eval, is the same option).",
 )
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A run's name on the page, one per run in their order (default: the label eval "
+    "recorded, else run 1, run 2...).",
+)
+@figure_options
 @debug_option
 @handle_errors
-def report_command(run: Path, out: Path) -> None:
-    """Render the HTML report of a saved `eval --json` report (recomputes nothing)."""
-    from ..evaluation import load_report, write_report
+def report_command(
+    runs: tuple[Path, ...],
+    out: Path,
+    labels: tuple[str, ...],
+    figure_formats: tuple[str, ...],
+    dpi: int,
+) -> None:
+    """Render the HTML report of saved `eval --json` reports (recomputes nothing).
 
-    click.echo(f"HTML report: {write_report(load_report(run), out)}")
+    One run: its full report. Several runs: a page comparing them (their headline
+    averages and intervals side by side, in a table and a figure); they must have
+    been scored against the same reference.
+
+    \b
+    Examples:
+      genotex report run.json --out report/
+      genotex report a.json b.json --label "GPT-4o" --label "o1" --out compared/ --figure-format pdf
+    """
+    from ..evaluation import load_report, write_report, write_runs_report
+
+    if labels and len(labels) != len(runs):
+        raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs: give one per run")
+    if len(set(labels)) != len(labels):
+        raise click.UsageError("two runs have the same --label: give each its own")
+    formats = figure_formats or FIGURE_FORMATS
+    reports = [load_report(run) for run in runs]
+    if len(reports) == 1:
+        report = reports[0]
+        if labels:
+            report = dataclasses.replace(report, run={**report.run, "label": labels[0]})
+        page = write_report(report, out, formats=formats, dpi=dpi)
+    else:
+        page = write_runs_report(
+            reports, out, labels=list(labels) or None, formats=formats, dpi=dpi
+        )
+    click.echo(f"HTML report: {page}")

@@ -4,7 +4,7 @@ Nothing here imports a stage (preprocessing, regression, evaluation) or
 scikit-learn / SciPy, so evaluation stays light.
 
 - Layout and names: `ProblemId`, `CATEGORIES`, `check_safe_name`, `normalize_trait_name`,
-  `regress_file_name`, `condition_from_regress_file`.
+  `regress_file_name`, `condition_from_regress_file`, `trait_label`.
 - File schemas, one class per format with its read and write: `TaskInfo`
   (`task_info.json`), `CohortInfo` and `CohortRecord` (`cohort_info.json`),
   `ResultFile` (`significant_genes_condition_<C>.json`), `RunStatus` (`status.json`).
@@ -51,6 +51,7 @@ from ._layout import (
     output_path,
     prepare_output_folder,
     regress_file_name,
+    trait_label,
 )
 from ._metrics import (
     ANALYSIS_METRICS,
@@ -150,6 +151,7 @@ __all__ = [
     "read_header",
     "read_table",
     "regress_file_name",
+    "trait_label",
     "remove_stale_temporaries",
     "select_cohorts",
     "two_step_pairs",

@@ -105,6 +105,12 @@ def normalize_trait_name(trait: str) -> str:
     return check_safe_name(name, what="trait name")
 
 
+def trait_label(name: str) -> str:
+    """A trait folder's name as a reader writes it: `Autism_spectrum_disorder_(ASD)` ->
+    `Autism spectrum disorder (ASD)` (for figures and tables, never for paths)."""
+    return " ".join(name.replace("_", " ").split())
+
+
 def is_one_step(condition: str | None) -> bool:
     """True for the problems answered from one cohort: no condition, Age or Gender."""
     return condition is None or condition.lower() in {"age", "gender", "none"}

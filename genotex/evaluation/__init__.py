@@ -26,7 +26,9 @@ from ._compare import (
     render_comparison,
 )
 from ._evaluate import TASKS, EvalOptions, evaluate
+from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS
 from ._html import render_html, write_report
+from ._html_runs import write_runs_report
 from ._leaderboard import (
     Leaderboard,
     leaderboard,
@@ -68,6 +70,8 @@ from ._uncertainty import add_exact_statistics, add_intervals, gsea_prerank
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
+    "DEFAULT_DPI",
+    "FIGURE_FORMATS",
     "EXTRA_ANALYSIS_METRICS",
     "OVERALL",
     "SUBTASKS",
@@ -120,4 +124,5 @@ __all__ = [
     "tree_digest",
     "write_csv_tables",
     "write_report",
+    "write_runs_report",
 ]

@@ -162,7 +162,7 @@ def _interval_text(row: PairedComparison) -> str:
 
 def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
     """The comparison as text: one table per section, then the largest differences."""
-    from ._render import format_table
+    from ._render import format_p, format_table, format_value
 
     settings = comparison.settings
     lines = [
@@ -176,11 +176,11 @@ def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
             [
                 r.metric,
                 r.n,
-                r.mean_a,
-                r.mean_b,
+                format_value(r.metric, r.mean_a),
+                format_value(r.metric, r.mean_b),
                 f"{r.mean_difference:+.3f}",
                 _interval_text(r),
-                "-" if r.p_value is None else f"{r.p_value:.3g}",
+                format_p(r.p_value),
                 f"{r.wins}/{r.ties}/{r.losses}",
             ]
             for r in rows

@@ -1,65 +1,49 @@
 """`genotex eval --report DIR` and `genotex report RUN.json`: one self-contained HTML page.
 
 `DIR/index.html` holds every number in a table and every figure inline (no
-network, readable without JavaScript); the figures are also written as
-`DIR/figures/<name>.png` and `.svg`. The page is rendered from the report
-alone: it recomputes nothing, and says what the report lacks. The published
-Tables 4 and 5 stand beside the selection and preprocessing numbers, Table 2
-beside the analysis numbers, each labelled as published.
+network, readable without JavaScript), with a glossary of every column; the
+figures are also written as `DIR/figures/<name>.png|svg|pdf`. The page is
+rendered from the report alone: it recomputes nothing, and says what the
+report lacks. The published Tables 4 and 5 stand beside the selection and
+preprocessing numbers, Table 2 beside the analysis numbers, each labelled as
+published, in the paper's vocabulary.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import math
-import os
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core import (
     FILTERING_METRICS,
     PREPROCESSING_METRICS,
-    atomic_output,
     get_metric,
-    output_path,
     prepare_output_folder,
+    regress_file_name,
 )
-from ._figures import make_figures
+from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS, RenderedFigure, make_figures
+from ._figures import headline_averages
+from ._html_parts import (
+    figure_files,
+    glossary_table,
+    html_table,
+    inline_figures,
+    number_text,
+    page_template,
+    percent_text,
+    with_interval,
+    write_files,
+)
 from ._leaderboard import paper_comparison, paper_table
+from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
 from ._report import EvalReport, group_key
-from ._scores import OVERALL
+from ._scores import counted
 
 __all__ = ["render_html", "write_report"]
-
-
-def _number(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.2f}" if isinstance(value, float) else str(value)
-
-
-def _percent(value: float | None) -> str:
-    return _number(None if value is None else value * 100)
-
-
-def _with_interval(value: float, interval) -> str:
-    text = _number(value)
-    if interval is not None and interval.defined:
-        text += f" [{interval.low:.2f}, {interval.high:.2f}]"
-    return text
-
-
-def _table(
-    caption: str, headers: list[str], rows: Iterable[list[str]], published=(), *, text=False
-) -> dict:
-    """A table for the template; `text` tables are left-aligned (paths, reasons)."""
-    rows = [{"cells": r, "published": False} for r in rows]
-    rows += [{"cells": r, "published": True} for r in published]
-    return {"caption": caption, "headers": headers, "rows": rows, "text": text}
 
 
 def _averages_table(report: EvalReport, section: str, caption: str) -> dict:
@@ -68,9 +52,14 @@ def _averages_table(report: EvalReport, section: str, caption: str) -> dict:
         if sec == section:
             label = " ".join(x for x in (group, get_metric(metric).label) if x)
             rows.append(
-                [label, _with_interval(value, interval), str(n), interval.note if interval else ""]
+                [
+                    label,
+                    with_interval(value, interval, metric, report),
+                    str(n),
+                    interval.note if interval else "",
+                ]
             )
-    return _table(caption, ["average", "value [95% interval]", "items", "note"], rows)
+    return html_table(caption, ["average", "value [95% interval]", "n", "note"], rows)
 
 
 def _selection_section(report: EvalReport) -> dict:
@@ -82,13 +71,13 @@ def _selection_section(report: EvalReport) -> dict:
     ]
     ours = [
         [
-            "this run",
-            _number(report.filtering_average().get("f1")),
-            _number(report.selection_average().get("accuracy")),
+            report.run.get("label") or "this run",
+            number_text(report.filtering_average().get("f1")),
+            number_text(report.selection_average().get("accuracy")),
         ]
     ]
     tables.append(
-        _table(
+        html_table(
             "Beside the paper's Table 4 (DF F1, DS accuracy)",
             ["run", "DF F1", "DS accuracy"],
             ours,
@@ -96,11 +85,11 @@ def _selection_section(report: EvalReport) -> dict:
         )
     )
     per_trait = [
-        [s.trait, *(_number(getattr(s, m)) for m in FILTERING_METRICS)]
+        [s.trait, *(number_text(getattr(s, m)) for m in FILTERING_METRICS)]
         for s in report.filtering or ()
     ]
     tables.append(
-        _table(
+        html_table(
             "DF per trait", ["trait", *(get_metric(m).label for m in FILTERING_METRICS)], per_trait
         )
     )
@@ -118,16 +107,18 @@ def _preprocessing_section(report: EvalReport) -> dict:
         rows = [
             [
                 get_metric(m).label,
-                _with_interval(
+                with_interval(
                     report.preprocessing_average(subtask).get(m, math.nan),
                     report.interval(group_key("preprocessing", subtask), m),
+                    m,
                 ),
             ]
             for m in PREPROCESSING_METRICS
         ]
         tables.append(
-            _table(
-                f"Preprocessing: {subtask} tables (per file)",
+            html_table(
+                f"Preprocessing: {SUBTASK_LABELS.get(subtask, subtask)} data "
+                f"({subtask} tables, averaged per file)",
                 ["metric", "value [95% interval]"],
                 rows,
             )
@@ -138,11 +129,15 @@ def _preprocessing_section(report: EvalReport) -> dict:
     ]
     metrics = ("attributes_jaccard", "samples_jaccard", "composite_similarity_correlation")
     ours = [
-        ["this run", s, *(_percent(report.preprocessing_average(s).get(m)) for m in metrics)]
+        [
+            report.run.get("label") or "this run",
+            SUBTASK_LABELS.get(s, s),
+            *(percent_text(report.preprocessing_average(s).get(m)) for m in metrics),
+        ]
         for s in report.preprocessing or {}
     ]
     tables.append(
-        _table(
+        html_table(
             "Beside the paper's Table 5 (AJ, SJ and CSC in percent, as the paper prints them)",
             ["run", "data", "AJ", "SJ", "CSC"],
             ours,
@@ -167,12 +162,15 @@ def _analysis_section(report: EvalReport) -> dict:
             rows.append(
                 [
                     name,
-                    *(_with_interval(averages.get(m), report.interval(key, m)) for m in metrics),
-                    str(len(groups[name])),
+                    *(
+                        with_interval(averages.get(m), report.interval(key, m), m, report)
+                        for m in metrics
+                    ),
+                    _counts(groups[name], metrics),
                 ]
             )
     tables = [
-        _table(
+        html_table(
             "Analysis per category (per problem)",
             ["category", *(get_metric(m).label for m in metrics), "n"],
             rows,
@@ -181,7 +179,7 @@ def _analysis_section(report: EvalReport) -> dict:
     headers, ours, published, warning = paper_comparison(
         report, report.run.get("label") or "this run"
     )
-    table = _table("Beside the paper's Table 2 (end to end)", headers, [ours], published)
+    table = html_table("Beside the paper's Table 2 (end to end)", headers, [ours], published)
     tables.append({**table, "note": warning})
     return {
         "id": "analysis",
@@ -191,13 +189,29 @@ def _analysis_section(report: EvalReport) -> dict:
     }
 
 
+def _counts(rows, metrics) -> str:
+    """The n of a row of averages: the problems, and fewer where some values are undefined."""
+    n = len(rows)
+    fewer = {get_metric(m).label: k for m in metrics if (k := counted(rows, m)) != n}
+    if not fewer:
+        return str(n)
+    return f"{n} ({', '.join(f'{label}: {k}' for label, k in fewer.items())})"
+
+
 def _findings_table(report: EvalReport) -> dict | None:
-    failed = [[s.problem.key, s.status] for s in report.analysis or () if s.status != "ok"]
+    files = {f.file for f in report.findings}
+    failed = [
+        [s.problem.key, s.status]
+        for s in report.analysis or ()
+        if s.status != "ok"  # a problem whose file is listed below is listed once, there
+        and f"regress/{s.problem.trait}/{regress_file_name(s.problem.condition)}" not in files
+    ]
     rows = [[f.file, f.reason] for f in report.findings]
     if not rows and not failed:
         return None
-    return _table(
-        f"{len(failed)} failed problems; {len(rows)} findings",
+    n_failed = sum(s.status != "ok" for s in report.analysis or ())
+    return html_table(
+        f"{n_failed} failed problems; {len(rows)} files missing or malformed",
         ["file or problem", "reason"],
         [[k, f"problem {s}"] for k, s in failed] + rows,
         text=True,
@@ -207,7 +221,7 @@ def _findings_table(report: EvalReport) -> dict | None:
 def _provenance_table(report: EvalReport) -> dict:
     block = report.run.get("provenance")
     if not block:
-        return _table(
+        return html_table(
             "Provenance",
             ["field", "value"],
             [["provenance", "missing (a report from genotex 0.1?)"]],
@@ -222,7 +236,7 @@ def _provenance_table(report: EvalReport) -> dict:
         if key in report.run:
             rows.append([key, _plain(report.run[key])])
     caption = "Provenance (times excepted, the report is deterministic)"
-    return _table(caption, ["field", "value"], rows, text=True)
+    return html_table(caption, ["field", "value"], rows, text=True)
 
 
 def _plain(value: Any) -> str:
@@ -234,46 +248,30 @@ def _plain(value: Any) -> str:
 
 def _cards(report: EvalReport) -> list[dict]:
     cards = []
-    overall = report.analysis_by_category().get(OVERALL, {})
-    if overall:
-        interval = report.interval(group_key("analysis", OVERALL), "auroc")
-        cards.append(
-            {
-                "id": "auroc",
-                "label": "Analysis AUROC (overall)",
-                "raw": repr(overall["auroc"]),
-                "value": _number(overall["auroc"]),
-                "ci": _with_interval(overall["auroc"], interval),
-            }
-        )
-    if report.preprocessing and report.preprocessing.get("linked") is not None:
-        value = report.preprocessing_average("linked").get(
-            "composite_similarity_correlation", math.nan
-        )
-        interval = report.interval(
-            group_key("preprocessing", "linked"), "composite_similarity_correlation"
-        )
-        cards.append(
-            {
-                "id": "csc",
-                "label": "Linked-data CSC",
-                "raw": repr(value),
-                "value": _number(value),
-                "ci": _with_interval(value, interval),
-            }
-        )
+    for label, _, value, interval in headline_averages(report):
+        if label in _CARDS:
+            card_id, title = _CARDS[label]
+            cards.append(
+                {
+                    "id": card_id,
+                    "label": title,
+                    "raw": repr(value),
+                    "value": number_text(value),
+                    "ci": with_interval(value, interval),
+                }
+            )
     return cards
 
 
-def render_html(report: EvalReport, figures: dict[str, tuple[bytes, bytes, str]]) -> str:
-    """The page's HTML for a report and its figures (PNG inlined as base64)."""
-    from jinja2 import Environment, PackageLoader
+#: The headline cards: which averages, under which words (the AUROC is the paper's approximation).
+_CARDS = {
+    "Analysis AUROC": ("auroc", "Analysis AUROC (the paper's approximate AUROC, all problems)"),
+    "CSC Linked": ("csc", "Linked-data CSC (per file)"),
+}
 
-    env = Environment(
-        # autoescape=True: select_autoescape() goes by the name and does not escape a `.j2` file
-        loader=PackageLoader("genotex.evaluation", "templates"),
-        autoescape=True,
-    )
+
+def render_html(report: EvalReport, figures: Mapping[str, RenderedFigure]) -> str:
+    """The page's HTML for a report and its figures (PNG inlined as base64)."""
     sections = []
     if report.filtering is not None:
         sections.append(_selection_section(report))
@@ -281,43 +279,43 @@ def render_html(report: EvalReport, figures: dict[str, tuple[bytes, bytes, str]]
         sections.append(_preprocessing_section(report))
     if report.analysis:
         sections.append(_analysis_section(report))
-    inline = {
-        name: {"png": base64.b64encode(png).decode(), "alt": alt}
-        for name, (png, _, alt) in figures.items()
-    }
-    return env.get_template("report.html.j2").render(
+    return page_template("report.html.j2").render(
         run=report.run,
         cards=_cards(report),
         sections=sections,
-        figures=inline,
+        figures=inline_figures(figures),
         findings=_findings_table(report),
+        glossary=glossary_table(),
         provenance=_provenance_table(report),
         intervals=bool(report.intervals),
         exact="exact_statistics" in report.run,
     )
 
 
-def write_report(report: EvalReport, folder: str | Path) -> Path:
-    """Write `index.html` and `figures/*.png|svg` into `folder`; return the page's path.
+def write_report(
+    report: EvalReport,
+    folder: str | Path,
+    *,
+    formats: Sequence[str] = FIGURE_FORMATS,
+    dpi: int = DEFAULT_DPI,
+) -> Path:
+    """Write `index.html` and `figures/<name>.<format>` into `folder`; return the page's path.
 
-    Every file is written into a staging folder first and moved into place only
-    when all are written, so a full disk leaves the earlier report (or nothing),
-    never figures without their page.
+    Parameters
+    ----------
+    report
+        A report from `evaluate` or `load_report`.
+    folder
+        Created if missing; files of an earlier report there are replaced.
+    formats
+        The figure files to write, among "png", "svg" and "pdf" (the page
+        inlines the PNG whatever is asked).
+    dpi
+        The PNG's resolution; 300 by default, what journals ask of figures.
     """
     folder = prepare_output_folder(folder, what="report folder")
-    figures = make_figures(report)
+    figures = make_figures(report, formats=formats, dpi=dpi)
     files = {("index.html",): render_html(report, figures).encode("utf-8")}
-    for name, (png, svg, _) in figures.items():
-        files[("figures", f"{name}.png")] = png
-        files[("figures", f"{name}.svg")] = svg
-    targets = {parts: output_path(folder, *parts) for parts in files}  # all checked first
-    with tempfile.TemporaryDirectory(prefix=".report-", dir=folder) as staging:
-        staged = {}
-        for parts, data in files.items():
-            with atomic_output(Path(staging, *parts)) as tmp:
-                tmp.write_bytes(data)
-            staged[parts] = Path(staging, *parts)
-        output_path(folder, "figures").mkdir(exist_ok=True)
-        for parts, path in staged.items():  # renames within one file system: no space needed
-            os.replace(path, targets[parts])
-    return targets[("index.html",)]
+    files.update(figure_files(figures))
+    write_files(folder, files)
+    return folder / "index.html"

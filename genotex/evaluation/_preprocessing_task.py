@@ -23,6 +23,7 @@ from ._scores import FileScore, Finding
 
 __all__ = [
     "SUBTASKS",
+    "SUBTASK_LABELS",
     "evaluate_preprocessing",
     "reference_csvs",
     "score_csv_pair",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 SUBTASKS: tuple[str, ...] = ("gene", "clinical", "linked")
+#: The paper's names of the subtasks' data (its Table 5 says Gene, Trait, Linked).
+SUBTASK_LABELS = {"gene": "Gene", "clinical": "Trait", "linked": "Linked"}
 
 
 def table_similarity(pred: LabelledTable, ref: LabelledTable) -> dict[str, float]:

@@ -12,15 +12,19 @@ from ..core import (
     ANALYSIS_METRICS,
     CATEGORIES,
     FILTERING_METRICS,
+    METRICS,
     PREPROCESSING_METRICS,
     get_metric,
     write_text_atomic,
 )
 from ._report import EvalReport, group_key
-from ._scores import OVERALL
+from ._scores import OVERALL, counted
 from ._statistics import Interval
 
-__all__ = ["format_table", "render_text", "write_csv_tables"]
+__all__ = ["format_p", "format_table", "format_value", "render_text", "write_csv_tables"]
+
+#: Metrics printed in scientific notation (a p-value of 0.0004 is not "0.00").
+P_VALUES = frozenset(m for m, spec in METRICS.items() if spec.label == "p")
 
 
 def _label(metric: str) -> str:
@@ -31,6 +35,25 @@ def _fmt(value: object) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{round(value, 2):.2f}"
     return str(value)
+
+
+def format_p(p: float | None, permutations: int | None = None) -> str:
+    """A p-value in scientific notation; a permutation p of 0 as `<1/permutations`."""
+    if p is None or math.isnan(p):
+        return "-"
+    if p == 0 and permutations:
+        return f"<{1 / permutations:.0e}"
+    return f"{p:.1e}"
+
+
+def format_value(metric: str, value: float | None, report: EvalReport | None = None) -> str:
+    """A metric's value as the tables print it: 2 decimals, p-values in scientific notation."""
+    if metric in P_VALUES:
+        exact = (report.run if report is not None else {}).get("exact_statistics") or {}
+        return format_p(value, exact.get("gsea_permutations"))
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.2f}"
 
 
 def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -48,6 +71,12 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> st
     out = [line(list(headers)), line(["-" * w for w in widths])]
     out.extend(line(row) for row in cells)
     return "\n".join(out)
+
+
+def _counts_text(counts: Sequence[int]) -> str:
+    """The n of several averages: one number when they agree, their range when not."""
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high}"
 
 
 def _averages_row(
@@ -129,8 +158,18 @@ def _analysis_blocks(report: EvalReport, details: bool) -> list[str]:
     blocks = ["== Statistical analysis ==\n" + format_table(headers, rows)]
     extras = report.analysis_metrics[len(metrics) :]
     if extras:
+        groups = report.analysis_groups()
         rows = [
-            _averages_row(name, by_category[name], extras, counts[name])
+            [
+                name,
+                *(
+                    format_value(m, by_category[name].get(m), report)
+                    if m in P_VALUES
+                    else by_category[name].get(m, math.nan)
+                    for m in extras
+                ),
+                _counts_text([counted(groups[name], m) for m in extras]),
+            ]
             for name in (*CATEGORIES, OVERALL)
             if counts[name]
         ]
@@ -229,7 +268,7 @@ def average_rows(report: EvalReport) -> Iterator[tuple[str, str, str, float, Int
                 m,
                 averages.get(m, math.nan),
                 report.interval(key, m),
-                len(groups[name]),
+                counted(groups[name], m),
             )
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "ProblemScore",
     "SelectionScore",
     "average",
+    "counted",
     "metric_value",
 ]
 
@@ -125,3 +126,8 @@ def average(rows: Sequence[object], metrics: Iterable[str]) -> dict[str, float]:
     if not rows:
         return {}
     return {name: nanmean(metric_value(row, name) for row in rows) for name in metrics}
+
+
+def counted(rows: Sequence[object], metric: str) -> int:
+    """How many rows have a defined value of a metric: the n its average is taken over."""
+    return sum(1 for row in rows if not math.isnan(metric_value(row, metric)))
