@@ -358,3 +358,55 @@ def test_eval_label_names_the_run_in_the_leaderboard_and_the_report(eval_fixture
     assert board.splitlines()[2].startswith("GPT-4o agent")
     page = write_report(load_report(out), tmp_path / "report").read_text()
     assert "<h1>GPT-4o agent: genotex evaluation report</h1>" in page
+
+
+def test_to_frame_gives_each_table_as_numbers_a_notebook_can_use(saved):
+    """Every value is checked against the saved JSON, read independently of the dataclasses."""
+    import math
+
+    raw = json.loads(saved["agent"].read_text())
+    report = load_report(saved["agent"])
+    problems = report.to_frame("problem")
+    assert len(problems) == len(raw["analysis"]["per_problem"])
+    for row in problems.itertuples():
+        expected = raw["analysis"]["per_problem"][f"{row.trait}|{row.condition}"]
+        assert row.f1 == expected["f1"] and row.auroc == expected["auroc"]
+    assert problems["f1"].dtype == float and problems["auroc_exact"].dtype == float
+    without = problems[problems["status"] == "missing"]
+    assert len(without) == 1 and math.isnan(without["auroc_exact"].item())  # NaN, not 0 or None
+
+    traits = report.to_frame("trait").set_index("trait")
+    for trait in traits.index:
+        values = [
+            v["f1"] for k, v in raw["analysis"]["per_problem"].items() if k.split("|")[0] == trait
+        ]
+        assert traits.loc[trait, "f1"] == pytest.approx(sum(values) / len(values), abs=1e-12)
+        assert traits.loc[trait, "df_f1"] == raw["selection"]["filtering"]["per_trait"][trait]["f1"]
+
+    files = report.to_frame("file")
+    assert set(files["subtask"]) == {"gene", "clinical", "linked"}
+    linked = files[files["subtask"] == "linked"]["composite_similarity_correlation"]
+    csc = raw["preprocessing"]["linked"]["average"]["composite_similarity_correlation"]
+    assert linked.mean() == pytest.approx(csc, abs=1e-12)
+    averages = report.to_frame("average")
+    row = averages[(averages["group"] == "Overall") & (averages["metric"] == "auroc")]
+    overall = raw["analysis"]["categorized"]["Overall"]
+    assert row["average"].item() == overall["auroc"]
+    assert [row["ci_low"].item(), row["ci_high"].item()] == overall["auroc_ci"]
+    assert report.to_frame("finding")["file"].tolist() == [f["file"] for f in raw["problems_found"]]
+    with pytest.raises(ValueError, match="levels: problem, file, trait"):
+        report.to_frame("cohort")
+
+
+def test_compare_names_the_runs_by_label(saved):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    argv = ["compare", str(saved["agent"]), str(saved["perfect"]), "--resamples", "200"]
+    result = CliRunner().invoke(main, [*argv, "--label", "GPT-4o", "--label", "o1"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("B = o1 against A = GPT-4o:")
+    assert "AUROC" in result.stdout and "\nauroc " not in result.stdout  # the tables' labels
+    result = CliRunner().invoke(main, [*argv, "--label", "only one"])
+    assert result.exit_code == 2 and "give A's, then B's" in result.stderr

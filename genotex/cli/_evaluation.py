@@ -229,8 +229,22 @@ def emit_report(
 @main.command("compare")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
-@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="The runs' names, A's then B's (default: the label eval recorded, else the file's path).",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap resamples of the paired differences.",
+)
+@click.option(
+    "--seed", type=SEED, default=0, show_default=True, help="Seed of the bootstrap resampling."
+)
 @click.option(
     "--top",
     type=click.IntRange(min=1),
@@ -248,7 +262,13 @@ def emit_report(
 @debug_option
 @handle_errors
 def compare_command(
-    a: Path, b: Path, resamples: int, seed: int, top: int, json_path: Path | None
+    a: Path,
+    b: Path,
+    labels: tuple[str, ...],
+    resamples: int,
+    seed: int,
+    top: int,
+    json_path: Path | None,
 ) -> None:
     """Is run B better than run A? Paired differences, intervals and Wilcoxon tests.
 
@@ -265,10 +285,14 @@ def compare_command(
         render_comparison,
     )
 
+    if labels and len(labels) != 2:
+        raise click.UsageError(f"{len(labels)} --label for 2 runs: give A's, then B's")
+    reports = load_report(a), load_report(b)
+    names = labels or (reports[0].run.get("label") or str(a), reports[1].run.get("label") or str(b))
+    if names[0] == names[1]:
+        names = (f"{names[0]} (A)", f"{names[1]} (B)")
     settings = BootstrapSettings(resamples=resamples, seed=seed)
-    comparison = compare_reports(
-        load_report(a), load_report(b), names=(str(a), str(b)), settings=settings
-    )
+    comparison = compare_reports(*reports, names=names, settings=settings)
     click.echo(render_comparison(comparison, top=top), nl=False)
     if json_path is not None:
         write_text_atomic(json_path, json_text(comparison_to_dict(comparison)))

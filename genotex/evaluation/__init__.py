@@ -29,6 +29,7 @@ from ._evaluate import TASKS, EvalOptions, evaluate
 from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS
 from ._html import render_html, write_report
 from ._html_runs import write_runs_report
+from ._item_tables import FRAME_LEVELS, item_tables, report_frame, write_csv_tables
 from ._leaderboard import (
     Leaderboard,
     leaderboard,
@@ -44,7 +45,7 @@ from ._preprocessing_task import (
     table_similarity,
 )
 from ._provenance import file_sha256, provenance, tree_digest
-from ._render import format_table, render_text, write_csv_tables
+from ._render import format_table, render_text
 from ._report import EvalReport
 from ._scores import (
     EXTRA_ANALYSIS_METRICS,
@@ -73,6 +74,7 @@ __all__ = [
     "DEFAULT_DPI",
     "FIGURE_FORMATS",
     "EXTRA_ANALYSIS_METRICS",
+    "FRAME_LEVELS",
     "OVERALL",
     "SUBTASKS",
     "TASKS",
@@ -123,6 +125,8 @@ __all__ = [
     "table_similarity",
     "tree_digest",
     "write_csv_tables",
+    "item_tables",
+    "report_frame",
     "write_report",
     "write_runs_report",
 ]

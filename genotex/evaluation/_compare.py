@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import ANALYSIS_METRICS, PREPROCESSING_METRICS, GenotexError, read_json
+from ..core import (
+    ANALYSIS_METRICS,
+    PREPROCESSING_METRICS,
+    GenotexError,
+    get_metric,
+    read_json,
+)
 from ._report import EvalReport
 from ._scores import EXTRA_ANALYSIS_METRICS
 from ._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, PairedComparison, paired_comparison
@@ -174,7 +180,7 @@ def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
     for section, rows in comparison.sections.items():
         table = [
             [
-                r.metric,
+                get_metric(r.metric).label,
                 r.n,
                 format_value(r.metric, r.mean_a),
                 format_value(r.metric, r.mean_b),
@@ -189,7 +195,8 @@ def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
         headline = next((r for r in rows if r.metric in _HEADLINE), rows[0])
         if headline.largest:
             shown = ", ".join(f"{item} {diff:+.3f}" for item, diff in headline.largest[:top])
-            lines.append(f"largest {headline.metric} differences: {shown}")
+            label = get_metric(headline.metric).label
+            lines.append(f"largest {label} differences: {shown}")
     return "\n".join(lines) + "\n"
 
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
 from ..core import (
     ANALYSIS_METRICS,
@@ -15,13 +12,12 @@ from ..core import (
     METRICS,
     PREPROCESSING_METRICS,
     get_metric,
-    write_text_atomic,
 )
 from ._report import EvalReport, group_key
 from ._scores import OVERALL, counted
 from ._statistics import Interval
 
-__all__ = ["format_p", "format_table", "format_value", "render_text", "write_csv_tables"]
+__all__ = ["average_rows", "choice_text", "format_p", "format_table", "format_value", "render_text"]
 
 #: Metrics printed in scientific notation (a p-value of 0.0004 is not "0.00").
 P_VALUES = frozenset(m for m, spec in METRICS.items() if spec.label == "p")
@@ -85,7 +81,7 @@ def _averages_row(
     return [label, *(averages.get(m, math.nan) for m in metrics), count]
 
 
-def _choice(choice: object) -> str:
+def choice_text(choice: object) -> str:
     if choice is None:
         return "-"
     if isinstance(choice, tuple):
@@ -115,7 +111,12 @@ def _selection_blocks(report: EvalReport, details: bool) -> list[str]:
         headers = ["trait", "TP", "FP", "TN", "FN", *_labels(metrics)]
         blocks.append("-- DF per trait --\n" + format_table(headers, per_trait))
         per_problem = (
-            [s.problem.key, s.accuracy, _choice(s.reference_choice), _choice(s.predicted_choice)]
+            [
+                s.problem.key,
+                s.accuracy,
+                choice_text(s.reference_choice),
+                choice_text(s.predicted_choice),
+            ]
             for s in selection
         )
         headers = ["problem", "Acc", "reference", "prediction"]
@@ -287,111 +288,3 @@ def _intervals_block(report: EvalReport, details: bool) -> str:
         rows.append([label, _label(metric), value, low, high, n, interval.note])
     headers = ["average", "metric", "value", "low", "high", "n", "note"]
     return title + "\n" + format_table(headers, rows)
-
-
-def _csv_text(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    for row in rows:
-        writer.writerow(
-            [
-                ""
-                if isinstance(v, float) and math.isnan(v)
-                else repr(v)
-                if isinstance(v, float)
-                else v
-                for v in row
-            ]
-        )
-    return buffer.getvalue()
-
-
-def _csv_tables(report: EvalReport) -> dict[str, str]:
-    """File name -> CSV text of every per-item table the report holds."""
-    tables: dict[str, str] = {}
-    if report.filtering is not None:
-        metrics = FILTERING_METRICS
-        rows = (
-            [s.trait, s.tp, s.fp, s.tn, s.fn, *(getattr(s, m) for m in metrics)]
-            for s in report.filtering
-        )
-        tables["filtering_per_trait.csv"] = _csv_text(
-            ["trait", "tp", "fp", "tn", "fn", *metrics], rows
-        )
-        headers = [
-            "trait",
-            "condition",
-            "category",
-            "accuracy",
-            "reference_choice",
-            "predicted_choice",
-        ]
-        rows = (
-            [
-                s.problem.trait,
-                s.problem.condition or "None",
-                s.problem.category,
-                s.accuracy,
-                _choice(s.reference_choice),
-                _choice(s.predicted_choice),
-            ]
-            for s in report.selection or ()
-        )
-        tables["selection_per_problem.csv"] = _csv_text(headers, rows)
-    if report.preprocessing is not None:
-        metrics = PREPROCESSING_METRICS
-        rows = (
-            [s.subtask, s.trait, s.file, s.status, *(getattr(s, m) for m in metrics)]
-            for scores in report.preprocessing.values()
-            for s in scores or ()
-        )
-        headers = ["subtask", "trait", "file", "status", *metrics]
-        tables["preprocessing_per_file.csv"] = _csv_text(headers, rows)
-    if report.analysis is not None:
-        metrics = report.analysis_metrics
-        rows = (
-            [
-                s.problem.trait,
-                s.problem.condition or "None",
-                s.category,
-                s.status,
-                *(s.value(m) for m in metrics),
-            ]
-            for s in report.analysis
-        )
-        headers = ["trait", "condition", "category", "status", *metrics]
-        tables["analysis_per_problem.csv"] = _csv_text(headers, rows)
-    findings = ([f.file, f.reason] for f in report.findings)
-    tables["problems_found.csv"] = _csv_text(["file", "reason"], findings)
-    if report.intervals:
-        tables["averages.csv"] = _averages_csv(report)
-    return tables
-
-
-def _averages_csv(report: EvalReport) -> str:
-    """Every average with its interval (written when intervals were computed)."""
-    rows = (
-        [section, group, metric, value, *(interval_cells(interval)), n]
-        for section, group, metric, value, interval, n in average_rows(report)
-    )
-    headers = ["section", "group", "metric", "average", "ci_low", "ci_high", "ci_note", "n"]
-    return _csv_text(headers, rows)
-
-
-def interval_cells(interval: Interval | None) -> list[object]:
-    """low, high, note of an interval as table cells (NaN where undefined)."""
-    if interval is None:
-        return [math.nan, math.nan, "not computed"]
-    if not interval.defined:
-        return [math.nan, math.nan, interval.note]
-    return [interval.low, interval.high, interval.note]
-
-
-def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
-    """Write the per-trait, per-problem and per-file tables as CSV files; return their paths."""
-    written = []
-    for name, text in _csv_tables(report).items():
-        write_text_atomic(Path(folder) / name, text)
-        written.append(Path(folder) / name)
-    return written

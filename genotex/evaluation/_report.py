@@ -93,6 +93,19 @@ class EvalReport:
         caption = html.escape(repr(self))
         return f"<table><caption>{caption}</caption><tr><th></th>{head}</tr>{rows}</table>"
 
+    def to_frame(self, level: str = "problem"):
+        """A table of the report as a pandas DataFrame, instead of walking the dataclasses.
+
+        `level` is "problem" (a row per analysis problem), "file" (a row per
+        preprocessed table), "trait" (DF scores and analysis averages per trait),
+        "selection", "average" (every average with its interval and n) or
+        "finding". Numbers are unrounded, NaN where undefined; the same rows as
+        `genotex eval --csv` writes.
+        """
+        from ._item_tables import report_frame
+
+        return report_frame(self, level)
+
     # ---- aggregates -------------------------------------------------------------------
     @property
     def analysis_metrics(self) -> tuple[str, ...]:
