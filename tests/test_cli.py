@@ -147,3 +147,124 @@ def test_library_messages_name_no_cli_flag():
                     if isinstance(text, str) and (flag.search(text) or "proposal above" in text):
                         found.append(f"{path.relative_to(package)}: {text[:60]!r}")
     assert found == []
+
+
+def _leaf_commands():
+    import click
+
+    from genotex.cli import main
+
+    def walk(command, path):
+        if isinstance(command, click.Group):
+            for name, sub in sorted(command.commands.items()):
+                yield from walk(sub, [*path, name])
+        else:
+            yield " ".join(path), command
+
+    return list(walk(main, []))
+
+
+@pytest.mark.parametrize("name, command", _leaf_commands(), ids=lambda v: str(v))
+def test_every_command_has_help_on_every_option_an_example_and_q_v(name, command):
+    import click
+
+    options = [p for p in command.params if isinstance(p, click.Option)]
+    missing = [p.opts[0] for p in options if not p.help and p.name != "help"]
+    assert not missing, f"genotex {name}: options without help: {missing}"
+    assert "Example" in (command.help or ""), f"genotex {name} --help has no example"
+    flags = {opt for p in options for opt in p.opts}
+    assert {"-q", "--quiet", "-v", "--verbose", "--debug"} <= flags, name
+    if any(o in flags for o in ("--out", "--jobs")):  # one vocabulary: the same short names
+        assert "--out" not in flags or "-o" in flags, name
+        assert "--jobs" not in flags or "-j" in flags, name
+
+
+def test_the_same_thing_has_the_same_name_in_every_command():
+    """An input folder is --input, an output folder --out, workers --jobs with default 1."""
+    import click
+
+    for name, command in _leaf_commands():
+        for param in command.params:
+            if not isinstance(param, click.Option):
+                continue
+            if "--jobs" in param.opts:
+                assert param.default == 1, f"genotex {name} --jobs defaults to {param.default}"
+            assert "--data" not in param.opts or "--input" in param.opts, name
+    regress = dict(_leaf_commands())["regress"]
+    data = next(p for p in regress.params if p.name == "data")
+    assert data.opts[:2] == ["-i", "--input"] and "--data" in data.opts  # the 0.2 name still works
+
+
+def test_download_kinds_are_subcommands_with_their_own_options():
+    from genotex.cli import main
+
+    runner = CliRunner()
+    geo = runner.invoke(main, ["download", "geo", "--help"]).output
+    gene_info = runner.invoke(main, ["download", "gene-info", "--help"]).output
+    assert "--manifest" in geo and "--only" in geo and "--sha256" not in geo
+    assert "--sha256" in gene_info and "--manifest" not in gene_info
+    result = runner.invoke(main, ["download", "gene-info", "--out", "x", "--manifest", "m.json"])
+    assert result.exit_code == 2 and "No such option '--manifest'" in result.stderr
+
+
+def test_preprocess_takes_the_cohort_folder_as_inspect_does(tmp_path):
+    from genotex.cli import main
+
+    result = CliRunner().invoke(main, ["preprocess", "a", "--cohort-dir", "b", "--trait", "T"])
+    assert result.exit_code == 2 and "COHORT and --cohort-dir name two folders" in result.stderr
+    synonyms = tmp_path / "gene_synonym.json"
+    synonyms.write_text('{"TP53": "TP53"}')
+    argv = ["preprocess", str(tmp_path / "nowhere"), "--trait", "T", "--synonyms", str(synonyms)]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1 and "nowhere" in result.stderr  # taken as the cohort folder
+
+
+def _regress(shared, out, *extra):
+    from genotex.cli import main
+
+    case = shared / "fixtures" / "regress" / "synthetic"
+    argv = ["regress", "--trait", "Prostate_Cancer", "--input", str(case / "output/preprocess")]
+    argv += ["--task-info", str(case / "metadata/task_info.json"), "--out", str(out), *extra]
+    return CliRunner().invoke(main, argv)
+
+
+def test_a_long_run_says_where_it_is_and_q_v_say_less_or_more(shared, tmp_path):
+    import re
+
+    result = _regress(shared, tmp_path / "a")
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("[")]
+    assert len(lines) == 4  # Prostate_Cancer's four problems
+    pattern = (
+        r"\[(\d)/4\] Prostate_Cancer\|\w+: (ok|skipped).* "
+        r"\(\d+\.\d s; elapsed \d:\d\d:\d\d, ETA \d:\d\d:\d\d\)"
+    )
+    matches = [re.fullmatch(pattern, ln) for ln in lines]
+    assert all(matches), lines
+    assert [m.group(1) for m in matches] == ["1", "2", "3", "4"]
+    assert lines[-1].endswith("ETA 0:00:00)")
+    assert result.stderr.strip().splitlines()[-1].startswith("4 problems:")
+
+    quiet = _regress(shared, tmp_path / "b", "-q")
+    assert quiet.exit_code == 0 and quiet.stderr.splitlines() == [
+        f"4 problems: 2 answered, 0 kept from an earlier run, 2 skipped, 0 failed; "
+        f"results in {tmp_path / 'b'}"
+    ]
+    loud = _regress(shared, tmp_path / "c", "-v", "--force")
+    assert loud.exit_code == 0 and "[4/4]" in loud.stderr
+    assert len(loud.stderr) > len(result.stderr)  # the library's debug log too
+    both = _regress(shared, tmp_path / "d", "-q", "-v")
+    assert both.exit_code == 2 and "-q and -v contradict each other" in both.stderr
+
+
+def test_eval_q_prints_the_scores_and_nothing_else(eval_fixtures, tmp_path):
+    from genotex.cli import main
+    from tests.conftest import eval_args
+
+    case = eval_fixtures / "case1"
+    normal = CliRunner().invoke(main, eval_args(case, "--json", str(tmp_path / "r.json")))
+    quiet = CliRunner().invoke(main, eval_args(case, "--json", str(tmp_path / "q.json"), "-q"))
+    assert normal.exit_code == quiet.exit_code == 0
+    assert "evaluated in" in normal.stderr and "JSON report" in normal.stderr
+    assert quiet.stderr == "" and quiet.stdout == normal.stdout
+    assert (tmp_path / "q.json").exists()

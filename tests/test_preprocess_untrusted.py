@@ -93,8 +93,9 @@ def _tree(root: Path, *extra: str):
 
 
 def _status(output: str, cohort: str) -> str:
-    """The status a `preprocess --all` run printed for `<trait>/<cohort>`."""
-    return next(ln.split(None, 1)[1] for ln in output.splitlines() if ln.startswith(cohort + " "))
+    """The status a `preprocess --all` run printed for `<trait>/<cohort>` (`[k/N] item  status`)."""
+    lines = (ln.split("] ", 1)[-1] for ln in output.splitlines() if ln.startswith("["))
+    return next(ln.split(None, 1)[1] for ln in lines if ln.startswith(cohort + " "))
 
 
 def _files(folder: Path) -> set[Path]:

@@ -76,7 +76,8 @@ def test_a_run_of_another_trait_keeps_the_earlier_traits_records(case, tmp_path)
     assert recorded["Prostate_Cancer|None"]["model"] == "Lasso"
 
 
-def test_sigterm_ends_the_workers_and_records_what_finished(case, tmp_path):
+@pytest.mark.parametrize("how", ["SIGTERM to the command", "Ctrl-C to the process group"])
+def test_a_stop_ends_the_workers_says_so_and_records_what_finished(case, tmp_path, how):
     root, data, _ = case
     out = tmp_path / "out"
     command = [sys.executable, "-m", "genotex", "regress", "--data", str(data), "--all"]
@@ -90,9 +91,22 @@ def test_sigterm_ends_the_workers_and_records_what_finished(case, tmp_path):
     for line in process.stderr:  # wait until the workers have answered a problem
         if ": ok" in line:
             break
-    process.send_signal(signal.SIGTERM)
-    process.communicate(timeout=60)
-    assert process.returncode == 128 + signal.SIGTERM
+    sent = time.monotonic()
+    if how.startswith("SIGTERM"):
+        process.send_signal(signal.SIGTERM)
+    else:  # a terminal's Ctrl-C reaches every process of the foreground group, workers too
+        os.killpg(process.pid, signal.SIGINT)
+    _, rest = process.communicate(timeout=60)
+    waited = time.monotonic() - sent
+    signum = signal.SIGTERM if how.startswith("SIGTERM") else signal.SIGINT
+    assert process.returncode == 128 + signum, rest
+    # what it waits for is said at once, and the wait is short
+    assert "stopping: ending 2 worker processes" in rest, rest
+    assert rest.strip().splitlines()[-1] in (
+        "genotex: error: terminated",
+        "genotex: error: interrupted",
+    )
+    assert "Traceback" not in rest and waited < 15
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:

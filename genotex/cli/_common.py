@@ -16,8 +16,9 @@ import click
 
 from .._version import __version__
 from ..core import GenotexError
+from ._progress import quiet, verbosity_options
 
-__all__ = ["GreedyCommand", "debug_option", "handle_errors", "main", "tqdm_progress"]
+__all__ = ["GreedyCommand", "common_options", "handle_errors", "main", "tqdm_progress"]
 
 # Options that take several values after one flag (`-t selection analysis`), as the
 # published evaluator's argparse `nargs="+"` options do; repeating the flag works too.
@@ -109,7 +110,9 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def debug_option(function: Callable[..., Any]) -> Callable[..., Any]:
+def common_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--debug`, `-q/--quiet` and `-v/--verbose`: what every command takes."""
+    function = verbosity_options(function)
     return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(
         function
     )
@@ -158,10 +161,12 @@ def geo_limits_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def jobs_option(help: str | None = None, default: int = 1) -> Callable[..., Any]:
-    """`--jobs/-j N`: how many worker processes (at least 1)."""
+def jobs_option(
+    help: str = "Worker processes (results do not depend on it).",
+) -> Callable[..., Any]:
+    """`-j/--jobs N`: how many worker processes, at least 1, one by default in every command."""
     return click.option(
-        "--jobs", "-j", type=click.IntRange(min=1), default=default, show_default=True, help=help
+        "-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help
     )
 
 
@@ -192,7 +197,7 @@ def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable
     """Progress bars on stderr (shown only on a terminal, and only for long stages)."""
 
     def progress(items: Iterable[Any], description: str, total: int) -> Iterable[Any]:
-        if not enabled or total < 20:
+        if not enabled or total < 20 or quiet():
             return items
         from tqdm import tqdm
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ._common import debug_option, handle_errors, main
+from ._common import common_options, handle_errors, main
+from ._progress import say
 
 
 @main.group("harness")
@@ -17,6 +18,7 @@ def harness_group() -> None:
 @harness_group.command("export")
 @click.argument("log", type=click.Path(path_type=Path))
 @click.option(
+    "-o",
     "--out",
     type=click.Path(path_type=Path),
     required=True,
@@ -46,7 +48,7 @@ def harness_group() -> None:
     default=None,
     help="Dollars per million output tokens, when the log has no cost.",
 )
-@debug_option
+@common_options
 @handle_errors
 def export_command(
     log: Path,
@@ -58,7 +60,9 @@ def export_command(
 ) -> None:
     """Merge the samples' outputs of LOG, score them with genotex eval, add tokens, cost, time.
 
-    Example: genotex harness export logs/2026-11-23T12-00-00_e2e_abc.eval --out runs/mymodel
+    \b
+    Example:
+      genotex harness export logs/2026-11-23T12-00-00_e2e_abc.eval --out runs/mymodel
     """
     if (price_in is None) != (price_out is None):
         raise click.UsageError("--price-in and --price-out go together")
@@ -71,7 +75,7 @@ def export_command(
     path = export_run(
         log, out, root=root, reference=reference, price_in=price_in, price_out=price_out
     )
-    click.echo(f"genotex eval report with the run's runtime: {path}", err=True)
+    say(f"genotex eval report with the run's runtime: {path}")
 
 
 @main.command("mcp")
@@ -83,12 +87,14 @@ def export_command(
     required=True,
     help="A folder the tools may read and write (repeatable; a tool's `root` is its index).",
 )
-@debug_option
+@common_options
 @handle_errors
 def mcp_command(roots: tuple[Path, ...]) -> None:
     """Serve genotex's library as MCP tools over stdio (pip install 'genotex[mcp]').
 
-    Example: genotex mcp --root demo-bench
+    \b
+    Example:
+      genotex mcp --root demo-bench
     """
     try:
         from ..harness._mcp import build_server

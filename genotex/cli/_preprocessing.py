@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..core import GenotexError
-from ._common import debug_option, geo_limits_option, handle_errors, jobs_option, main
+from ._common import common_options, geo_limits_option, handle_errors, jobs_option, main
+from ._progress import ItemProgress
 
 #: The synonym table a benchmark root holds (the default of --synonyms).
 _DEFAULT_SYNONYMS = Path("metadata") / "gene_synonym.json"
@@ -31,12 +32,13 @@ def _synonyms(path: Path | None):
 
 
 @main.command("preprocess")
+@click.argument("cohort", required=False, type=click.Path(path_type=Path))
 @click.option("--trait", default=None, help="The trait (one cohort mode).")
 @click.option(
     "--cohort-dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="A GEO series folder or a Xena cohort folder, anywhere on disk.",
+    help="The cohort folder, as COHORT (the argument, as `inspect` takes it) gives it.",
 )
 @click.option(
     "--recipe", type=click.Path(path_type=Path), default=None, help="The cohort's recipe (GEO)."
@@ -45,11 +47,13 @@ def _synonyms(path: Path | None):
     "--all", "all_cohorts", is_flag=True, help="Every cohort of the layout under --input."
 )
 @click.option(
+    "-i",
     "--input",
     "input_root",
     type=click.Path(path_type=Path),
     default=Path("input"),
     show_default=True,
+    help="The benchmark's input/ folder (GEO/<trait>/<GSE>/, TCGA/<Xena folder>/), with --all.",
 )
 @click.option(
     "--recipes",
@@ -62,6 +66,7 @@ def _synonyms(path: Path | None):
     type=click.Path(path_type=Path),
     default=Path("metadata/task_info.json"),
     show_default=True,
+    help="task_info.json: whose traits --all preprocesses.",
 )
 @click.option(
     "--synonyms",
@@ -77,13 +82,19 @@ def _synonyms(path: Path | None):
     help="NCBI gene_info, for platforms keyed by Entrez GeneID.",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=Path("output/preprocess"), show_default=True
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("output/preprocess"),
+    show_default=True,
+    help="The preprocess folder to write (<trait>/<cohort>.csv and cohort_info.json).",
 )
-@jobs_option()
+@jobs_option("Cohorts preprocessed in parallel processes (with --all).")
 @geo_limits_option
-@debug_option
+@common_options
 @handle_errors
 def preprocess_command(
+    cohort: Path | None,
     trait: str | None,
     cohort_dir: Path | None,
     recipe: Path | None,
@@ -96,14 +107,26 @@ def preprocess_command(
     out: Path,
     jobs: int,
 ) -> None:
-    """Turn raw GEO / TCGA files into the benchmark's CSVs and cohort_info.json."""
+    """Turn raw GEO / TCGA files into the benchmark's CSVs and cohort_info.json.
+
+    One cohort: COHORT (a GEO series folder or a Xena cohort folder) with --trait,
+    and --recipe for GEO. Every cohort of a benchmark: --all.
+
+    \b
+    Examples:
+      genotex preprocess input/GEO/Asthma/GSE123086 --trait Asthma \\
+        --recipe recipes/Asthma/GSE123086.toml
+      genotex preprocess --all --input input --out output/preprocess --jobs 4
+    """
+    if cohort is not None and cohort_dir is not None and cohort != cohort_dir:
+        raise click.UsageError("COHORT and --cohort-dir name two folders: give one")
+    cohort_dir = cohort_dir or cohort
     from ..preprocessing import gene_id_symbols
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if all_cohorts and (trait or cohort_dir):
-        raise click.UsageError("--all goes without --trait/--cohort-dir")
+        raise click.UsageError("--all goes without --trait/COHORT")
     if not all_cohorts and not (trait and cohort_dir):
-        raise click.UsageError("give --trait and --cohort-dir (one cohort), or --all")
+        raise click.UsageError("give COHORT and --trait (one cohort), or --all")
     table = _synonyms(synonyms)
     gene_ids = gene_id_symbols(gene_info) if gene_info else None
     if all_cohorts:
@@ -117,21 +140,25 @@ def preprocess_command(
 def _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs, debug) -> None:
     from ..preprocessing import preprocess_tree
 
-    results = preprocess_tree(
-        input_root,
-        out,
-        table,
-        task_info,
-        recipes=recipes,
-        gene_ids=gene_ids,
-        jobs=jobs,
-        debug=debug,
-    )
-    width = max((len(f"{j.trait}/{j.cohort}") for j, _ in results), default=10)
-    for job, status in results:
-        if status.startswith("failed: unexpected") and not debug:
-            status += " (--debug shows the traceback)"
-        click.echo(f"{f'{job.trait}/{job.cohort}':<{width}}  {status}")
+    with ItemProgress(unit="cohorts", err=False) as progress:
+
+        def show(job: Any, status: str) -> None:
+            if status.startswith("failed: unexpected") and not debug:
+                status += " (--debug shows the traceback)"
+            progress(f"{job.trait}/{job.cohort}  ", status, failed=status.startswith("failed"))
+
+        results = preprocess_tree(
+            input_root,
+            out,
+            table,
+            task_info,
+            recipes=recipes,
+            gene_ids=gene_ids,
+            jobs=jobs,
+            debug=debug,
+            on_planned=progress.start,
+            on_done=show,
+        )
     failed = sum(status.startswith("failed") for _, status in results)
     click.echo(f"{len(results)} cohorts, {failed} failed; outputs in {out}", err=True)
     sys.exit(1 if failed else 0)
@@ -173,13 +200,17 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
 )
 @click.option("--trait", default=None, help="Also show the row proposed for this trait.")
 @geo_limits_option
-@debug_option
+@common_options
 @handle_errors
 def inspect_command(
     cohort_dir: Path, max_values: int, synonyms: Path | None, trait: str | None
 ) -> None:
     """What to read before writing a recipe: background, characteristics (with the proposed
     rows), platform columns.
+
+    \b
+    Example:
+      genotex inspect input/GEO/Asthma/GSE123086 --trait Asthma
     """
     from ..preprocessing import inspect_cohort
 
@@ -200,12 +231,21 @@ def synonyms_group() -> None:
     help="NCBI Homo_sapiens.gene_info(.gz).",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=None, help="Write gene_synonym.json here too."
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write gene_synonym.json here too.",
 )
-@debug_option
+@common_options
 @handle_errors
 def synonyms_build(gene_info: Path, out: Path | None) -> None:
-    """Build the synonym table as the published builder does (cached in the user cache folder)."""
+    """Build the synonym table as the published builder does (cached in the user cache folder).
+
+    \b
+    Example:
+      genotex synonyms build --gene-info Homo_sapiens.gene_info.gz --out metadata/gene_synonym.json
+    """
     from ..preprocessing import cached_synonym_table, write_synonym_table
 
     table = cached_synonym_table(gene_info)
@@ -218,107 +258,22 @@ def synonyms_build(gene_info: Path, out: Path | None) -> None:
 
 @synonyms_group.command("lookup")
 @click.argument("aliases", nargs=-1, required=True)
-@click.option("--synonyms", type=click.Path(path_type=Path), default=None)
-@debug_option
+@click.option(
+    "--synonyms",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="gene_synonym.json, Homo_sapiens.gene_info(.gz), or 'mygene'; default: "
+    "metadata/gene_synonym.json.",
+)
+@common_options
 @handle_errors
 def synonyms_lookup(aliases: tuple[str, ...], synonyms: Path | None) -> None:
-    """Show the official symbol of each alias (or that it has none)."""
+    """Show the official symbol of each alias (or that it has none).
+
+    \b
+    Example:
+      genotex synonyms lookup p53 HER2 --synonyms metadata/gene_synonym.json
+    """
     table = _synonyms(synonyms)
     for alias in aliases:
         click.echo(f"{alias}\t{table.get(alias.upper(), '(not a known human gene symbol)')}")
-
-
-#: Words of the errors a machine without a network (or without DNS) gives for every file.
-_OFFLINE = (
-    "name or service not known",
-    "temporary failure in name resolution",
-    "network is unreachable",
-    "nodename nor servname",
-    "no address associated",
-)
-
-
-@main.command("download")
-@click.argument("what", type=click.Choice(["geo", "tcga", "gene-info"]))
-@click.option(
-    "--manifest",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The benchmark's geo_manifest.json / tcga_manifest.json (geo, tcga).",
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="The folder (geo, tcga) or the file (gene-info) to write.",
-)
-@click.option(
-    "--base-url",
-    default=None,
-    help="Where the files are (default: the public sources; a mirror, a local server).",
-)
-@click.option(
-    "--only", multiple=True, help="Only this trait (geo) or cohort folder (tcga); repeatable."
-)
-@jobs_option("Parallel downloads.", default=4)
-@click.option("--sha256", default=None, help="gene-info: the expected sha256, if known.")
-@click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
-@debug_option
-@handle_errors
-def download_command(
-    what: str,
-    manifest: Path | None,
-    out: Path,
-    base_url: str | None,
-    only: tuple[str, ...],
-    jobs: int,
-    sha256: str | None,
-    no_progress: bool,
-) -> None:
-    """Download the benchmark's inputs by its manifests: resumable, verified by sha256.
-
-    GEO files come from NCBI's GEO (over HTTPS), Xena files from the UCSC Xena
-    TCGA hub, gene_info from NCBI Gene. Re-running resumes partial files and
-    skips verified ones; the exit status is 1 when any file failed.
-    """
-    from ..preprocessing import UnknownSelection, download_inputs
-
-    if what != "gene-info" and manifest is None:
-        raise click.UsageError(f"downloading {what} needs --manifest")
-    try:
-        results = download_inputs(
-            what,
-            out,
-            manifest=manifest,
-            base_url=base_url,
-            only=only,
-            sha256=sha256,
-            jobs=jobs,
-            progress=not no_progress,
-        )
-    except UnknownSelection as exc:
-        raise click.BadParameter(str(exc), param_hint="--only") from None
-    counts: dict[str, int] = {}
-    for result in results:
-        key = "failed" if not result.ok else result.status
-        counts[key] = counts.get(key, 0) + 1
-    total_mb = sum(r.size for r in results if r.ok) / 1e6
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    click.echo(f"{len(results)} files: {summary}; {total_mb:.1f} MB in place")
-    failed = [r for r in results if not r.ok]
-    by_reason: dict[str, list[Path]] = {}
-    for result in failed:  # "failed: <reason> for <url>": one line per reason, not per file
-        reason = result.status.removeprefix("failed: ").split(f" for {result.download.url}")[0]
-        by_reason.setdefault(reason, []).append(result.download.path)
-    for reason, paths in by_reason.items():
-        if len(paths) == 1:
-            click.echo(f"  FAILED {paths[0]}: {reason}")
-        elif any(word in reason.lower() for word in _OFFLINE):
-            click.echo(f"  FAILED all {len(paths)} files: the network is unreachable ({reason})")
-        else:
-            click.echo(f"  FAILED {len(paths)} files ({paths[0].name}, ...): {reason}")
-    if failed:
-        click.echo(
-            "Re-run the same command to retry: finished files are kept, partial ones resumed."
-        )
-        sys.exit(1)

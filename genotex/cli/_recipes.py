@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ..core import write_text_atomic
-from ._common import debug_option, handle_errors, main
+from ._common import common_options, handle_errors, main
+from ._progress import say
 
 
 @main.group("recipe")
@@ -25,6 +26,7 @@ def recipe_group() -> None:
     help="A JSONL file of clinical records (trait, cohort, background, characteristics).",
 )
 @click.option(
+    "-o",
     "--out",
     type=click.Path(path_type=Path),
     default=None,
@@ -32,7 +34,7 @@ def recipe_group() -> None:
     "--records: the JSONL answers, required).",
 )
 @click.option("--force", is_flag=True, help="Replace a hand-written recipe at --out.")
-@debug_option
+@common_options
 @handle_errors
 def propose_command(
     cohort_dir: Path | None, trait: str | None, records: Path | None, out: Path | None, force: bool
@@ -42,6 +44,12 @@ def propose_command(
     The TOML recipe carries its evidence and confidences as comments and a
     first-line mark that says genotex wrote it; review it, then give it to
     `genotex preprocess --recipe`.
+
+    \b
+    Examples:
+      genotex recipe propose input/GEO/Asthma/GSE123086 --trait Asthma \\
+        --out recipes/Asthma/GSE123086.toml
+      genotex recipe propose --records clinical_dev.jsonl --out proposals.jsonl
     """
     from ..preprocessing import is_proposed, propose_cohort, propose_records
 
@@ -51,7 +59,7 @@ def propose_command(
         if out is None:
             raise click.UsageError("--records needs --out (the JSONL file to write)")
         summary = propose_records(records, out)
-        click.echo(f"{summary.written} records proposed into {out}", err=True)
+        say(f"{summary.written} records proposed into {out}")
         for number, reason in summary.errors.items():
             click.echo(f"  {records}:{number}: {reason}", err=True)
         return
@@ -64,4 +72,4 @@ def propose_command(
         click.echo(text, nl=False)
     else:
         write_text_atomic(out, text)
-        click.echo(f"proposed recipe written to {out}", err=True)
+        say(f"proposed recipe written to {out}")

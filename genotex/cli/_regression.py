@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..core import GenotexError
-from ._common import debug_option, handle_errors, jobs_option, main
+from ._common import common_options, handle_errors, jobs_option, main
+from ._progress import ItemProgress
 
 
 @main.command("regress")
@@ -26,11 +27,15 @@ from ._common import debug_option, handle_errors, jobs_option, main
 )
 @click.option("--all", "all_problems", is_flag=True, help="Answer every problem of task_info.json.")
 @click.option(
+    "-i",
+    "--input",
     "--data",
+    "data",
     type=click.Path(path_type=Path),
     default=Path("output/preprocess"),
     show_default=True,
-    help="The preprocess folder holding <trait>/cohort_info.json and linked CSVs.",
+    help="The preprocess folder holding <trait>/cohort_info.json and linked CSVs "
+    "(--data is the same option, its 0.2 name).",
 )
 @click.option(
     "--task-info",
@@ -40,6 +45,7 @@ from ._common import debug_option, handle_errors, jobs_option, main
     help="task_info.json (related genes and conditions).",
 )
 @click.option(
+    "-o",
     "--out",
     type=click.Path(path_type=Path),
     default=Path("output/regress"),
@@ -72,7 +78,7 @@ from ._common import debug_option, handle_errors, jobs_option, main
     help="standard mode's alpha rule: CV prediction loss (default) or the reference's "
     "selection precision against the known genes.",
 )
-@debug_option
+@common_options
 @handle_errors
 def regress_command(
     traits: tuple[str, ...],
@@ -88,11 +94,19 @@ def regress_command(
     mode: str,
     select_by: str | None,
 ) -> None:
-    """Answer problems with the standardized GenoTEX regression pipeline."""
+    """Answer problems with the standardized GenoTEX regression pipeline.
+
+    Each problem's result is written as soon as it is known, and a problem whose
+    result exists is kept unless --force; an interrupted run resumes where it stopped.
+
+    \b
+    Examples:
+      genotex regress --trait Asthma --condition Age
+      genotex regress --all --jobs 4 --mode standard --out output/regress_standard
+    """
     from ..core import TaskInfo
     from ..regression import run_problems
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if all_problems == bool(traits):
         raise click.UsageError("give either --all or --trait (one or more)")
     if condition is not None and len(traits) != 1:
@@ -104,18 +118,28 @@ def regress_command(
     if not data.is_dir():
         raise GenotexError("the data folder does not exist", path=data)
     info = TaskInfo.read(task_info)
-    status = run_problems(
-        info.select(traits, condition),
-        data,
-        info,
-        out,
-        jobs=jobs,
-        scheduler=scheduler,
-        force=force,
-        summary=summary or out / "status.json",
-        mode=mode,
-        select_by=select_by or "prediction",
-    )
+    problems = info.select(traits, condition)
+    with ItemProgress(len(problems), unit="problems") as progress:
+
+        def show(outcome: Any) -> None:
+            detail = f" — {outcome.detail}" if outcome.detail else ""
+            failed = outcome.status.startswith("failed")
+            line = f"{outcome.status}{detail}"
+            progress(f"{outcome.problem.key}: ", line, failed=failed, seconds=outcome.seconds)
+
+        status = run_problems(
+            problems,
+            data,
+            info,
+            out,
+            jobs=jobs,
+            scheduler=scheduler,
+            force=force,
+            on_outcome=show,
+            summary=summary or out / "status.json",
+            mode=mode,
+            select_by=select_by or "prediction",
+        )
     counts, kept = status.counts(), status.kept()
     click.echo(
         f"{len(status.problems)} problems: {counts['ok'] - kept} answered, "

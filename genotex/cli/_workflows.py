@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import click
 
-from ._common import SEED, debug_option, handle_errors, jobs_option, main
+from ._common import SEED, common_options, handle_errors, jobs_option, main
 from ._evaluation import emit_report
+from ._progress import say
 
 _WHERE = """
 Where everything is ({stages}):
@@ -29,6 +28,7 @@ Re-run a stage yourself, from {folder}:
 
 @main.command("demo")
 @click.option(
+    "-o",
     "--out",
     type=click.Path(path_type=Path),
     default=None,
@@ -49,12 +49,18 @@ Re-run a stage yourself, from {folder}:
     is_flag=True,
     help="Only write the raw benchmark without recipes (what `genotex baseline` starts from).",
 )
-@debug_option
+@common_options
 @handle_errors
 def demo_command(
     out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool, inputs_only: bool
 ) -> None:
-    """Run the whole pipeline (preprocess -> regress -> eval) on a generated benchmark."""
+    """Run the whole pipeline (preprocess -> regress -> eval) on a generated benchmark.
+
+    \b
+    Examples:
+      genotex demo --eval-only
+      genotex demo --out demo --jobs 2 --details
+    """
     from ..workflows import run_demo, run_eval_demo, write_raw_benchmark
 
     folder = out if out is not None else Path(tempfile.mkdtemp(prefix="genotex-demo-"))
@@ -62,7 +68,7 @@ def demo_command(
     json_path = folder / "eval_report.json"
     if inputs_only:
         bench = write_raw_benchmark(folder, seed=seed, recipes=False)
-        click.echo(
+        say(
             f"raw benchmark (no recipes) written to {folder}\n"
             f"  genotex baseline {folder}\n"
             f"  genotex eval -p {folder}/output -r {bench.reference_output} "
@@ -72,20 +78,17 @@ def demo_command(
         return
     if eval_only:
         demo = run_eval_demo(folder, seed=seed)
-        click.echo(f"example written to {folder}", err=True)
+        say(f"example written to {folder}")
         emit_report(demo.report, details=details, json_path=json_path, csv_dir=None)
         pred, ref = demo.example.pred_output, demo.example.ref_output
-        click.echo(f"\nTry it yourself:\n  genotex eval -p {pred} -r {ref} --details", err=True)
+        say(f"\nTry it yourself:\n  genotex eval -p {pred} -r {ref} --details")
     else:
-        logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
-        click.echo(
-            f"generating a small benchmark in {folder} and running the pipeline ...", err=True
-        )
+        say(f"generating a small benchmark in {folder} and running the pipeline ...")
         run = run_demo(folder, seed=seed, jobs=jobs)
         emit_report(run.report, details=details, json_path=json_path, csv_dir=None)
         stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())
-        click.echo(_WHERE.format(stages=stages, folder=folder), err=True)
-    click.echo(f"demo finished in {time.perf_counter() - started:.1f} s", err=True)
+        say(_WHERE.format(stages=stages, folder=folder))
+    say(f"demo finished in {time.perf_counter() - started:.1f} s")
 
 
 _BASELINE_WHERE = """
@@ -106,7 +109,7 @@ Score it like any agent's output:
     show_default=True,
     help="The regression mode (genotex regress --mode).",
 )
-@debug_option
+@common_options
 @handle_errors
 def baseline_command(root: Path, jobs: int, mode: str) -> None:
     """The benchmark without an LLM: propose every GEO recipe, preprocess, regress.
@@ -114,10 +117,13 @@ def baseline_command(root: Path, jobs: int, mode: str) -> None:
     ROOT holds input/ (GEO/<trait>/<GSE>/, TCGA/) and metadata/ (task_info.json,
     gene_synonym.json). Proposed recipes go to ROOT/recipes (a recipe without
     genotex's first-line mark is hand-written and kept); the output to ROOT/output.
+
+    \b
+    Example:
+      genotex demo --inputs-only --out bench && genotex baseline bench --jobs 2
     """
     from ..workflows import run_baseline
 
-    logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
     run = run_baseline(root, jobs=jobs, mode=mode)
     for key, reason in run.failed.items():
         click.echo(f"  {key}: no recipe proposed: {reason}", err=True)
@@ -126,7 +132,7 @@ def baseline_command(root: Path, jobs: int, mode: str) -> None:
         f"regress: {counts['ok']} answered, {counts['skipped']} skipped, {counts['failed']} failed"
     )
     stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())
-    click.echo(
+    say(
         _BASELINE_WHERE.format(
             proposed=len(run.proposed),
             kept=len(run.kept),

@@ -69,7 +69,7 @@ from ._metrics import (
     jaccard,
     nanmean,
 )
-from ._parallel import ordered_map
+from ._parallel import ordered_map, stop_pool
 from ._result import MalformedResult, ResultFile
 from ._selection import (
     CohortInfoReader,
@@ -148,6 +148,7 @@ __all__ = [
     "output_path",
     "prepare_output_folder",
     "ordered_map",
+    "stop_pool",
     "read_header",
     "read_table",
     "regress_file_name",

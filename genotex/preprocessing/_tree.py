@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,11 +130,13 @@ def run_jobs(
     jobs: int = 1,
     input_root: str | Path | None = None,
     debug: bool = False,
+    on_done: Callable[[CohortJob, str], None] | None = None,
 ) -> list[tuple[CohortJob, str]]:
     """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order.
 
-    Each trait's `cohort_info.json` lists its records in plan order afterwards,
-    whatever order the workers finished in.
+    `on_done(job, status)` is called as each cohort's status is known, in plan
+    order. Each trait's `cohort_info.json` lists its records in plan order
+    afterwards, whatever order the workers finished in.
     """
     task = functools.partial(
         run_job,
@@ -144,7 +146,11 @@ def run_jobs(
         input_root=input_root,
         debug=debug,
     )
-    done = list(ordered_map(task, jobs_list, jobs))
+    done = []
+    for job, status in ordered_map(task, jobs_list, jobs):
+        done.append((job, status))
+        if on_done is not None:
+            on_done(job, status)
     order: dict[str, list[str]] = {}
     for job in jobs_list:
         if not job.problem:
@@ -164,6 +170,8 @@ def preprocess_tree(
     gene_ids: Mapping[str, str] | None = None,
     jobs: int = 1,
     debug: bool = False,
+    on_planned: Callable[[int], None] | None = None,
+    on_done: Callable[[CohortJob, str], None] | None = None,
 ) -> list[tuple[CohortJob, str]]:
     """Preprocess every cohort of an input tree for the traits of task_info.
 
@@ -185,6 +193,9 @@ def preprocess_tree(
         Worker processes.
     debug
         Log the traceback of an unexpected error (the cohort still fails alone).
+    on_planned, on_done
+        Called with the number of cohorts once they are planned, then with each
+        cohort's job and status as it is known (to show progress).
 
     Returns
     -------
@@ -200,6 +211,8 @@ def preprocess_tree(
     prepare_output_folder(out_root)  # once, before any work
     remove_stale_temporaries(out_root)  # what a killed run left; never a live run's files
     planned = plan_layout(input_root, recipes, task_info.traits)
+    if on_planned is not None:
+        on_planned(len(planned))
     return run_jobs(
         planned,
         synonyms,
@@ -208,4 +221,5 @@ def preprocess_tree(
         jobs=jobs,
         input_root=input_root,
         debug=debug,
+        on_done=on_done,
     )

@@ -24,6 +24,7 @@ from ..core import (
     RunStatus,
     TaskInfo,
     prepare_output_folder,
+    stop_pool,
 )
 from ._blas import single_thread_environment
 from ._data import ProblemSkipped
@@ -200,7 +201,7 @@ def _report(outcome: ProblemOutcome, on_outcome: Callable[[ProblemOutcome], None
     message = f"{outcome.problem.key}: {outcome.status}"
     if outcome.detail:
         message += f" — {outcome.detail}"
-    log.info("%s (%.1f s)", message, outcome.seconds)
+    log.debug("%s (%.1f s)", message, outcome.seconds)
     if on_outcome is not None:
         on_outcome(outcome)
 
@@ -223,18 +224,8 @@ def _execute(
                 for future in as_completed(futures):
                     yield future.result()
             except BaseException:  # interrupted, terminated, or the consumer stopped
-                _stop(pool)
+                stop_pool(pool)
                 raise
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and end the workers now, instead of waiting for their tasks."""
-    processes = list(getattr(pool, "_processes", {}).values())  # the pool's own record
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(timeout=5)
 
 
 def _execute_on_dask(

@@ -1,0 +1,174 @@
+"""`genotex download geo|tcga|gene-info`: the benchmark's inputs, resumable, verified by sha256."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._common import common_options, handle_errors, main
+
+#: Words of the errors a machine without a network (or without DNS) gives for every file.
+_OFFLINE = (
+    "name or service not known",
+    "temporary failure in name resolution",
+    "network is unreachable",
+    "nodename nor servname",
+    "no address associated",
+)
+
+
+@main.group("download")
+def download_group() -> None:
+    """Download the benchmark's inputs: resumable, verified by sha256.
+
+    GEO files come from NCBI's GEO (over HTTPS), Xena files from the UCSC Xena
+    TCGA hub, gene_info from NCBI Gene. Re-running resumes partial files and
+    skips verified ones; the exit status is 1 when any file failed.
+
+    \b
+    Examples:
+      genotex download geo --manifest metadata/geo_manifest.json --out input/GEO --only Asthma
+      genotex download tcga --manifest metadata/tcga_manifest.json --out input/TCGA
+      genotex download gene-info --out metadata/Homo_sapiens.gene_info.gz
+    """
+
+
+def _transfer_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """What every kind takes: a mirror, parallel connections, progress, and the common options."""
+    function = common_options(function)
+    function = click.option("--no-progress", is_flag=True, help="Never show a progress bar.")(
+        function
+    )
+    function = click.option(
+        "-c",
+        "--connections",
+        type=click.IntRange(min=1, max=32),
+        default=4,
+        show_default=True,
+        help="Files downloaded at once (network-bound, so several by default).",
+    )(function)
+    return click.option(
+        "--base-url",
+        default=None,
+        help="Where the files are (default: the public sources; a mirror, a local server).",
+    )(function)
+
+
+def _manifest_command(kind: str, only_what: str, out_what: str, example: str):
+    """`download geo` and `download tcga`: files listed by a benchmark manifest."""
+
+    @download_group.command(kind)
+    @click.option(
+        "--manifest",
+        type=click.Path(path_type=Path),
+        required=True,
+        help=f"The benchmark's {kind}_manifest.json (paths, URLs, sizes, sha256).",
+    )
+    @click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help=out_what)
+    @click.option("--only", multiple=True, help=f"Only this {only_what}; repeatable.")
+    @_transfer_options
+    @handle_errors
+    def command(
+        manifest: Path,
+        out: Path,
+        only: tuple[str, ...],
+        base_url: str | None,
+        connections: int,
+        no_progress: bool,
+    ) -> None:
+        _download(
+            kind,
+            out,
+            manifest=manifest,
+            only=only,
+            base_url=base_url,
+            connections=connections,
+            no_progress=no_progress,
+        )
+
+    command.help = (
+        f"Download the {kind.upper()} files of a benchmark manifest into OUT.\n\n"
+        f"\b\nExample:\n  {example}"
+    )
+    return command
+
+
+download_geo = _manifest_command(
+    "geo",
+    "trait (a folder of the manifest's GEO/<trait>/)",
+    "The folder to write the series matrices and SOFT files into.",
+    "genotex download geo --manifest metadata/geo_manifest.json --out input/GEO --only Asthma",
+)
+download_tcga = _manifest_command(
+    "tcga",
+    "Xena cohort folder",
+    "The folder to write the Xena cohort folders into.",
+    "genotex download tcga --manifest metadata/tcga_manifest.json --out input/TCGA",
+)
+
+
+@download_group.command("gene-info")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The file to write (Homo_sapiens.gene_info.gz).",
+)
+@click.option("--sha256", default=None, help="The expected sha256, if known (else not checked).")
+@_transfer_options
+@handle_errors
+def download_gene_info(
+    out: Path, sha256: str | None, base_url: str | None, connections: int, no_progress: bool
+) -> None:
+    """Download NCBI's Homo_sapiens.gene_info.gz (the synonym table's source).
+
+    \b
+    Example:
+      genotex download gene-info --out metadata/Homo_sapiens.gene_info.gz
+    """
+    _download(
+        "gene-info",
+        out,
+        sha256=sha256,
+        base_url=base_url,
+        connections=connections,
+        no_progress=no_progress,
+    )
+
+
+def _download(kind: str, out: Path, *, connections: int, no_progress: bool, **options: Any) -> None:
+    from ..preprocessing import UnknownSelection, download_inputs
+
+    try:
+        results = download_inputs(kind, out, jobs=connections, progress=not no_progress, **options)
+    except UnknownSelection as exc:
+        raise click.BadParameter(str(exc), param_hint="--only") from None
+    counts: dict[str, int] = {}
+    for result in results:
+        key = "failed" if not result.ok else result.status
+        counts[key] = counts.get(key, 0) + 1
+    total_mb = sum(r.size for r in results if r.ok) / 1e6
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    click.echo(f"{len(results)} files: {summary}; {total_mb:.1f} MB in place")
+    failed = [r for r in results if not r.ok]
+    by_reason: dict[str, list[Path]] = {}
+    for result in failed:  # "failed: <reason> for <url>": one line per reason, not per file
+        reason = result.status.removeprefix("failed: ").split(f" for {result.download.url}")[0]
+        by_reason.setdefault(reason, []).append(result.download.path)
+    for reason, paths in by_reason.items():
+        if len(paths) == 1:
+            click.echo(f"  FAILED {paths[0]}: {reason}")
+        elif any(word in reason.lower() for word in _OFFLINE):
+            click.echo(f"  FAILED all {len(paths)} files: the network is unreachable ({reason})")
+        else:
+            click.echo(f"  FAILED {len(paths)} files ({paths[0].name}, ...): {reason}")
+    if failed:
+        click.echo(
+            "Re-run the same command to retry: finished files are kept, partial ones resumed."
+        )
+        sys.exit(1)
