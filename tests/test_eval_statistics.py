@@ -410,3 +410,44 @@ def test_compare_names_the_runs_by_label(saved):
     assert "AUROC" in result.stdout and "\nauroc " not in result.stdout  # the tables' labels
     result = CliRunner().invoke(main, [*argv, "--label", "only one"])
     assert result.exit_code == 2 and "give A's, then B's" in result.stderr
+
+
+def test_the_latex_table_builds_in_a_document_as_a_paper_includes_it(saved, tmp_path):
+    """`leaderboard --format latex > table.tex`, `\\input{table.tex}`, pdflatex: the numbers
+    are in the PDF. Debian's TeX (installed by .ci/run) builds it; elsewhere it may be absent."""
+    import os
+    import shutil
+    import subprocess
+
+    from click.testing import CliRunner
+    from pypdf import PdfReader
+
+    from genotex.cli import main
+
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI=true but pdflatex is absent (.ci/run installs texlive-latex-base)")
+        pytest.skip(
+            "pdflatex is absent (apt-get install texlive-latex-base texlive-latex-recommended)"
+        )
+    argv = ["leaderboard", str(saved["agent"]), "--paper", "--format", "latex"]
+    result = CliRunner().invoke(main, [*argv, "--label", "my agent & co"])
+    assert result.exit_code == 0, result.output
+    (tmp_path / "table.tex").write_text(result.stdout)  # what `> table.tex` keeps
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+        "\\tiny\n\\input{table.tex}\n\\end{document}\n"
+    )
+    build = subprocess.run(
+        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert build.returncode == 0, build.stdout[-2000:]
+    text = PdfReader(tmp_path / "paper.pdf").pages[0].extract_text()
+    overall = load_report(saved["agent"]).analysis_by_category()["Overall"]
+    assert "my agent & co" in text and f"{overall['f1']:.2f}" in text
+    assert "GPT-4o (published)" in text and "Random (published)" in text
