@@ -82,3 +82,17 @@ def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def require_program(name: str, debian: str) -> str:
+    """The path of a program a test drives; skip without it, fail under CI=true (.ci/run
+    installs the Debian packages `debian`)."""
+    import os
+    import shutil
+
+    path = shutil.which(name)
+    if path:
+        return path
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {name} is absent (.ci/run installs Debian's {debian})")
+    pytest.skip(f"{name} is absent (apt-get install {debian})")

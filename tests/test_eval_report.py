@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import shutil
 
 import pytest
@@ -12,16 +11,7 @@ from click.testing import CliRunner
 
 from genotex.cli import main
 from genotex.evaluation import EvalReport, evaluate, load_report, write_report
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _require_chromium() -> str:
-    if CHROMIUM:
-        return CHROMIUM
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("CI=true but chromium is absent (.ci/run installs Debian's chromium)")
-    pytest.skip("chromium is absent (apt-get install chromium)")
+from tests.conftest import require_program
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +45,7 @@ def run(eval_fixtures, tmp_path_factory):
 
 
 def test_the_report_loads_in_a_browser_with_its_numbers_and_figures(run):
-    executable = _require_chromium()
+    executable = require_program("chromium", "chromium")
     from playwright.sync_api import sync_playwright
 
     data = json.loads((run / "run.json").read_text())

@@ -415,22 +415,15 @@ def test_compare_names_the_runs_by_label(saved):
 def test_the_latex_table_builds_in_a_document_as_a_paper_includes_it(saved, tmp_path):
     """`leaderboard --format latex > table.tex`, `\\input{table.tex}`, pdflatex: the numbers
     are in the PDF. Debian's TeX (installed by .ci/run) builds it; elsewhere it may be absent."""
-    import os
-    import shutil
     import subprocess
 
     from click.testing import CliRunner
     from pypdf import PdfReader
 
     from genotex.cli import main
+    from tests.conftest import require_program
 
-    pdflatex = shutil.which("pdflatex")
-    if pdflatex is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI=true but pdflatex is absent (.ci/run installs texlive-latex-base)")
-        pytest.skip(
-            "pdflatex is absent (apt-get install texlive-latex-base texlive-latex-recommended)"
-        )
+    pdflatex = require_program("pdflatex", "texlive-latex-base texlive-latex-recommended")
     argv = ["leaderboard", str(saved["agent"]), "--paper", "--format", "latex"]
     result = CliRunner().invoke(main, [*argv, "--label", "my agent & co"])
     assert result.exit_code == 0, result.output

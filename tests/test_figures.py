@@ -33,6 +33,7 @@ from genotex.evaluation._figures import (
     scores_per_task,
     trait_category_heatmap,
 )
+from tests.conftest import eval_args
 
 MISSING_TRAIT = "Obesity"  # every regress file of it is removed from the second prediction
 
@@ -236,23 +237,8 @@ def test_several_runs_in_one_figure_with_their_intervals(reports, eval_fixtures,
     assert len(percent.lines) >= 2  # the interval whiskers of each run's F1
     # an analysis-only run: its preprocessing bars read n/a
     only = tmp_path / "only.json"
-    result = CliRunner().invoke(
-        main,
-        [
-            "eval",
-            "-p",
-            str(eval_fixtures / "case1/pred/output"),
-            "-r",
-            str(eval_fixtures / "case1/ref/output"),
-            "--task-info",
-            str(eval_fixtures / "case1/ref/metadata/task_info.json"),
-            "-t",
-            "analysis",
-            "--json",
-            str(only),
-            "--no-progress",
-        ],
-    )
+    argv = eval_args(eval_fixtures / "case1", "-t", "analysis", "--json", str(only))
+    result = CliRunner().invoke(main, [*argv, "--no-progress"])
     assert result.exit_code == 0, result.output
     fig = runs_compared([whole, load_report(only)], ["A", "analysis only"])
     assert _texts(fig).count("n/a") == 5  # DF F1, DS accuracy, CSC of the three kinds
@@ -260,18 +246,7 @@ def test_several_runs_in_one_figure_with_their_intervals(reports, eval_fixtures,
 
 def test_runs_scored_against_different_references_are_refused(reports, eval_fixtures, tmp_path):
     other = tmp_path / "other.json"
-    case = eval_fixtures / "case2"
-    argv = [
-        "eval",
-        "-p",
-        str(case / "pred/output"),
-        "-r",
-        str(case / "ref/output"),
-        "--task-info",
-        str(case / "ref/metadata/task_info.json"),
-        "--json",
-        str(other),
-    ]
+    argv = eval_args(eval_fixtures / "case2", "--json", str(other))
     assert CliRunner().invoke(main, argv).exit_code == 0
     result = CliRunner().invoke(
         main,
