@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import (
+    ANALYSIS_METRICS,
     FILTERING_METRICS,
     PREPROCESSING_METRICS,
     get_metric,
@@ -152,30 +153,32 @@ def _preprocessing_section(report: EvalReport) -> dict:
     }
 
 
-def _analysis_section(report: EvalReport) -> dict:
-    metrics = report.analysis_metrics
+def _category_table(report: EvalReport, caption: str, metrics: Sequence[str]) -> dict:
+    """Per category and overall, each metric's average with its interval, and the n."""
     groups = report.analysis_groups()
-    rows = []
-    for name, averages in report.analysis_by_category().items():
-        if groups[name]:
-            key = group_key("analysis", name)
-            rows.append(
-                [
-                    name,
-                    *(
-                        with_interval(averages.get(m), report.interval(key, m), m, report)
-                        for m in metrics
-                    ),
-                    _counts(groups[name], metrics),
-                ]
-            )
-    tables = [
-        html_table(
-            "Analysis per category (per problem)",
-            ["category", *(get_metric(m).label for m in metrics), "n"],
-            rows,
-        )
+    rows = [
+        [
+            name,
+            *(
+                with_interval(
+                    averages.get(m), report.interval(group_key("analysis", name), m), m, report
+                )
+                for m in metrics
+            ),
+            _counts(groups[name], metrics),
+        ]
+        for name, averages in report.analysis_by_category().items()
+        if groups[name]
     ]
+    return html_table(caption, ["category", *(get_metric(m).label for m in metrics), "n"], rows)
+
+
+def _analysis_section(report: EvalReport) -> dict:
+    parity, extras = ANALYSIS_METRICS, report.analysis_metrics[len(ANALYSIS_METRICS) :]
+    tables = [_category_table(report, "Analysis per category (per problem)", parity)]
+    if extras:
+        caption = "Beside the parity numbers: exact AUROC, AP and GSEA prerank (per problem)"
+        tables.append(_category_table(report, caption, extras))
     headers, ours, published, warning = paper_comparison(
         report, report.run.get("label") or "this run"
     )
@@ -195,6 +198,8 @@ def _counts(rows, metrics) -> str:
     fewer = {get_metric(m).label: k for m in metrics if (k := counted(rows, m)) != n}
     if not fewer:
         return str(n)
+    if len(fewer) == len(metrics) and len(set(fewer.values())) == 1:
+        return f"{next(iter(fewer.values()))} of {n}"  # every column averaged over the same few
     return f"{n} ({', '.join(f'{label}: {k}' for label, k in fewer.items())})"
 
 

@@ -63,8 +63,8 @@ _OTHER_COLUMNS = (
     (
         "n",
         "the number of values averaged: problems, files or traits; where some values are "
-        "undefined (a problem without its file has no exact statistics), their own count in "
-        "parentheses",
+        "undefined (a problem without its file has no exact statistics), 'k of n' when every "
+        "column was averaged over the same k, else each column's own count in parentheses",
         "count",
         "",
         "genotex",
@@ -89,7 +89,7 @@ _OTHER_COLUMNS = (
         "DF, DS",
         "dataset filtering (is a cohort usable: P, R, F1, Acc per trait) and dataset "
         "selection (the cohort or pair chosen, Acc per problem)",
-        "0-100",
+        "0 to 100",
         "higher",
         "paper",
     ),
