@@ -48,12 +48,15 @@ def _run(args: list[str]) -> tuple[float, float]:
     return time.perf_counter() - started, usage.ru_maxrss / 1024
 
 
-def _reference_answer(
-    root: str, data: str, task_info: str, out: str, trait: str, condition: str
-) -> None:
-    """Answer one problem with the reference's functions (its code/regress.py flow)."""
+def _reference_answer(args: list[str]) -> None:
+    """Answer one problem with the reference's functions (its code/regress.py flow).
+
+    `args` is ROOT DATA TASK_INFO OUT TRAIT CONDITION, as `--reference-answer` takes them.
+    """
     import contextlib
     import io
+
+    root, data, task_info, out, trait, condition = args
 
     sys.path.insert(0, root)
     from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression  # noqa: F401
@@ -262,7 +265,7 @@ def main() -> None:
     parser.add_argument("--reference-answer", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference_answer:
-        _reference_answer(*args.reference_answer)
+        _reference_answer(args.reference_answer)
         return
     rows = bench_fixtures(args.repeat, args.out, args.reference_root)
     source = (

@@ -5,7 +5,7 @@
     python scripts/score_proposer.py --records R.jsonl --work DIR
 
 1. Cross-validation by trait: for each trait, the trait-row ranker is fitted
-   (the mean of 240 fits on traits drawn with replacement, `TraitRanker.fit_bagged`)
+   (the mean of 240 fits on traits drawn with replacement, `_proposer._training.fit_bagged`)
    on the other traits' records and that trait's records are proposed with
    it; the concatenated proposals are scored by the shared scorer
    (`tools/score_recipes.py GOLD PROPOSED`). This is the estimate on traits
@@ -36,14 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from genotex import __version__  # noqa: E402
 from genotex.core import file_sha256  # noqa: E402
-from genotex.preprocessing import TraitRanker, labelled_example, propose_recipe  # noqa: E402
+from genotex.preprocessing import TraitRanker, propose_recipe  # noqa: E402
+from genotex.preprocessing._proposer._training import fit_bagged, labelled_example  # noqa: E402
 
 SHARED = Path(os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PENALTY = 1.0
 BAGS = 240
 SEED = 0
 VARIABLES = ("trait", "age", "gender")
-WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/data/trait_ranker.json"
+WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/_proposer/data/trait_ranker.json"
 
 
 def propose(record: dict, ranker: TraitRanker | None) -> dict:
@@ -55,7 +56,7 @@ def propose(record: dict, ranker: TraitRanker | None) -> dict:
 
 def fit_ranker(examples: list, traits: list[str]) -> TraitRanker:
     """The shipped recipe: the mean of BAGS fits on traits drawn with replacement."""
-    return TraitRanker.fit_bagged(examples, traits, PENALTY, n_bags=BAGS, seed=SEED)
+    return fit_bagged(examples, traits, PENALTY, n_bags=BAGS, seed=SEED)
 
 
 def cross_validate(records: list[dict]) -> list[dict]:

@@ -102,17 +102,17 @@ def test_a_partial_file_is_resumed_and_verified(server, tmp_path):
     target = tmp_path / "f.gz"
     (tmp_path / "f.gz.part").write_bytes(body[:300_000])
     result = fetch(Download(f"{server}/f.gz", target, _sha(body)))
-    assert result.status == "resumed" and target.read_bytes() == body
+    assert result.outcome.kind == "resumed" and target.read_bytes() == body
     assert _Files.requests[-1] == ("/f.gz", "bytes=300000-")
     assert not (tmp_path / "f.gz.part").exists()
     again = fetch(Download(f"{server}/f.gz", target, _sha(body)))
-    assert again.status == "present" and len(_Files.requests) == 1  # verified, not fetched again
+    assert again.outcome.kind == "present" and len(_Files.requests) == 1  # verified, not refetched
 
 
 def test_a_wrong_hash_is_a_failure_and_nothing_is_left_in_place(server, tmp_path):
     _Files.files["/bad.gz"] = b"tampered"
     result = fetch(Download(f"{server}/bad.gz", tmp_path / "bad.gz", _sha(b"original")))
-    assert not result.ok and "sha256" in result.status
+    assert not result.ok and "sha256" in result.outcome.reason
     assert not (tmp_path / "bad.gz").exists() and not (tmp_path / "bad.gz.part").exists()
 
 
@@ -189,7 +189,7 @@ def test_a_body_shorter_than_its_content_length_is_not_moved_into_place(tmp_path
     target = tmp_path / "gene_info.gz"
     with local_server(_Short) as url:
         result = fetch(Download(f"{url}/gene_info.gz", target, None), retries=2)
-    assert not result.ok and "400 of 1000 bytes" in result.status
+    assert not result.ok and "400 of 1000 bytes" in result.outcome.reason
     assert not target.exists()  # the partial body stays a .part, to be resumed
 
 

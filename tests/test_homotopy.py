@@ -108,17 +108,18 @@ def test_a_failed_homotopy_falls_back_to_coordinate_descent_and_says_so(monkeypa
     np.testing.assert_allclose(coef, _tight(x, y, 0.1), atol=5e-3)
     genes = [f"G{i}" for i in range(200)]
     fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
-    fallback = fit.method["fallback"]
-    assert fallback["paths"] == "6 of 6" and fallback["solver"].startswith("scikit-learn ")
-    assert fallback["reasons"] == ["the homotopy failed: the active genes' Gram matrix is singular"]
+    fallback = fit.method.fallback
+    assert fallback is not None
+    assert fallback.paths == "6 of 6" and fallback.solver.startswith("scikit-learn ")
+    assert fallback.reasons == ("the homotopy failed: the active genes' Gram matrix is singular",)
 
 
 def test_the_homotopy_solves_every_path_of_a_standard_fit():
     x, y = _problem(60, 200, 8)
     genes = [f"G{i}" for i in range(200)]
     fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
-    assert fit.method["solver"] == standard.SOLVER and fit.method["fallback"] is None
-    assert fit.method["diagnostics"]["largest_cv_relative_gap"] <= 1e-12
+    assert fit.method.solver == standard.SOLVER and fit.method.fallback is None
+    assert fit.method.largest_cv_relative_gap <= 1e-12
 
 
 def test_a_dominant_factor_does_not_make_the_working_set_p_wide():

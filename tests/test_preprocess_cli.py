@@ -325,6 +325,7 @@ def test_the_library_decides_geo_or_tcga_from_the_folder(tmp_path, shared, synon
         is_tcga_folder,
         load_synonyms,
         preprocess_cohort,
+        propose_cohort,
     )
 
     table = load_synonyms(synonyms)
@@ -332,8 +333,7 @@ def test_the_library_decides_geo_or_tcga_from_the_folder(tmp_path, shared, synon
     assert is_tcga_folder(xena) and not is_tcga_folder(shared / "data/real/geo/GSE19161")
     outcome = preprocess_cohort(xena, "Bile_Duct_Cancer", table, tmp_path)
     assert outcome.cohort == "Xena" and "Age from" in outcome.details
-    with pytest.raises(RecipeNeeded) as refused:
-        preprocess_cohort(shared / "data/real/geo/GSE19161", "Ovarian_Cancer", table, tmp_path)
-    assert (
-        "[variables." in refused.value.proposal or "characteristics rows" in refused.value.proposal
-    )
+    geo = shared / "data/real/geo/GSE19161"
+    with pytest.raises(RecipeNeeded):
+        preprocess_cohort(geo, "Ovarian_Cancer", table, tmp_path)
+    assert "[variables." in propose_cohort(geo, "Ovarian_Cancer").toml()

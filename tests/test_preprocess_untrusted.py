@@ -225,8 +225,10 @@ def test_an_unexpected_error_in_one_cohort_is_that_cohorts_failure(bench, monkey
             recipes=bench / "recipes",
         )
     )
-    assert statuses["Psoriasis/Xena"].startswith("failed: unexpected KeyError")
-    assert statuses["Psoriasis/GSE100005"].startswith("usable")
+    outcome = statuses["Psoriasis/Xena"]
+    assert outcome.failed and outcome.unexpected
+    assert outcome.text.startswith("failed: unexpected KeyError")
+    assert statuses["Psoriasis/GSE100005"].kind == "usable"
 
 
 def test_a_recipe_stored_under_another_cohort_overwrites_nothing(bench):

@@ -26,7 +26,7 @@ from genotex.preprocessing import (
     propose_records,
     trait_terms,
 )
-from genotex.preprocessing._rows import trait_map
+from genotex.preprocessing._proposer._rules import trait_map
 
 BACKGROUND = '!Series_title\t"Expression profiling of lung tissue"'
 
@@ -131,9 +131,9 @@ def test_common_disease_abbreviations_name_the_trait_they_stand_for():
 def test_the_glossary_holds_abbreviation_rows_only():
     from importlib import resources
 
-    from genotex.preprocessing._vocabulary import _glossary
+    from genotex.preprocessing._proposer._vocabulary import _glossary
 
-    tsv = resources.files("genotex.preprocessing").joinpath("data", "abbreviations.tsv")
+    tsv = resources.files("genotex.preprocessing._proposer").joinpath("data", "abbreviations.tsv")
     text = tsv.read_text("utf-8")
     data = [line for line in text.splitlines() if not line.startswith("#")][1:]  # the header
     rows = _glossary()
@@ -187,7 +187,7 @@ def test_the_trait_row_maps_controls_to_0_and_the_trait_to_1():
     cells = ["group: IRF4WT 6hrs", "group: IRF4C99R 6hrs", "group: Control 6hrs"]
     mutant = trait_map(cells, trait_terms("X-Linked_Lymphoproliferative_Syndrome"))[0]
     assert mutant == {cells[0]: 0.0, cells[1]: 1.0, cells[2]: 0.0}  # the gene's wild type: 0
-    from genotex.preprocessing._vocabulary import CONTROL
+    from genotex.preprocessing._proposer._vocabulary import CONTROL
 
     # a normal karyotype is the control of a trisomy, as a wild type is of a mutation
     assert CONTROL.search("Euploid") and CONTROL.search("disomic clone")
@@ -297,7 +297,7 @@ def test_no_trait_row_when_nothing_names_or_groups_the_trait():
 
 
 def test_a_measurement_is_never_the_trait_row_even_under_a_disease_word():
-    from genotex.preprocessing._rows import rule_score
+    from genotex.preprocessing._proposer._rules import rule_score
 
     terms = trait_terms("Breast_Cancer")
     size = ["tumor size(cm): 1.6", "tumor size(cm): 2.8/2.6", "tumor size(cm): 6.5"]
@@ -446,11 +446,11 @@ def test_the_ranker_learns_the_feature_that_marks_the_labelled_row():
     """Built so that the labelled row is always the one with feature k set: the fit must find k."""
     import numpy as np
 
-    from genotex.preprocessing import TraitRanker
-    from genotex.preprocessing._ranker import RECORD_FEATURES, ROW_FEATURES
+    from genotex.preprocessing import RECORD_FEATURES, ROW_FEATURES, feature_index
+    from genotex.preprocessing._proposer._training import fit_ranker
 
     rng = np.random.default_rng(0)
-    k = ROW_FEATURES.index("a control value")
+    k = feature_index("control_value")
     examples = []
     for i in range(60):
         features = rng.integers(0, 2, size=(4, len(ROW_FEATURES))).astype(float)
@@ -458,17 +458,17 @@ def test_the_ranker_learns_the_feature_that_marks_the_labelled_row():
         label = i % 4
         features[label, k] = 1.0
         examples.append((features, np.zeros(len(RECORD_FEATURES)), label))
-    ranker = TraitRanker.fit(examples, penalty=0.1)
+    ranker = fit_ranker(examples, penalty=0.1)
     assert int(np.argmax(ranker.row_weights)) == k
     p = ranker.probabilities(*examples[5][:2])
     assert p.sum() == pytest.approx(1.0) and int(np.argmax(p)) == examples[5][2]
 
 
 def test_the_ranker_sees_what_the_value_map_makes_of_a_row():
-    from genotex.preprocessing._ranker import ROW_FEATURES, row_features
+    from genotex.preprocessing._proposer._features import feature_index, row_features
 
     terms = trait_terms("Asthma")
-    shape = [ROW_FEATURES.index(f"its map {s}") for s in ("holds 0 and 1", "is all 1", "is all 0")]
+    shape = [feature_index(f"map_{s}") for s in ("holds_0_and_1", "all_1", "all_0")]
     contrast = row_features(["disease: asthma", "disease: healthy"], terms, taken=False)
     everyone = row_features(["disease: severe asthma", "disease: mild asthma"], terms, False)
     # three values that name neither the trait nor a control: every value 0 (`_map_cells`)
@@ -480,9 +480,9 @@ def test_the_ranker_sees_what_the_value_map_makes_of_a_row():
 
 
 def test_the_ranker_sees_a_contrast_that_does_not_name_the_trait():
-    from genotex.preprocessing._ranker import ROW_FEATURES, row_features
+    from genotex.preprocessing._proposer._features import feature_index, row_features
 
-    k = ROW_FEATURES.index("a control value, no word of the trait")
+    k = feature_index("control_not_trait")
     other = ["group: preeclampsia", "group: healthy"]
     assert row_features(other, trait_terms("Stroke"), False)[k] == 1
     assert row_features(["group: stroke", "group: healthy"], trait_terms("Stroke"), False)[k] == 0

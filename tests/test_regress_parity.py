@@ -83,7 +83,7 @@ def test_synthetic_decisions_and_lasso_answers_match(synthetic_run):
     exact, total = _check_case(case, out)
     expected = RunStatus.read(case / "expected" / "status.json").problems
     assert total == len(expected)
-    assert exact == sum(p.status == "ok" and p.model == "Lasso" for p in expected)
+    assert exact == sum(p.kind == "ok" and p.model == "Lasso" for p in expected)
 
 
 def test_the_shared_comparator_counts_every_non_lmm_problem(synthetic_run, shared):

@@ -72,7 +72,7 @@ def test_kkt_conditions_hold_with_unpenalized_covariates():
 def test_the_standard_lmm_does_not_depend_on_eigenvector_signs(monkeypatch):
     x, y, genes = _batched()
     first = fit_standard(x, y, None, genes, genes[:5], binary=True)
-    assert first.lmm and first.method["model"].startswith("LMM")
+    assert first.lmm and first.method.model.startswith("LMM")
     rng = np.random.default_rng(8)
     eigh = scipy.linalg.eigh
 

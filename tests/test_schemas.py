@@ -128,7 +128,7 @@ def test_run_status_round_trips_the_fixture_schema(tmp_path, shared):
     assert counts["ok"] == sum(v["status"] == "ok" for v in raw.values())
     status.write(tmp_path / "status.json")
     again = RunStatus.read(tmp_path / "status.json")
-    assert [(p.key, p.status, p.model) for p in again.problems] == [
+    assert [(p.key, p.outcome.text, p.model) for p in again.problems] == [
         (k, v["status"], v["model"]) for k, v in raw.items()
     ]
     with pytest.raises(StatusError):

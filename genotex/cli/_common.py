@@ -137,7 +137,8 @@ SEED = click.IntRange(min=0, max=2**32 - 1)
 
 def geo_limits_option(function: Callable[..., Any]) -> Callable[..., Any]:
     """`--max-line-mb` and `--max-text-mb`: the GEO readers' limits (passed to worker processes
-    through the environment variables the readers read)."""
+    through the environment variables the readers read).
+    """
 
     def _set(variable: str) -> Callable[[click.Context, click.Parameter, Any], None]:
         def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:

@@ -58,7 +58,7 @@ def _transfer_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def _manifest_command(kind: str, only_what: str, out_what: str, example: str):
+def _manifest_command(kind: str, only_what: str, out_what: str, example: str) -> click.Command:
     """`download geo` and `download tcga`: files listed by a benchmark manifest."""
 
     @download_group.command(kind)
@@ -73,6 +73,7 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str):
     @_transfer_options
     @handle_errors
     def command(
+        *,
         manifest: Path,
         out: Path,
         only: tuple[str, ...],
@@ -150,16 +151,15 @@ def _download(kind: str, out: Path, *, connections: int, no_progress: bool, **op
         raise click.BadParameter(str(exc), param_hint="--only") from None
     counts: dict[str, int] = {}
     for result in results:
-        key = "failed" if not result.ok else result.status
+        key = result.outcome.kind
         counts[key] = counts.get(key, 0) + 1
     total_mb = sum(r.size for r in results if r.ok) / 1e6
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     click.echo(f"{len(results)} files: {summary}; {total_mb:.1f} MB in place")
     failed = [r for r in results if not r.ok]
     by_reason: dict[str, list[Path]] = {}
-    for result in failed:  # "failed: <reason> for <url>": one line per reason, not per file
-        reason = result.status.removeprefix("failed: ").split(f" for {result.download.url}")[0]
-        by_reason.setdefault(reason, []).append(result.download.path)
+    for result in failed:  # one line per reason, not per file
+        by_reason.setdefault(result.outcome.reason, []).append(result.download.path)
     for reason, paths in by_reason.items():
         if len(paths) == 1:
             click.echo(f"  FAILED {paths[0]}: {reason}")

@@ -142,6 +142,7 @@ from ._progress import say
 @common_options
 @handle_errors
 def eval_command(
+    *,
     pred: Path,
     ref: Path,
     tasks: tuple[str, ...],

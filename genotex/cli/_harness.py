@@ -51,6 +51,7 @@ def harness_group() -> None:
 @common_options
 @handle_errors
 def export_command(
+    *,
     log: Path,
     out: Path,
     root: Path | None,

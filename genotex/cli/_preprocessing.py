@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..core import GenotexError
+from ..core import GenotexError, Outcome
 from ._common import common_options, geo_limits_option, handle_errors, jobs_option, main
 from ._progress import ItemProgress
 
@@ -16,7 +17,7 @@ from ._progress import ItemProgress
 _DEFAULT_SYNONYMS = Path("metadata") / "gene_synonym.json"
 
 
-def _synonyms(path: Path | None):
+def _synonyms(path: Path | None) -> Mapping[str, str]:
     """The synonym table: --synonyms (JSON, gene_info or 'mygene'), else the benchmark root's."""
     from ..preprocessing import load_synonyms
 
@@ -94,6 +95,7 @@ def _synonyms(path: Path | None):
 @common_options
 @handle_errors
 def preprocess_command(
+    *,
     cohort: Path | None,
     trait: str | None,
     cohort_dir: Path | None,
@@ -125,27 +127,47 @@ def preprocess_command(
 
     if all_cohorts and (trait or cohort_dir):
         raise click.UsageError("--all goes without --trait/COHORT")
-    if not all_cohorts and not (trait and cohort_dir):
+    if not all_cohorts and (trait is None or cohort_dir is None):
         raise click.UsageError("give COHORT and --trait (one cohort), or --all")
     table = _synonyms(synonyms)
     gene_ids = gene_id_symbols(gene_info) if gene_info else None
     if all_cohorts:
         recipes = recipes or (Path("recipes") if Path("recipes").is_dir() else None)
         debug = bool(click.get_current_context().params.get("debug"))
-        _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs, debug)
-    else:
-        _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids)
+        _preprocess_tree(
+            input_root,
+            out,
+            table,
+            task_info,
+            recipes=recipes,
+            gene_ids=gene_ids,
+            jobs=jobs,
+            debug=debug,
+        )
+    elif trait is not None and cohort_dir is not None:
+        _preprocess_one(cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids)
 
 
-def _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs, debug) -> None:
+def _preprocess_tree(
+    input_root: Path,
+    out: Path,
+    table: Mapping[str, str],
+    task_info: Path,
+    *,
+    recipes: Path | None,
+    gene_ids: Mapping[str, str] | None,
+    jobs: int,
+    debug: bool,
+) -> None:
     from ..preprocessing import preprocess_tree
 
     with ItemProgress(unit="cohorts", err=False) as progress:
 
-        def show(job: Any, status: str) -> None:
-            if status.startswith("failed: unexpected") and not debug:
-                status += " (--debug shows the traceback)"
-            progress(f"{job.trait}/{job.cohort}  ", status, failed=status.startswith("failed"))
+        def show(job: Any, outcome: Outcome) -> None:
+            line = outcome.text
+            if outcome.unexpected and not debug:
+                line += " (--debug shows the traceback)"
+            progress(f"{job.trait}/{job.cohort}  ", line, failed=outcome.failed)
 
         results = preprocess_tree(
             input_root,
@@ -159,18 +181,26 @@ def _preprocess_tree(input_root, out, table, task_info, recipes, gene_ids, jobs,
             on_planned=progress.start,
             on_done=show,
         )
-    failed = sum(status.startswith("failed") for _, status in results)
+    failed = sum(outcome.failed for _, outcome in results)
     click.echo(f"{len(results)} cohorts, {failed} failed; outputs in {out}", err=True)
     sys.exit(1 if failed else 0)
 
 
-def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
-    from ..preprocessing import RecipeNeeded, TraitMismatch, preprocess_cohort
+def _preprocess_one(
+    cohort_dir: Path,
+    trait: str,
+    table: Mapping[str, str],
+    out: Path,
+    *,
+    recipe: Path | None,
+    gene_ids: Mapping[str, str] | None,
+) -> None:
+    from ..preprocessing import RecipeNeeded, TraitMismatch, preprocess_cohort, propose_cohort
 
     try:
         outcome = preprocess_cohort(cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids)
     except RecipeNeeded as exc:
-        click.echo(exc.proposal)
+        click.echo(propose_cohort(cohort_dir, trait).toml())
         raise GenotexError(
             "a GEO cohort needs a recipe for its trait: review the proposal above and save it",
             path=exc.path,
@@ -178,7 +208,7 @@ def _preprocess_one(cohort_dir, trait, table, out, recipe, gene_ids) -> None:
     except TraitMismatch as exc:
         raise click.UsageError(f"--trait {trait!r} disagrees with {exc}") from None
     details = f" ({outcome.details})" if outcome.details else ""
-    click.echo(f"{trait}/{outcome.cohort}: {outcome.summary}{details}")
+    click.echo(f"{trait}/{outcome.cohort}: {outcome.outcome}{details}")
 
 
 @main.command("inspect")

@@ -63,7 +63,7 @@ def propose_command(
         for number, reason in summary.errors.items():
             click.echo(f"  {records}:{number}: {reason}", err=True)
         return
-    if trait is None:
+    if trait is None or cohort_dir is None:
         raise click.UsageError("COHORT_DIR needs --trait")
     if out is not None and out.exists() and not is_proposed(out) and not force:
         raise click.UsageError(f"{out} is a hand-written recipe: pass --force to replace it")

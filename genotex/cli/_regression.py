@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..core import GenotexError
+from ..core import MODES, SELECT_BY, GenotexError, Mode, SelectBy
 from ._common import common_options, handle_errors, jobs_option, main
 from ._progress import ItemProgress
 
@@ -65,7 +65,7 @@ from ._progress import ItemProgress
 )
 @click.option(
     "--mode",
-    type=click.Choice(["reference", "standard"]),
+    type=click.Choice(MODES),
     default="reference",
     show_default=True,
     help="reference: the published pipeline, exactly; standard: converged Lasso, "
@@ -73,7 +73,7 @@ from ._progress import ItemProgress
 )
 @click.option(
     "--select-by",
-    type=click.Choice(["prediction", "precision"]),
+    type=click.Choice(SELECT_BY),
     default=None,
     help="standard mode's alpha rule: CV prediction loss (default) or the reference's "
     "selection precision against the known genes.",
@@ -81,6 +81,7 @@ from ._progress import ItemProgress
 @common_options
 @handle_errors
 def regress_command(
+    *,
     traits: tuple[str, ...],
     condition: str | None,
     all_problems: bool,
@@ -91,8 +92,8 @@ def regress_command(
     scheduler: str | None,
     force: bool,
     summary: Path | None,
-    mode: str,
-    select_by: str | None,
+    mode: Mode,
+    select_by: SelectBy | None,
 ) -> None:
     """Answer problems with the standardized GenoTEX regression pipeline.
 
@@ -123,8 +124,8 @@ def regress_command(
 
         def show(outcome: Any) -> None:
             detail = f" — {outcome.detail}" if outcome.detail else ""
-            failed = outcome.status.startswith("failed")
-            line = f"{outcome.status}{detail}"
+            line = f"{outcome.outcome}{detail}"
+            failed = outcome.outcome.failed
             progress(f"{outcome.problem.key}: ", line, failed=failed, seconds=outcome.seconds)
 
         status = run_problems(

@@ -46,6 +46,7 @@ from ._common import FIGURE_FORMATS, SEED, common_options, figure_options, handl
 @common_options
 @handle_errors
 def compare_command(
+    *,
     a: Path,
     b: Path,
     labels: tuple[str, ...],
@@ -63,7 +64,6 @@ def compare_command(
     Example:
       genotex compare gpt4o.json o1.json --label GPT-4o --label o1 --json difference.json
     """
-
     from ..core import json_text, write_text_atomic
     from ..evaluation import (
         BootstrapSettings,
@@ -76,7 +76,11 @@ def compare_command(
     if labels and len(labels) != 2:
         raise click.UsageError(f"{len(labels)} --label for 2 runs: give A's, then B's")
     reports = load_report(a), load_report(b)
-    names = labels or (reports[0].run.get("label") or str(a), reports[1].run.get("label") or str(b))
+    names: tuple[str, str] = (
+        (labels[0], labels[1])
+        if labels
+        else (str(reports[0].run.get("label") or a), str(reports[1].run.get("label") or b))
+    )
     if names[0] == names[1]:
         names = (f"{names[0]} (A)", f"{names[1]} (B)")
     settings = BootstrapSettings(resamples=resamples, seed=seed)

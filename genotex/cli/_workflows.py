@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..core import Mode
 from ._common import SEED, common_options, handle_errors, jobs_option, main
 from ._evaluation import emit_report
 from ._progress import say
@@ -52,7 +53,7 @@ Re-run a stage yourself, from {folder}:
 @common_options
 @handle_errors
 def demo_command(
-    out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool, inputs_only: bool
+    *, out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool, inputs_only: bool
 ) -> None:
     """Run the whole pipeline (preprocess -> regress -> eval) on a generated benchmark.
 
@@ -111,7 +112,7 @@ Score it like any agent's output:
 )
 @common_options
 @handle_errors
-def baseline_command(root: Path, jobs: int, mode: str) -> None:
+def baseline_command(root: Path, jobs: int, mode: Mode) -> None:
     """The benchmark without an LLM: propose every GEO recipe, preprocess, regress.
 
     ROOT holds input/ (GEO/<trait>/<GSE>/, TCGA/) and metadata/ (task_info.json,

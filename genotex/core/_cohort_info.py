@@ -98,6 +98,7 @@ class CohortRecord:
     def from_dict(cls, cohort_id: str, entry: Mapping[str, Any]) -> tuple[CohortRecord, list[str]]:
         """A record from its JSON object, leniently, with what was wrong with it."""
         problems: list[str] = []
+        checked: dict[str, bool] = {}
         flags: dict[str, bool | None] = {}
         for flag in _CHECKED_FLAGS:
             value = entry.get(flag)
@@ -105,13 +106,13 @@ class CohortRecord:
                 problems.append(
                     f"{flag} of cohort {cohort_id!r} is {value!r}, not true/false; read as false"
                 )
-            flags[flag] = value is True
+            checked[flag] = value is True
         for flag in _OTHER_FLAGS:
             value = entry.get(flag)
             flags[flag] = value if isinstance(value, bool) else None
         size = entry.get("sample_size", 0)
         if not _is_size(size):
-            if size is not None or flags["is_usable"]:
+            if size is not None or checked["is_usable"]:
                 problems.append(
                     f"sample_size of cohort {cohort_id!r} is {size!r}, "
                     "not a non-negative number; read as 0"
@@ -119,7 +120,16 @@ class CohortRecord:
             size = None
         note = entry.get("note")
         record = cls(
-            cohort_id, sample_size=size, note=note if isinstance(note, str) else None, **flags
+            cohort_id,
+            is_usable=checked["is_usable"],
+            is_gene_available=flags["is_gene_available"],
+            is_trait_available=flags["is_trait_available"],
+            is_available=checked["is_available"],
+            is_biased=flags["is_biased"],
+            has_age=checked["has_age"],
+            has_gender=checked["has_gender"],
+            sample_size=size,
+            note=note if isinstance(note, str) else None,
         )
         return record, problems
 

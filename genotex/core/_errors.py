@@ -21,7 +21,7 @@ class GenotexError(Exception):
 
 
 class UnsafeNameError(GenotexError, ValueError):
-    """A trait or condition name that would escape its folder (`..`, `/`, `\\`, NUL)."""
+    r"""A trait or condition name that would escape its folder (`..`, `/`, `\`, NUL)."""
 
 
 class TaskInfoError(GenotexError):

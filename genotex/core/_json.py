@@ -140,7 +140,8 @@ def json_text(data: Any, *, indent: int = 1) -> str:
 
 def open_regular(path: str | Path, *, error: type[GenotexError]) -> BinaryIO:
     """A regular file opened for reading in binary; anything else (a FIFO, a folder, a device)
-    is `error` at once, never a read that waits forever."""
+    is `error` at once, never a read that waits forever.
+    """
     path = Path(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below

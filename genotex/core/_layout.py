@@ -107,7 +107,8 @@ def normalize_trait_name(trait: str) -> str:
 
 def trait_label(name: str) -> str:
     """A trait folder's name as a reader writes it: `Autism_spectrum_disorder_(ASD)` ->
-    `Autism spectrum disorder (ASD)` (for figures and tables, never for paths)."""
+    `Autism spectrum disorder (ASD)` (for figures and tables, never for paths).
+    """
     return " ".join(name.replace("_", " ").split())
 
 

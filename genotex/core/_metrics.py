@@ -1,4 +1,5 @@
-"""Every GenoTEX metric, defined once (spec/evaluation.md).
+"""Every GenoTEX metric computed, defined once (spec/evaluation.md); the registry that
+describes them is `_metric_registry`.
 
 Pure functions over lists and arrays, importable in a notebook. Percentages are
 on a 0-100 scale where the published evaluator uses one; Jaccard, correlation,
@@ -10,21 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
-    "ANALYSIS_METRICS",
-    "FILTERING_METRICS",
     "GSEA_UNIVERSE",
-    "PREPROCESSING_METRICS",
-    "MetricSpec",
-    "METRICS",
     "approximate_auroc",
     "confusion_scores",
     "feature_correlation",
-    "get_metric",
     "gene_selection_scores",
     "gsea_enrichment_score",
     "jaccard",
@@ -33,162 +27,6 @@ __all__ = [
 
 #: Size of the gene universe assumed by the approximate AUROC and the GSEA-ES.
 GSEA_UNIVERSE = 20_000
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """What a metric means, its scale, which way is better, and who defined it.
-
-    `higher_is_better` is False for the GSEA p-value, True for every other metric:
-    wins in `compare`, the best-marking of `leaderboard` and the report follow it.
-    `scale` is the range a reader sees ("0-100", "0-1", "-1-1", "any"), `origin`
-    says whether the definition is the paper's published evaluator's or genotex's
-    own addition; the report's glossary prints all of them.
-    """
-
-    name: str
-    section: str
-    label: str
-    description: str
-    higher_is_better: bool = True
-    scale: str = "0-1"
-    origin: str = "paper"
-
-    @property
-    def scale_text(self) -> str:
-        """The scale in words: "0 to 100", "0 to 1", "-1 to 1", "any real number"."""
-        return _SCALE_TEXT[self.scale]
-
-    def best(self, values: Iterable[float]) -> float:
-        """The best of `values` (the highest, or the lowest where lower is better)."""
-        return max(values) if self.higher_is_better else min(values)
-
-
-_SCALE_TEXT = {"0-100": "0 to 100", "0-1": "0 to 1", "-1-1": "−1 to 1", "any": "any number"}
-
-_PAPER_AUROC = (
-    "the paper's approximate AUROC: the predicted genes ranked first in their order, "
-    "every other gene of a 20,000-gene universe tied last"
-)
-
-METRICS: dict[str, MetricSpec] = {
-    spec.name: spec
-    for spec in (
-        MetricSpec("precision", "filtering", "P", "DF precision of `is_available`", scale="0-100"),
-        MetricSpec("recall", "filtering", "R", "DF recall of `is_available`", scale="0-100"),
-        MetricSpec("f1", "filtering", "F1", "DF F1 of `is_available`", scale="0-100"),
-        MetricSpec(
-            "accuracy", "filtering", "Acc", "DF accuracy; DS accuracy per problem", scale="0-100"
-        ),
-        MetricSpec("attributes_jaccard", "preprocessing", "AJ", "Jaccard of feature labels"),
-        MetricSpec("samples_jaccard", "preprocessing", "SJ", "Jaccard of sample labels"),
-        MetricSpec(
-            "feature_correlation", "preprocessing", "r", "mean Pearson r of features", scale="-1-1"
-        ),
-        MetricSpec(
-            "composite_similarity_correlation",
-            "preprocessing",
-            "CSC",
-            "composite similarity correlation, AJ x SJ x r",
-            scale="-1-1",
-        ),
-        MetricSpec(
-            "success",
-            "analysis",
-            "Success",
-            "share of problems whose result file exists and is well formed",
-            scale="0-100",
-        ),
-        MetricSpec("auroc", "analysis", "AUROC", _PAPER_AUROC),
-        MetricSpec(
-            "gsea_es",
-            "analysis",
-            "GSEA-ES",
-            "the paper's enrichment score of the reference genes in the predicted list",
-            scale="-1-1",
-        ),
-        MetricSpec(
-            "trait_pred_accuracy",
-            "analysis",
-            "PredAcc",
-            "the submission's own cross-validated accuracy of predicting the trait",
-            scale="0-100",
-        ),
-        MetricSpec(
-            "trait_pred_f1",
-            "analysis",
-            "PredF1",
-            "the submission's own cross-validated F1 of predicting the trait",
-            scale="0-100",
-        ),
-        MetricSpec(
-            "auroc_exact",
-            "analysis",
-            "AUROCx",
-            "exact AUROC of the predicted ranking over the stated gene universe",
-            origin="genotex",
-        ),
-        MetricSpec(
-            "average_precision",
-            "analysis",
-            "AP",
-            "average precision of the predicted ranking over the gene universe",
-            origin="genotex",
-        ),
-        MetricSpec(
-            "gsea_prerank_es",
-            "analysis",
-            "ES",
-            "GSEA prerank (gseapy) enrichment score of the reference genes",
-            scale="-1-1",
-            origin="genotex",
-        ),
-        MetricSpec(
-            "gsea_prerank_nes",
-            "analysis",
-            "NES",
-            "GSEA prerank normalized enrichment score",
-            scale="any",
-            origin="genotex",
-        ),
-        MetricSpec(
-            "gsea_prerank_pval",
-            "analysis",
-            "p",
-            "GSEA prerank nominal p-value (permutations of the gene labels)",
-            higher_is_better=False,
-            origin="genotex",
-        ),
-    )
-}
-
-#: Column order of each report section.
-FILTERING_METRICS = ("precision", "recall", "f1", "accuracy")
-PREPROCESSING_METRICS = (
-    "attributes_jaccard",
-    "samples_jaccard",
-    "feature_correlation",
-    "composite_similarity_correlation",
-)
-ANALYSIS_METRICS = (
-    "success",
-    "precision",
-    "recall",
-    "f1",
-    "auroc",
-    "gsea_es",
-    "trait_pred_accuracy",
-    "trait_pred_f1",
-)
-
-
-def get_metric(name: str) -> MetricSpec:
-    """The spec of a metric by name; an unknown name fails with the list of known ones."""
-    try:
-        return METRICS[name]
-    except KeyError:
-        known = ", ".join(sorted(METRICS))
-        raise KeyError(f"unknown metric {name!r}; known metrics: {known}") from None
 
 
 def nanmean(values: Iterable[float]) -> float:

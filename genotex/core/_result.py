@@ -19,6 +19,7 @@ from typing import Any
 from ._atomic import write_text_atomic
 from ._errors import GenotexError
 from ._json import read_json
+from ._method import Method, method_from_dict
 
 __all__ = ["MalformedResult", "ResultFile"]
 
@@ -47,6 +48,21 @@ class ResultFile:
         """Whether it holds what `genotex regress` writes (coefficients and CV numbers)."""
         return self.coefficients is not None and isinstance(self.cv_performance, Mapping)
 
+    @property
+    def method(self) -> Method | None:
+        """How genotex reached the result (its `method` object, typed).
+
+        None when the file has none (the reference pipeline writes none) or
+        when it is not of either documented shape: it is information, never a
+        reason to refuse the result.
+        """
+        if "method" not in self.extra:
+            return None
+        try:
+            return method_from_dict(self.extra["method"])
+        except ValueError:
+            return None
+
     @classmethod
     def from_dict(cls, data: object) -> ResultFile:
         """Validate a parsed result; raise `MalformedResult` with one sentence when it does not
@@ -72,7 +88,7 @@ class ResultFile:
         gene_extra = {k: v for k, v in genes.items() if k not in derived}
         return cls(
             tuple(variable),
-            tuple(float(c) for c in coefficients) if valid else None,
+            tuple(float(c) for c in coefficients) if valid and coefficients is not None else None,
             cv,
             extra,
             gene_extra,

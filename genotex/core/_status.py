@@ -11,6 +11,7 @@ from typing import Any
 from ._atomic import write_text_atomic
 from ._errors import GenotexError
 from ._json import read_json
+from ._outcome import Outcome
 
 __all__ = ["ProblemStatus", "RunStatus", "StatusError"]
 
@@ -21,28 +22,30 @@ class StatusError(GenotexError):
 
 @dataclass(frozen=True)
 class ProblemStatus:
-    """One problem's line: seconds, "ok" / "skipped: …" / "failed: …", model, detail, run.
+    """One problem's line: seconds, its outcome (ok, skipped or failed), model, detail, run.
 
     `run` names the run that made the line's result (its start time, UTC), so that a
-    result kept from an earlier run is told apart from one made now.
+    result kept from an earlier run is told apart from one made now. The file
+    keeps the outcome as its text, "ok" / "skipped: …" / "failed: …".
     """
 
     key: str  # "<trait>|<condition>"
     seconds: float
-    status: str
+    outcome: Outcome
     model: str | None = None
     detail: str = ""
     run: str | None = None
 
     @property
     def kind(self) -> str:
-        """ "ok", "skipped" or "failed" (the word before the reason)."""
-        return self.status.split(":", 1)[0]
+        """One of "ok", "skipped" or "failed"."""
+        return self.outcome.kind
 
     def to_dict(self) -> dict[str, Any]:
+        """The problem's entry of `status.json`."""
         return {
             "s": round(self.seconds, 4),
-            "status": self.status,
+            "status": self.outcome.text,
             "model": self.model,
             "detail": self.detail,
             "run": self.run,
@@ -66,16 +69,24 @@ class RunStatus:
         return {kind: kinds.count(kind) for kind in ("ok", "skipped", "failed")}
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
+        """`status.json`'s object: problem key -> its entry, in run order."""
         return {p.key: p.to_dict() for p in self.problems}
 
     @classmethod
     def from_dict(cls, data: object, *, source: str | Path | None = None) -> RunStatus:
+        """Validate a parsed `status.json`; `StatusError` names the first bad entry."""
         if not isinstance(data, dict):
             raise StatusError("is not a JSON object of problems", path=source)
         problems = []
         for key, entry in data.items():
             if not isinstance(entry, dict) or not isinstance(entry.get("status"), str):
                 raise StatusError(f"the entry of {key!r} has no status text", path=source)
+            try:
+                outcome = Outcome.parse(entry["status"])
+            except ValueError:
+                raise StatusError(
+                    f"the status of {key!r} is not a known outcome", path=source
+                ) from None
             seconds = entry.get("s", 0.0)
             model, detail, run = entry.get("model"), entry.get("detail", ""), entry.get("run")
             finite = isinstance(seconds, (int, float)) and math.isfinite(seconds)
@@ -83,7 +94,7 @@ class RunStatus:
                 ProblemStatus(
                     key,
                     float(seconds) if finite else 0.0,
-                    entry["status"],
+                    outcome,
                     model if isinstance(model, str) else None,
                     detail if isinstance(detail, str) else "",
                     run if isinstance(run, str) else None,
@@ -103,7 +114,9 @@ class RunStatus:
 
     @classmethod
     def read(cls, path: str | Path) -> RunStatus:
+        """Read and validate `status.json`."""
         return cls.from_dict(read_json(path, StatusError), source=path)
 
     def write(self, path: str | Path) -> None:
+        """Write `status.json` atomically."""
         write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")

@@ -125,7 +125,8 @@ MAX_COLUMNS = 200_000
 
 def _first_record(path: Path, *, rows: bool = False) -> tuple[list[str], bool]:
     """The first record, and with `rows` whether anything but blank lines follows it (a
-    header-only table is empty), in one pass over the file's start."""
+    header-only table is empty), in one pass over the file's start.
+    """
     with open(path, newline="", encoding="utf-8") as handle:
         header = next(csv.reader(handle), [])
         return header, rows and any(line.strip() for line in handle)
@@ -231,16 +232,16 @@ def _read_wide(
     )
     if lines.width != 1:
         return None
-    lines = lines.to_series().str.strip_suffix("\r")
-    lines = lines.filter(lines.is_not_null() & (lines != ""))
-    if lines.str.contains('"', literal=True).any():
+    text = lines.to_series().str.strip_suffix("\r")
+    text = text.filter(text.is_not_null() & (text != ""))
+    if text.str.contains('"', literal=True).any():
         return None
-    fields = lines.str.split(",")
+    fields = text.str.split(",")
     if (fields.list.len() != len(header)).any():
         return None
     numbers, bad = _numbers(fields.list.slice(1).explode())
     n_columns = len(header) - 1
-    values = numbers.to_numpy().reshape(len(lines), n_columns)
+    values = numbers.to_numpy().reshape(len(text), n_columns)
     bad_cells: dict[int, np.ndarray] = {}
     if bad.any():
         rows, columns = np.divmod(np.flatnonzero(bad), n_columns)
@@ -307,7 +308,6 @@ def write_table(path: str | Path, frame: pd.DataFrame) -> None:
     Floats are written in their shortest round-trip form and NaN as an empty
     cell, so pandas (and `read_table`) read back exactly the same values.
     """
-
     columns = {"": [str(label) for label in frame.index]}
     out = pl.DataFrame(columns)
     values = frame.to_numpy(dtype=np.float64)

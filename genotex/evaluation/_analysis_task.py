@@ -109,10 +109,6 @@ def score_gene_list(
     )
 
 
-def _failed(problem: ProblemId, status: str) -> ProblemScore:
-    return ProblemScore(problem, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, status=status)
-
-
 def score_result_file(
     pred: GuardedTree,
     ref: GuardedTree,
@@ -138,11 +134,11 @@ def score_result_file(
     try:
         data = pred.read_json(pred_path)
     except RejectedFile as exc:
-        return _failed(problem, "malformed"), [
+        return ProblemScore.failed(problem, "malformed"), [
             Finding(exc.relative, f"{exc.reason}; the problem is failed")
         ]
     if data is MISSING:
-        return _failed(problem, "missing"), [
+        return ProblemScore.failed(problem, "missing"), [
             Finding(
                 pred.relative(pred_path), "the prediction has no such file; the problem is failed"
             )
@@ -151,14 +147,16 @@ def score_result_file(
         result = ResultFile.from_dict(data)
     except MalformedResult as exc:
         reason = f"{exc.reason}; the problem is failed"
-        return _failed(problem, "malformed"), [Finding(pred.relative(pred_path), reason)]
+        return ProblemScore.failed(problem, "malformed"), [
+            Finding(pred.relative(pred_path), reason)
+        ]
     found = []
-    numbers = {}
+    numbers = {"success": 100.0, **gene_list_numbers(result.genes, ref_genes)}
     for key in ("accuracy", "f1"):
         numbers[f"trait_pred_{key}"], problem_text = result.cv_number(key)
         if problem_text:
             found.append(Finding(pred.relative(pred_path), problem_text))
-    score = ProblemScore(problem, 100.0, **gene_list_numbers(result.genes, ref_genes), **numbers)
+    score = ProblemScore.from_values(problem, numbers)
     if lists is not None:
         lists.predictions[problem.key] = (result.genes, result.coefficients)
         lists.references[problem.key] = ref_genes

@@ -1,4 +1,4 @@
-"""Two saved `eval --json` reports side by side: is run B better than run A, or is it noise?
+"""Two saved `eval --json` reports side by side: is run B better than run A, or is it noise.
 
 For each metric: the per-item differences B - A over the items both runs
 scored (problems, files, traits), their mean with a bootstrap interval, the

@@ -157,10 +157,27 @@ def evaluate(
     if options.label:
         run["label"] = options.label
     report = EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
-    return _finish(report, options, lists, ref, task_info, task_info_source, started)
+    return _finish(
+        report,
+        options,
+        lists,
+        ref,
+        task_info=task_info,
+        task_info_source=task_info_source,
+        started=started,
+    )
 
 
-def _finish(report, options, lists, ref, task_info, task_info_source, started) -> EvalReport:
+def _finish(
+    report: EvalReport,
+    options: EvalOptions,
+    lists: Lists | None,
+    ref: GuardedTree,
+    *,
+    task_info: TaskInfo,
+    task_info_source: str | None,
+    started: float,
+) -> EvalReport:
     """The statistics asked for, then the provenance block (the last thing timed)."""
     if lists is not None:
         report = add_exact_statistics(

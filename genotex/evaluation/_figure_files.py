@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._figures import (
     csc_per_trait,
@@ -20,6 +20,9 @@ from ._figures import (
     trait_category_heatmap,
 )
 from ._report import EvalReport
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "DEFAULT_DPI",
@@ -98,7 +101,7 @@ class RenderedFigure:
     files: Mapping[str, bytes]
 
 
-def figure_bytes(fig, fmt: str, *, dpi: int = DEFAULT_DPI) -> bytes:
+def figure_bytes(fig: Figure, fmt: str, *, dpi: int = DEFAULT_DPI) -> bytes:
     """A figure as PNG, SVG or PDF bytes, the same bytes for the same figure.
 
     SVG keeps its text as `<text>` elements and PDF embeds TrueType fonts, so
@@ -109,14 +112,19 @@ def figure_bytes(fig, fmt: str, *, dpi: int = DEFAULT_DPI) -> bytes:
     if fmt not in FIGURE_FORMATS:
         raise ValueError(f"unknown figure format {fmt!r}; known: {', '.join(FIGURE_FORMATS)}")
     buffer = io.BytesIO()
-    settings = {"svg.hashsalt": "genotex", "svg.fonttype": "none", "pdf.fonttype": 42}
-    with matplotlib.rc_context(settings):
+    with matplotlib.rc_context(
+        {"svg.hashsalt": "genotex", "svg.fonttype": "none", "pdf.fonttype": 42}
+    ):
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=_METADATA[fmt])
     return buffer.getvalue()
 
 
 def render_figure(
-    name: str, fig, caption: str, formats: Sequence[str] = FIGURE_FORMATS, dpi: int = DEFAULT_DPI
+    name: str,
+    fig: Figure,
+    caption: str,
+    formats: Sequence[str] = FIGURE_FORMATS,
+    dpi: int = DEFAULT_DPI,
 ) -> RenderedFigure:
     """Save one figure in each format (PNG always, for the page)."""
     png = figure_bytes(fig, "png", dpi=dpi)

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import CATEGORIES, get_metric, trait_label
 from ._preprocessing_task import SUBTASK_LABELS
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "csc_per_trait",
@@ -36,7 +40,7 @@ _SCALES = {"0-100": "0 to 100", "0-1": "0 to 1"}  # the two scales a bar panel c
 _Series = tuple["str | None", str, "Mapping[str, tuple[float, tuple[float, float] | None]]"]
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
@@ -46,16 +50,20 @@ def _missing(value: float | None) -> bool:
     return value is None or math.isnan(value)
 
 
-def _mark_missing(ax, x: float, *, horizontal: bool = False) -> None:
+_NA_STYLE: dict[str, Any] = {"color": _MISSING, "fontsize": 8, "fontstyle": "italic"}
+
+
+def _mark_missing(ax: Axes, x: float, *, horizontal: bool = False) -> None:
     """Write "n/a" where a bar would stand: a missing value is not a zero."""
-    style = {"color": _MISSING, "fontsize": 8, "fontstyle": "italic"}
     if horizontal:
-        ax.text(0.01, x, "n/a", va="center", transform=ax.get_yaxis_transform(), **style)
+        ax.text(0.01, x, "n/a", va="center", transform=ax.get_yaxis_transform(), **_NA_STYLE)
     else:
-        ax.text(x, 0.01, "n/a", ha="center", transform=ax.get_xaxis_transform(), **style)
+        ax.text(x, 0.01, "n/a", ha="center", transform=ax.get_xaxis_transform(), **_NA_STYLE)
 
 
-def _grouped_bars(ax, metrics: Sequence[str], series: Sequence[_Series], *, scale: str) -> None:
+def _grouped_bars(
+    ax: Axes, metrics: Sequence[str], series: Sequence[_Series], *, scale: str
+) -> None:
     """A group of bars per metric, a bar per series, intervals as whiskers, on one scale's axis.
 
     `series` are (name or None, colour, {metric: (value, (low, high) or None)}); a
@@ -131,7 +139,9 @@ def _bounds(interval: Any) -> tuple[float, float] | None:
     return (interval.low, interval.high)
 
 
-def _panels(rows_by_scale: Mapping[str, Sequence[Any]], width: float = 7.0, height: float = 3.0):
+def _panels(
+    rows_by_scale: Mapping[str, Sequence[Any]], width: float = 7.0, height: float = 3.0
+) -> tuple[Figure, dict[str, Axes]]:
     """A figure with one panel per scale present, widths proportional to their bar counts."""
     scales = [s for s in ("0-100", "0-1") if rows_by_scale.get(s)]
     fig = _figure(width, height)
@@ -154,7 +164,7 @@ def _by_scale(reports: Sequence[EvalReport]) -> tuple[dict[str, list[str]], list
     return scales, values
 
 
-def scores_per_task(report: EvalReport):
+def scores_per_task(report: EvalReport) -> Figure:
     """Headline average of each task with its 95% bootstrap interval, one panel per scale."""
     scales, (values,) = _by_scale([report])
     fig, axes = _panels(scales)
@@ -163,7 +173,7 @@ def scores_per_task(report: EvalReport):
     return fig
 
 
-def runs_compared(reports: Sequence[EvalReport], labels: Sequence[str]):
+def runs_compared(reports: Sequence[EvalReport], labels: Sequence[str]) -> Figure:
     """Several runs side by side: each headline average with its interval, one panel per scale.
 
     A metric one run lacks (a task it was not scored on) is drawn as "n/a" for that run.
@@ -171,7 +181,7 @@ def runs_compared(reports: Sequence[EvalReport], labels: Sequence[str]):
     scales, values = _by_scale(reports)
     fig, axes = _panels(scales, height=3.2)
     colours = [_RUN_COLOURS[k % len(_RUN_COLOURS)] for k in range(len(reports))]
-    handles = {}
+    handles: dict[str, Any] = {}
     for scale, ax in axes.items():
         _grouped_bars(
             ax, scales[scale], list(zip(labels, colours, values, strict=True)), scale=scale
@@ -189,7 +199,7 @@ def runs_compared(reports: Sequence[EvalReport], labels: Sequence[str]):
     return fig
 
 
-def trait_category_heatmap(report: EvalReport, metric: str = "f1"):
+def trait_category_heatmap(report: EvalReport, metric: str = "f1") -> Figure:
     """Per trait and category, the average of one analysis metric (as the tables average it).
 
     A cell without any problem is blank; a cell whose every problem is missing
@@ -246,7 +256,7 @@ def trait_category_heatmap(report: EvalReport, metric: str = "f1"):
     return fig
 
 
-def _histogram(ax, values: Sequence[float], label: str, upper: float, missing: int) -> None:
+def _histogram(ax: Axes, values: Sequence[float], label: str, upper: float, missing: int) -> None:
     kept = [v for v in values if not math.isnan(v)]
     ax.hist(kept, bins=20, range=(0, upper), color="#6a9f58")
     ax.set_xlabel(label)
@@ -257,7 +267,7 @@ def _histogram(ax, values: Sequence[float], label: str, upper: float, missing: i
     ax.text(0.98, 0.97, text, transform=ax.transAxes, ha="right", va="top", fontsize=8)
 
 
-def problem_distributions(report: EvalReport):
+def problem_distributions(report: EvalReport) -> Figure:
     """Per-problem AUROC (0-1) and F1 (0-100) as histograms; missing problems counted apart."""
     fig = _figure(7, 2.8)
     left, right = fig.subplots(1, 2)
@@ -268,10 +278,11 @@ def problem_distributions(report: EvalReport):
     return fig
 
 
-def csc_per_trait(report: EvalReport):
+def csc_per_trait(report: EvalReport) -> Figure:
     """Average CSC per trait, a bar per data kind; "n/a" where every file of one is missing."""
-    subtasks = [s for s, scores in (report.preprocessing or {}).items() if scores]
-    files = {s: report.preprocessing[s] or () for s in subtasks}
+    preprocessing = report.preprocessing or {}
+    subtasks = [s for s, scores in preprocessing.items() if scores]
+    files = {s: preprocessing[s] or () for s in subtasks}
     traits = sorted({f.trait for s in subtasks for f in files[s]})
     fig = _figure(7, max(2.5, 0.3 * len(traits) * max(1, len(subtasks)) / 2 + 1.3))
     ax = fig.add_subplot()

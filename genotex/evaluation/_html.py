@@ -42,7 +42,7 @@ from ._leaderboard import paper_comparison, paper_table
 from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
 from ._report import EvalReport, group_key
-from ._scores import counted
+from ._scores import ProblemScore, counted
 
 __all__ = ["render_html", "write_report"]
 
@@ -192,7 +192,7 @@ def _analysis_section(report: EvalReport) -> dict:
     }
 
 
-def _counts(rows, metrics) -> str:
+def _counts(rows: Sequence[ProblemScore], metrics: Sequence[str]) -> str:
     """The n of a row of averages: the problems, and fewer where some values are undefined."""
     n = len(rows)
     fewer = {get_metric(m).label: k for m in metrics if (k := counted(rows, m)) != n}
@@ -320,7 +320,9 @@ def write_report(
     """
     folder = prepare_output_folder(folder, what="report folder")
     figures = make_figures(report, formats=formats, dpi=dpi)
-    files = {("index.html",): render_html(report, figures).encode("utf-8")}
+    files: dict[tuple[str, ...], bytes] = {
+        ("index.html",): render_html(report, figures).encode("utf-8")
+    }
     files.update(figure_files(figures))
     write_files(folder, files)
     return folder / "index.html"

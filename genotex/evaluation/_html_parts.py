@@ -8,11 +8,17 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import METRICS, atomic_output, output_path
 from ._figure_files import RenderedFigure
 from ._render import format_value
+from ._statistics import Interval
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from ._report import EvalReport
 
 __all__ = [
     "figure_files",
@@ -37,25 +43,36 @@ def percent_text(value: float | None) -> str:
     return number_text(None if value is None else value * 100)
 
 
-def with_interval(value: float, interval, metric: str = "", report=None) -> str:
+def with_interval(
+    value: float | None,
+    interval: Interval | None,
+    metric: str = "",
+    report: EvalReport | None = None,
+) -> str:
     """A value and its interval, each printed as the metric's tables print it."""
     text = format_value(metric, value, report) if metric else number_text(value)
-    if interval is not None and interval.defined:
+    bounds = None if interval is None else interval.bounds
+    if bounds is not None:
         if metric:
-            low, high = (format_value(metric, v, report) for v in (interval.low, interval.high))
+            low, high = (format_value(metric, v, report) for v in bounds)
         else:
-            low, high = f"{interval.low:.2f}", f"{interval.high:.2f}"
+            low, high = f"{bounds[0]:.2f}", f"{bounds[1]:.2f}"
         text += f" [{low}, {high}]"
     return text
 
 
 def html_table(
-    caption: str, headers: list[str], rows: Iterable[list[str]], published=(), *, text=False
-) -> dict:
+    caption: str,
+    headers: list[str],
+    rows: Iterable[list[str]],
+    published: Iterable[list[str]] = (),
+    *,
+    text: bool = False,
+) -> dict[str, Any]:
     """A table for the template; `text` tables are left-aligned (paths, reasons)."""
-    rows = [{"cells": r, "published": False} for r in rows]
-    rows += [{"cells": r, "published": True} for r in published]
-    return {"caption": caption, "headers": headers, "rows": rows, "text": text}
+    cells = [{"cells": r, "published": False} for r in rows]
+    cells += [{"cells": r, "published": True} for r in published]
+    return {"caption": caption, "headers": headers, "rows": cells, "text": text}
 
 
 #: Columns of the tables that are not metrics of the registry.
@@ -111,7 +128,7 @@ def glossary_table() -> dict:
             spec.label,
             spec.description,
             spec.scale_text,
-            "higher" if spec.higher_is_better else "lower",
+            spec.direction,
             spec.origin,
         ]
         for spec in METRICS.values()
@@ -126,7 +143,8 @@ def glossary_table() -> dict:
     )
 
 
-def page_template(name: str):
+def page_template(name: str) -> jinja2.Template:
+    """The named page template, autoescaped, with the shared macros."""
     from jinja2 import Environment, PackageLoader
 
     env = Environment(

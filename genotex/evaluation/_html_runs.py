@@ -94,7 +94,9 @@ def write_runs_report(
     figure = render_figure(
         "runs_compared", runs_compared(reports, labels), RUNS_CAPTION, formats, dpi
     )
-    files = {("index.html",): render_runs_html(reports, labels, figure).encode("utf-8")}
+    files: dict[tuple[str, ...], bytes] = {
+        ("index.html",): render_runs_html(reports, labels, figure).encode("utf-8")
+    }
     files.update(figure_files({figure.name: figure}))
     write_files(folder, files)
     return folder / "index.html"

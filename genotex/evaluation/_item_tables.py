@@ -70,27 +70,26 @@ def item_tables(report: EvalReport) -> dict[str, tuple[list[str], list[list[obje
         )
         tables["selection_per_problem"] = (headers, list(rows))
     if report.preprocessing is not None:
-        metrics = PREPROCESSING_METRICS
         rows = (
-            [s.subtask, s.trait, s.file, s.status, *(getattr(s, m) for m in metrics)]
+            [s.subtask, s.trait, s.file, s.status, *(getattr(s, m) for m in PREPROCESSING_METRICS)]
             for scores in report.preprocessing.values()
             for s in scores or ()
         )
-        headers = ["subtask", "trait", "file", "status", *metrics]
+        headers = ["subtask", "trait", "file", "status", *PREPROCESSING_METRICS]
         tables["preprocessing_per_file"] = (headers, list(rows))
     if report.analysis is not None:
-        metrics = report.analysis_metrics
+        analysis_metrics = report.analysis_metrics
         rows = (
             [
                 s.problem.trait,
                 s.problem.condition or "None",
                 s.category,
                 s.status,
-                *(s.value(m) for m in metrics),
+                *(s.value(m) for m in analysis_metrics),
             ]
             for s in report.analysis
         )
-        headers = ["trait", "condition", "category", "status", *metrics]
+        headers = ["trait", "condition", "category", "status", *analysis_metrics]
         tables["analysis_per_problem"] = (headers, list(rows))
     tables["problems_found"] = (["file", "reason"], [[f.file, f.reason] for f in report.findings])
     if report.intervals:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -125,12 +126,12 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
     interval = report.interval(group_key("analysis", OVERALL), "auroc")
     total = report.run.get("problems_in_task_info")
     valid = isinstance(total, int) and not isinstance(total, bool) and total > 0
-    coverage = (len(report.analysis or ()), total) if valid else None
-    bounds = (interval.low, interval.high) if interval is not None and interval.defined else None
+    coverage = (len(report.analysis or ()), int(total)) if valid and total is not None else None
+    bounds = None if interval is None else interval.bounds
     epochs = report.run.get("epochs")
     if bounds is None and isinstance(epochs, dict) and len(epochs) > 1:  # the range over epochs
-        found = [e.get("auroc") for e in epochs.values() if isinstance(e, dict)]
-        found = [v for v in found if isinstance(v, (int, float)) and math.isfinite(v)]
+        aurocs = [e.get("auroc") for e in epochs.values() if isinstance(e, dict)]
+        found = [float(v) for v in aurocs if isinstance(v, (int, float)) and math.isfinite(v)]
         bounds = (min(found), max(found)) if found else None
     return LeaderboardRow(name, values, None, bounds, coverage, _runtime_cells(report))
 
@@ -161,7 +162,8 @@ def paper_comparison(
 ) -> tuple[list[str], list[str], list[list[str]], str | None]:
     """A run beside the paper's Table 2 rows (the HTML report's table): headers, the run's cells
     (coverage against the paper's benchmark), the published rows' cells, the partial-run warning.
-    The runtime columns are there when the run has them."""
+    The runtime columns are there when the run has them.
+    """
     row, warning = against_paper(_row_of(name, report))
     rows = (row, *published_rows("end-to-end"))
     board = Leaderboard(rows, {}, _SOURCE)
@@ -222,7 +224,7 @@ def leaderboard(
         str(report.run.get("label") or _run_name(Path(path))) for path, report in reports.items()
     ]
     rows = [_row_of(name, report) for name, report in zip(names, reports.values(), strict=True)]
-    rows.sort(key=lambda r: -(r.values.get("auroc") if r.values.get("auroc") is not None else -1))
+    rows.sort(key=lambda r: -(auroc if (auroc := r.values.get("auroc")) is not None else -1))
     warnings: list[str] = []
     if paper:
         checked = [against_paper(row) for row in rows]
@@ -231,8 +233,8 @@ def leaderboard(
         rows += published_rows(paper)
     best = {}
     for metric, _, _ in COLUMNS:
-        found = [_printed(r.values[metric]) for r in rows if r.values.get(metric) is not None]
-        found = [v for v in found if not math.isnan(v)]
+        printed = [_printed(v) for r in rows if (v := r.values.get(metric)) is not None]
+        found = [v for v in printed if not math.isnan(v)]
         if found:
             best[metric] = get_metric(metric).best(found)
     return Leaderboard(tuple(rows), best, _SOURCE if paper else "", tuple(warnings))
@@ -252,7 +254,12 @@ def _coverage(row: LeaderboardRow) -> str:
     return f"{scored}/{total}" + ("" if scored == total else " (partial)")
 
 
-def _cells(board: Leaderboard, row: LeaderboardRow, mark, escape=lambda c: c) -> list[str]:
+def _cells(
+    board: Leaderboard,
+    row: LeaderboardRow,
+    mark: Callable[[str], str],
+    escape: Callable[[str], str] = lambda c: c,
+) -> list[str]:
     """A row's cells, each escaped for the format and then, if best in its column, marked."""
     cells = []
     for metric, _, _ in COLUMNS:

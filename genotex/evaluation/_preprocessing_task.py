@@ -91,10 +91,9 @@ def score_csv_pair(
     parts = _subtask_parts(subtask, trait, file_name)
     key = f"{trait}/{file_name}"
     pred_path, ref_path = pred.path(*parts), ref.path(*parts)
-    zeros = dict.fromkeys(PREPROCESSING_METRICS, 0.0)
     if not pred.exists(pred_path):
         reason = "the prediction has no such file; scored 0"
-        return FileScore(subtask, key, **zeros, status="missing"), [
+        return FileScore.failed(subtask, key, "missing"), [
             Finding(pred.relative(pred_path), reason)
         ]
     try:
@@ -111,16 +110,16 @@ def score_csv_pair(
         )
         scores = table_similarity(pred_table, ref_table)
     except RejectedFile as exc:
-        return FileScore(subtask, key, **zeros, status="unreadable"), [
+        return FileScore.failed(subtask, key, "unreadable"), [
             Finding(exc.relative, f"{exc.reason}; scored 0")
         ]
     except TableError as exc:
-        return FileScore(subtask, key, **zeros, status="unreadable"), [
+        return FileScore.failed(subtask, key, "unreadable"), [
             Finding(pred.relative(pred_path), f"{exc.reason}; scored 0")
         ]
     why = _why_zero(pred_table, scores)
     found = [Finding(pred.relative(pred_path), f"scored 0: {why}")] if why else []
-    return FileScore(subtask, key, **scores), found
+    return FileScore.from_values(subtask, key, scores), found
 
 
 def _why_zero(pred: LabelledTable, scores: dict[str, float]) -> str | None:

@@ -1,4 +1,4 @@
-"""Which data and which genotex produced a report: digests, versions, platform, times.
+r"""Which data and which genotex produced a report: digests, versions, platform, times.
 
 The reference tree's digest is, per task folder (`preprocess/`, `regress/`),
 the sha256 of the sorted lines `<relative path>\t<size>\t<sha256 of the file>`.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..core import (
     ANALYSIS_METRICS,
@@ -31,10 +31,14 @@ from ._scores import (
     FilteringScore,
     Finding,
     ProblemScore,
+    ScoreStatus,
     SelectionScore,
     average,
 )
 from ._statistics import Interval
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["EvalReport", "group_key"]
 
@@ -93,7 +97,7 @@ class EvalReport:
         caption = html.escape(repr(self))
         return f"<table><caption>{caption}</caption><tr><th></th>{head}</tr>{rows}</table>"
 
-    def to_frame(self, level: str = "problem"):
+    def to_frame(self, level: str = "problem") -> pd.DataFrame:
         """A table of the report as a pandas DataFrame, instead of walking the dataclasses.
 
         `level` is "problem" (a row per analysis problem), "file" (a row per
@@ -275,10 +279,10 @@ def _selection_from(section: Mapping[str, Any], intervals: dict) -> tuple[tuple,
     filt = section["filtering"]
     confusion = filt.get("confusion", {})
     filtering = tuple(
-        FilteringScore(
+        FilteringScore.from_values(
             trait,
-            **{k: confusion.get(trait, {}).get(k, 0) for k in ("tp", "fp", "tn", "fn")},
-            **{k: _num(v[k]) for k in FILTERING_METRICS},
+            _counts(confusion.get(trait, {})),
+            {k: _num(v[k]) for k in FILTERING_METRICS},
         )
         for trait, v in filt["per_trait"].items()
     )
@@ -308,11 +312,11 @@ def _preprocessing_from(section: Mapping[str, Any], intervals: dict) -> dict:
             continue
         status = sub.get("status", {})
         preprocessing[subtask] = tuple(
-            FileScore(
+            FileScore.from_values(
                 subtask,
                 file,
-                **{k: _num(v[k]) for k in PREPROCESSING_METRICS},
-                status=status.get(file, "ok"),
+                {k: _num(v[k]) for k in PREPROCESSING_METRICS},
+                _status(status.get(file)),
             )
             for file, v in sub["per_file"].items()
         )
@@ -330,13 +334,28 @@ def _analysis_from(section: Mapping[str, Any], intervals: dict) -> tuple[Problem
                 extra[flat] = v["gsea_prerank"][name]
         parity = {k: _num(v[k]) for k in ANALYSIS_METRICS}
         scores.append(
-            ProblemScore(
-                ProblemId.from_key(key), **parity, status=status.get(key, "ok"), extra=extra
+            ProblemScore.from_values(
+                ProblemId.from_key(key), parity, _status(status.get(key)), extra
             )
         )
     for name, averages in section.get("categorized", {}).items():
         _read_intervals(averages, group_key("analysis", name), intervals)
     return tuple(scores)
+
+
+def _counts(confusion: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    tp, fp, tn, fn = (confusion.get(k, 0) for k in ("tp", "fp", "tn", "fn"))
+    return tp, fp, tn, fn
+
+
+def _status(value: object) -> ScoreStatus:
+    """A saved item's status; "ok" when absent."""
+    for status in get_args(ScoreStatus):
+        if value == status:
+            return status
+    if value is None:
+        return "ok"
+    raise ValueError(f"unknown item status {value!r}")
 
 
 def _num(value: Any) -> float:

@@ -5,9 +5,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from ..core import ProblemId, nanmean
+from ..core import (
+    ANALYSIS_METRICS,
+    FILTERING_METRICS,
+    PREPROCESSING_METRICS,
+    ProblemId,
+    confusion_scores,
+    get_metric,
+    metric_values,
+)
 
 __all__ = [
     "EXTRA_ANALYSIS_METRICS",
@@ -16,6 +24,7 @@ __all__ = [
     "FilteringScore",
     "Finding",
     "ProblemScore",
+    "ScoreStatus",
     "SelectionScore",
     "average",
     "counted",
@@ -32,6 +41,10 @@ EXTRA_ANALYSIS_METRICS = (
 )
 
 OVERALL = "Overall"
+
+#: Why an item scored what it did: "ok" (scored), or it failed with 0 on every metric
+#: because its file is "missing", "malformed" (a result JSON) or "unreadable" (a table).
+ScoreStatus = Literal["ok", "missing", "malformed", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,20 @@ class FilteringScore:
     f1: float
     accuracy: float
 
+    @classmethod
+    def from_counts(cls, trait: str, tp: int, fp: int, tn: int, fn: int) -> FilteringScore:
+        """The trait's DF scores from its confusion counts (`confusion_scores`)."""
+        return cls.from_values(trait, (tp, fp, tn, fn), confusion_scores(tp, fp, tn, fn))
+
+    @classmethod
+    def from_values(
+        cls, trait: str, counts: tuple[int, int, int, int], values: Mapping[str, float]
+    ) -> FilteringScore:
+        """The trait's scores, `values` holding exactly the registry's `FILTERING_METRICS`."""
+        v = metric_values(FILTERING_METRICS, values)
+        tp, fp, tn, fn = counts
+        return cls(trait, tp, fp, tn, fn, v["precision"], v["recall"], v["f1"], v["accuracy"])
+
 
 @dataclass(frozen=True)
 class SelectionScore:
@@ -77,10 +104,32 @@ class FileScore:
     samples_jaccard: float
     feature_correlation: float
     composite_similarity_correlation: float
-    status: str = "ok"  # "ok" | "missing" | "unreadable"
+    status: ScoreStatus = "ok"  # "ok" | "missing" | "unreadable"
+
+    @classmethod
+    def from_values(
+        cls, subtask: str, file: str, values: Mapping[str, float], status: ScoreStatus = "ok"
+    ) -> FileScore:
+        """A file's scores, `values` holding exactly the registry's `PREPROCESSING_METRICS`."""
+        v = metric_values(PREPROCESSING_METRICS, values)
+        return cls(
+            subtask,
+            file,
+            v["attributes_jaccard"],
+            v["samples_jaccard"],
+            v["feature_correlation"],
+            v["composite_similarity_correlation"],
+            status,
+        )
+
+    @classmethod
+    def failed(cls, subtask: str, file: str, status: ScoreStatus) -> FileScore:
+        """A file that could not be scored: 0 on every metric, as the published evaluator."""
+        return cls.from_values(subtask, file, dict.fromkeys(PREPROCESSING_METRICS, 0.0), status)
 
     @property
     def trait(self) -> str:
+        """The trait, the first part of `file`."""
         return self.file.split("/", 1)[0]
 
 
@@ -97,13 +146,43 @@ class ProblemScore:
     gsea_es: float
     trait_pred_accuracy: float
     trait_pred_f1: float
-    status: str = "ok"  # "ok" | "missing" | "malformed"
+    status: ScoreStatus = "ok"  # "ok" | "missing" | "malformed"
     #: The statistics beside the parity ones, when asked for: auroc_exact, average_precision,
     #: gsea_prerank_es / _nes / _pval, universe_size, reference_outside, exact_note.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def from_values(
+        cls,
+        problem: ProblemId,
+        values: Mapping[str, float],
+        status: ScoreStatus = "ok",
+        extra: Mapping[str, Any] | None = None,
+    ) -> ProblemScore:
+        """A problem's scores, `values` holding exactly the registry's `ANALYSIS_METRICS`."""
+        v = metric_values(ANALYSIS_METRICS, values)
+        return cls(
+            problem,
+            v["success"],
+            v["precision"],
+            v["recall"],
+            v["f1"],
+            v["auroc"],
+            v["gsea_es"],
+            v["trait_pred_accuracy"],
+            v["trait_pred_f1"],
+            status,
+            {} if extra is None else extra,
+        )
+
+    @classmethod
+    def failed(cls, problem: ProblemId, status: ScoreStatus) -> ProblemScore:
+        """A problem whose file is missing or malformed: 0 on every metric (evaluation.md § 4)."""
+        return cls.from_values(problem, dict.fromkeys(ANALYSIS_METRICS, 0.0), status)
+
     @property
     def category(self) -> str:
+        """The problem's category (one-step or two-step)."""
         return self.problem.category
 
     def value(self, metric: str) -> float:
@@ -122,10 +201,17 @@ def metric_value(row: object, metric: str) -> float:
 
 
 def average(rows: Sequence[object], metrics: Iterable[str]) -> dict[str, float]:
-    """NaN-ignoring mean of each metric over rows; `{}` for no rows (as the reference)."""
+    """Each metric's average over rows, by its registered aggregation; `{}` for no rows.
+
+    Every metric the published evaluator averages is defined on every item or
+    averaged over the defined ones only (as the reference's `nanmean`).
+    """
     if not rows:
         return {}
-    return {name: nanmean(metric_value(row, name) for row in rows) for name in metrics}
+    return {
+        name: get_metric(name).aggregate(metric_value(row, name) for row in rows)
+        for name in metrics
+    }
 
 
 def counted(rows: Sequence[object], metric: str) -> int:

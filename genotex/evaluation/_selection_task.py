@@ -7,7 +7,6 @@ from ..core import (
     CohortRecord,
     GuardedTree,
     TaskInfo,
-    confusion_scores,
     select_cohorts,
 )
 from ._common import Findings, Progress, no_progress
@@ -31,7 +30,7 @@ def _filtering_score(
             fp += 1
         else:
             tn += 1
-    return FilteringScore(trait, tp, fp, tn, fn, **confusion_scores(tp, fp, tn, fn))
+    return FilteringScore.from_counts(trait, tp, fp, tn, fn)
 
 
 def evaluate_selection(

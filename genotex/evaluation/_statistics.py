@@ -66,7 +66,15 @@ class Interval:
 
     @property
     def defined(self) -> bool:
+        """Whether the interval exists (enough items to resample)."""
         return self.low is not None
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """(low, high), or None when the interval is not defined."""
+        if self.low is None or self.high is None:
+            return None
+        return self.low, self.high
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:
@@ -151,7 +159,7 @@ def paired_comparison(
     )
 
 
-def _mean(values) -> float:
+def _mean(values: Sequence[float] | np.ndarray) -> float:
     return float(np.mean(values)) if len(values) else math.nan
 
 

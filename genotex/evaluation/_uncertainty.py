@@ -12,6 +12,7 @@ import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..core import (
     FILTERING_METRICS,
@@ -35,7 +36,9 @@ log = logging.getLogger("genotex.evaluation")
 _NOT_GENES = ("Age", "Gender")
 
 
-def _intervals_of(rows: Sequence[object], metrics: Sequence[str], settings) -> dict[str, Interval]:
+def _intervals_of(
+    rows: Sequence[object], metrics: Sequence[str], settings: BootstrapSettings
+) -> dict[str, Interval]:
     return {m: bootstrap_interval([metric_value(r, m) for r in rows], settings) for m in metrics}
 
 
@@ -51,8 +54,8 @@ def add_intervals(report: EvalReport, settings: BootstrapSettings) -> EvalReport
         intervals["selection"] = _intervals_of(report.selection or (), ("accuracy",), settings)
     for subtask, scores in (report.preprocessing or {}).items():
         if scores is not None:
-            rows = _intervals_of(scores, PREPROCESSING_METRICS, settings)
-            intervals[group_key("preprocessing", subtask)] = rows
+            key = group_key("preprocessing", subtask)
+            intervals[key] = _intervals_of(scores, PREPROCESSING_METRICS, settings)
     if report.analysis:
         metrics = report.analysis_metrics
         for name, rows in report.analysis_groups().items():
@@ -122,7 +125,9 @@ def gsea_prerank(
     return {"es": float(row["ES"]), "nes": float(row["NES"]), "pval": float(row["NOM p-val"])}
 
 
-def _ranking(genes: Sequence[str], coefficients: Sequence[float] | None, universe) -> dict:
+def _ranking(
+    genes: Sequence[str], coefficients: Sequence[float] | None, universe: Sequence[str]
+) -> dict[str, Any]:
     ranked = list(dict.fromkeys(genes))
     if coefficients is not None and len(coefficients) == len(genes):
         by_gene = {g: abs(c) for g, c in zip(genes, coefficients, strict=True)}

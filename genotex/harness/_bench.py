@@ -136,7 +136,8 @@ class Benchmark:
         self, trait: str, problems: Iterable[ProblemId], others: Iterable[str]
     ) -> dict[str, Any]:
         """task_info asking only the sample's problems: the trait with the conditions asked, and
-        the traits those conditions name, without theirs (a valid file, `genotex` reads it)."""
+        the traits those conditions name, without theirs (a valid file, `genotex` reads it).
+        """
         asked = [p.condition for p in problems if p.trait == trait and p.condition is not None]
         data = {trait: {"related_genes": list(self.task_info.genes_of(trait)), "conditions": asked}}
         for other in others:
@@ -217,7 +218,8 @@ def link_slice(
     reference: Path, traits: Iterable[str], into: Path, *, also_preprocess: Iterable[str] = ()
 ) -> Path:
     """A reference `output/` holding only `traits` (links to the real folders), and the
-    preprocessed data of `also_preprocess` (the condition traits a two-step problem needs)."""
+    preprocessed data of `also_preprocess` (the condition traits a two-step problem needs).
+    """
     traits, extra = list(traits), [t for t in also_preprocess if t not in traits]
     for stage in ("preprocess", "regress"):
         (into / stage).mkdir(parents=True, exist_ok=True)
@@ -230,7 +232,8 @@ def link_slice(
 
 def add_given(tree: Path, reference: Path, traits: Iterable[str]) -> None:
     """Ready an agent's output tree for scoring: its two stage folders, and the reference's
-    preprocessed data of `traits` (what the agent was given) where it wrote none of its own."""
+    preprocessed data of `traits` (what the agent was given) where it wrote none of its own.
+    """
     for stage in ("preprocess", "regress"):
         (tree / stage).mkdir(parents=True, exist_ok=True)
     for trait in traits:
@@ -246,18 +249,18 @@ def _items(report: EvalReport, spec: SampleSpec) -> dict[str, Any]:
     for score in report.filtering or ():
         if score.trait == spec.trait:
             items["filtering"][score.trait] = {"f1": score.f1, "accuracy": score.accuracy}
-    for score in report.selection or ():
-        if score.problem.trait == spec.trait:
-            items["selection"][score.problem.key] = score.accuracy
+    for chosen in report.selection or ():
+        if chosen.problem.trait == spec.trait:
+            items["selection"][chosen.problem.key] = chosen.accuracy
     for subtask, scores in (report.preprocessing or {}).items():
         items["preprocessing"][subtask] = {
             s.file: s.composite_similarity_correlation
             for s in scores or ()
             if s.trait == spec.trait
         }
-    for score in report.analysis or ():
-        if score.problem.key in asked:
-            items["analysis"][score.problem.key] = {m: score.value(m) for m in ANALYSIS_METRICS}
+    for answer in report.analysis or ():
+        if answer.problem.key in asked:
+            items["analysis"][answer.problem.key] = {m: answer.value(m) for m in ANALYSIS_METRICS}
     return items
 
 

@@ -1,10 +1,11 @@
 """`genotex harness export LOG --out RUN`: one output tree, its `genotex eval` report, and the run's
-tokens, cost and time (the paper's Table 2 columns that only the run knows)."""
+tokens, cost and time (the paper's Table 2 columns that only the run knows).
+"""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,18 +52,23 @@ class RuntimeSummary:
         return {**asdict(self), "per_epoch": [dict(e) for e in self.per_epoch]}
 
 
-def _price(model_usage: Mapping[str, Any], price_in: float | None, price_out: float | None):
+def _price(
+    model_usage: Mapping[str, Any], price_in: float | None, price_out: float | None
+) -> tuple[int, int, float | None]:
     tokens_in = sum(getattr(u, "input_tokens", 0) or 0 for u in model_usage.values())
     tokens_out = sum(getattr(u, "output_tokens", 0) or 0 for u in model_usage.values())
     if price_in is not None and price_out is not None:
         cost: float | None = (tokens_in * price_in + tokens_out * price_out) / 1e6
     else:
         known = [getattr(u, "total_cost", None) for u in model_usage.values()]
-        cost = sum(known) if known and all(c is not None for c in known) else None
+        costs = [float(c) for c in known if c is not None]
+        cost = sum(costs) if known and len(costs) == len(known) else None
     return tokens_in, tokens_out, cost
 
 
-def _sample_runtimes(log: Any, price_in: float | None, price_out: float | None):
+def _sample_runtimes(
+    log: Any, price_in: float | None, price_out: float | None
+) -> Iterator[tuple[Any, SampleRuntime, Any]]:
     """Each sample of the log with what it cost and its score (None when it was not scored)."""
     for sample in log.samples or []:
         score = next(iter((sample.scores or {}).values()), None)
@@ -89,7 +95,9 @@ def _per_problem(values: list[float | None], problems: int) -> float | None:
     return sum(known) / problems if known and len(known) == len(values) else None
 
 
-def runtime_summary(runtimes: Iterable[SampleRuntime], problems_per_sample: Mapping[str, int]):
+def runtime_summary(
+    runtimes: Iterable[SampleRuntime], problems_per_sample: Mapping[str, int]
+) -> RuntimeSummary:
     """Per-problem averages over samples (the paper's Tk., Cost, Time) and per epoch."""
     runtimes = list(runtimes)
     epochs = sorted({r.epoch for r in runtimes})

@@ -9,13 +9,24 @@ client gets structured content.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ..core import CohortInfo, GenotexError, ProblemId, ResultFile, TaskInfo, read_json, read_table
+from ..core import (
+    CohortInfo,
+    GenotexError,
+    Mode,
+    ProblemId,
+    ResultFile,
+    TaskInfo,
+    read_json,
+    read_table,
+)
 from ..evaluation import score_gene_list
 from ..preprocessing import inspect_cohort, preprocess_cohort, propose_cohort
 from ..preprocessing import load_synonyms as _load_synonyms
@@ -81,7 +92,10 @@ class _Roots:
         return real
 
 
-def _guard(call):
+T = TypeVar("T")
+
+
+def _guard(call: Callable[[], T]) -> T:
     """Run a library call; a genotex error (or a file error) is one sentence, as a tool error."""
     try:
         return call()
@@ -144,16 +158,17 @@ class GenotexTools:
             synonyms = _load_synonyms(path("metadata/gene_synonym.json", root))
             recipe = path(recipe_path, root) if recipe_path else None
             cohort, target = path(cohort_path, root), path(out, root)
-            return preprocess_cohort(cohort, trait, synonyms, target, recipe=recipe).summary
+            return preprocess_cohort(cohort, trait, synonyms, target, recipe=recipe).outcome.text
 
         return _guard(run)
 
     def answer(
         self,
         trait: str,
+        *,
         condition: str | None = None,
         data: str = "output/preprocess",
-        mode: str = "standard",
+        mode: Mode = "standard",
         top: int = 50,
         root: int = 0,
     ) -> Answer:
@@ -207,8 +222,13 @@ class GenotexTools:
         if trait not in info.related_genes:
             raise ToolError(f"task_info has no trait {trait!r}")
         scores = score_gene_list(list(genes), list(info.genes_of(trait)))
-        numbers = ("precision", "recall", "f1", "auroc", "gsea_es")
-        return GeneListScore(**{k: float(getattr(scores, k)) for k in numbers})
+        return GeneListScore(
+            float(scores.precision),
+            float(scores.recall),
+            float(scores.f1),
+            float(scores.auroc),
+            float(scores.gsea_es),
+        )
 
 
 #: The tools the server exposes, in the order a client lists them.

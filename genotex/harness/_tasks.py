@@ -16,6 +16,7 @@ import json
 import math
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -161,9 +162,10 @@ def _paper_metric(name: str, section: str, what: str) -> Metric:
     return metric(name=name)(factory)()
 
 
-def _make(task_name: TaskName):
+def _make(task_name: TaskName) -> Callable[..., Task]:
     def build(
         root: str,
+        *,
         reference: str | None = None,
         traits: str | list[str] | None = None,
         limit: int | None = None,

@@ -55,17 +55,25 @@ from ._probes import (
     map_probes,
     probe_gene_pairs,
 )
-from ._proposal_io import (
+from ._proposer import (
     PROPOSED_MARK,
+    RECORD_FEATURES,
+    ROW_FEATURES,
+    Choice,
     CohortProposal,
+    Proposal,
     RecordsSummary,
+    TraitRanker,
+    TraitTerms,
+    feature_index,
+    gene_availability,
     is_proposed,
     proposal_toml,
     propose_cohort,
+    propose_recipe,
     propose_records,
+    trait_terms,
 )
-from ._proposer import Choice, Proposal, gene_availability, propose_recipe
-from ._ranker import TraitRanker, labelled_example
 from ._recipe import Recipe, RecipeError, Rule, Variable, load_recipe
 from ._soft import SoftFile, read_soft, unique_names
 from ._symbols import (
@@ -87,7 +95,6 @@ from ._tcga import (
     trait_from_barcode,
 )
 from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
-from ._vocabulary import TraitTerms, trait_terms
 
 __all__ = [
     "CohortJob",
@@ -152,7 +159,9 @@ __all__ = [
     "probe_gene_pairs",
     "PROPOSED_MARK",
     "TraitRanker",
-    "labelled_example",
+    "RECORD_FEATURES",
+    "ROW_FEATURES",
+    "feature_index",
     "Choice",
     "CohortProposal",
     "Proposal",

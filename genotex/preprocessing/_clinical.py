@@ -75,6 +75,8 @@ def _find_row(characteristics: pd.DataFrame, variable: Variable, source: Path | 
                 path=source,
             )
         return variable.row
+    if variable.key is None:
+        raise RecipeError(f"{variable.name} has neither a row nor a key", path=source)
     wanted = variable.key.strip().lower()
     for position in range(len(characteristics)):
         keys = {

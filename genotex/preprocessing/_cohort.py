@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core import CohortInfo, CohortRecord, GenotexError, output_path, write_table
+from ..core import CohortInfo, CohortRecord, GenotexError, Outcome, output_path, write_table
 
 __all__ = [
     "CohortOutcome",
@@ -115,17 +115,18 @@ class CohortOutcome:
     details: str = ""  # how it was read (the gene column, the Age and Gender sources)
 
     @property
-    def summary(self) -> str:
+    def outcome(self) -> Outcome:
+        """Usable (with its sample count) or not usable (with the first reason)."""
         r = self.record
         if r.is_usable:
-            return f"usable: {r.sample_size} samples"
+            return Outcome("usable", f"{r.sample_size} samples")
         if not r.is_gene_available:
-            return "not usable: no usable gene data"
+            return Outcome("not usable", "no usable gene data")
         if not r.is_trait_available:
-            return "not usable: trait not available"
+            return Outcome("not usable", "trait not available")
         if r.is_biased:
-            return "not usable: trait biased"
-        return "not usable"
+            return Outcome("not usable", "trait biased")
+        return Outcome("not usable")
 
     def __repr__(self) -> str:
         shapes = ", ".join(
@@ -137,7 +138,7 @@ class CohortOutcome:
             )
             if frame is not None
         )
-        return f"CohortOutcome({self.trait}/{self.cohort}: {self.summary}; {shapes or 'no tables'})"
+        return f"CohortOutcome({self.trait}/{self.cohort}: {self.outcome}; {shapes or 'no tables'})"
 
 
 def decide(

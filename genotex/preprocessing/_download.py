@@ -22,6 +22,8 @@ from typing import Any
 
 from ..core import (
     GenotexError,
+    Outcome,
+    OutcomeKind,
     UnsafeNameError,
     check_safe_name,
     file_sha256,
@@ -71,13 +73,16 @@ class Download:
 
 @dataclass(frozen=True)
 class DownloadResult:
+    """One file's outcome (downloaded, resumed, present or failed, with why) and its size."""
+
     download: Download
-    status: str  # "downloaded" | "resumed" | "present" | "failed: <reason>"
+    outcome: Outcome
     size: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.status.startswith("failed")
+        """Whether the file is in place and verified."""
+        return not self.outcome.failed
 
 
 def load_manifest(path: str | Path) -> dict[str, str]:
@@ -119,7 +124,8 @@ class UnknownSelection(GenotexError, ValueError):
 
 def _select(files: dict[str, str], only: Iterable[str], what: str) -> dict[str, str]:
     """The entries of the traits (geo) or cohort folders (tcga) in `only`; an unknown one is an
-    error naming the closest known ones."""
+    error naming the closest known ones.
+    """
     wanted = set(only)
     if not wanted:
         return files
@@ -190,7 +196,7 @@ def fetch(
     """Fetch one file (resuming a `.part`), verify it, move it into place; never raises."""
     target = download.path
     if target.exists() and (download.sha256 is None or file_sha256(target) == download.sha256):
-        return DownloadResult(download, "present", target.stat().st_size)
+        return DownloadResult(download, Outcome("present"), target.stat().st_size)
     part = target.with_name(target.name + ".part")
     target.parent.mkdir(parents=True, exist_ok=True)
     resumed = False
@@ -225,23 +231,23 @@ def fetch(
                 break
             last_error = f"HTTP {exc.code} {exc.reason}"
             if exc.code in (403, 404, 410):
-                return DownloadResult(download, f"failed: {last_error} for {download.url}")
+                return DownloadResult(download, Outcome("failed", last_error))
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last_error = str(getattr(exc, "reason", exc))
         time.sleep(min(2**attempt, 8) * 0.1)
     else:
-        return DownloadResult(download, f"failed: {last_error or 'no answer'} for {download.url}")
+        return DownloadResult(download, Outcome("failed", last_error or "no answer"))
     if download.sha256 is not None:
         actual = file_sha256(part)
         if actual != download.sha256:
             part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
-            return DownloadResult(
-                download,
-                f"failed: sha256 {actual[:12]}... differs from the manifest's "
-                f"{download.sha256[:12]}...",
+            reason = (
+                f"sha256 {actual[:12]}... differs from the manifest's {download.sha256[:12]}..."
             )
+            return DownloadResult(download, Outcome("failed", reason))
     part.replace(target)
-    return DownloadResult(download, "resumed" if resumed else "downloaded", target.stat().st_size)
+    kind: OutcomeKind = "resumed" if resumed else "downloaded"
+    return DownloadResult(download, Outcome(kind), target.stat().st_size)
 
 
 def download_all(

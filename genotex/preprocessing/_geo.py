@@ -50,7 +50,8 @@ MAX_LINE_ENV, MAX_TEXT_ENV = "GENOTEX_MAX_LINE_MB", "GENOTEX_MAX_TEXT_MB"
 
 def _limit(variable: str, default: float) -> int:
     """A limit in bytes: the environment's value in MB if it is a positive number, else the
-    default."""
+    default.
+    """
     try:
         value = float(os.environ.get(variable, default))
     except ValueError:
@@ -58,7 +59,7 @@ def _limit(variable: str, default: float) -> int:
     return int((value if math.isfinite(value) and value > 0 else default) * 1024 * 1024)
 
 
-def _open_binary(path: Path):
+def _open_binary(path: Path) -> gzip.GzipFile | io.BufferedReader:
     """The file's bytes, through gzip when it starts with gzip's magic number.
 
     Only a regular file is opened (a FIFO named like a matrix would block forever).
@@ -73,7 +74,8 @@ def _open_binary(path: Path):
 
 def bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
     """The lines of a handle (binary or text), refusing one longer than the line limit and text
-    past the size limit (a small gzip can hold one line of hundreds of MB)."""
+    past the size limit (a small gzip can hold one line of hundreds of MB).
+    """
     max_line, max_text = (
         _limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_MB),
         _limit(MAX_TEXT_ENV, DEFAULT_MAX_TEXT_MB),
@@ -263,7 +265,9 @@ def read_series_matrix(path: str | Path, *, expression: bool = True) -> SeriesMa
     """
     path = Path(path)
     layout = _scan_matrix(path)
-    background, samples, characteristics = [], (), []
+    background: list[str] = []
+    samples: tuple[str, ...] = ()
+    characteristics: list[list[str]] = []
     attributes: dict[str, list[str]] = {}
     for line in layout.metadata:
         key = line.split("\t", 1)[0]

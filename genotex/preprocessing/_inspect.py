@@ -64,7 +64,11 @@ def _platform_lines(
 
 
 def _soft_lines(
-    soft_path: Path, max_values: int, with_samples: bool, synonyms, trait: str | None
+    soft_path: Path,
+    max_values: int,
+    with_samples: bool,
+    synonyms: Mapping[str, str] | None,
+    trait: str | None,
 ) -> list[str]:
     soft = read_soft(soft_path)
     lines = [f"-- {soft_path.name}: {len(soft.platforms)} platform(s), {len(soft.samples)} samples"]

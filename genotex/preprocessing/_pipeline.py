@@ -21,7 +21,6 @@ from ._probes import (
     map_probes,
     probe_gene_pairs,
 )
-from ._proposal_io import propose_cohort
 from ._recipe import Recipe, RecipeError
 from ._soft import read_soft
 from ._symbols import normalize_gene_table
@@ -157,11 +156,7 @@ def is_tcga_folder(folder: str | Path) -> bool:
 
 
 class RecipeNeeded(GenotexError):
-    """A GEO cohort given without a recipe; `proposal` is a starting recipe to review."""
-
-    def __init__(self, message: str, *, path: str | Path | None = None, proposal: str = "") -> None:
-        super().__init__(message, path=path)
-        self.proposal = proposal
+    """A GEO cohort given without a recipe (`propose_cohort` makes one to review)."""
 
 
 class TraitMismatch(RecipeError, ValueError):
@@ -202,7 +197,8 @@ def preprocess_cohort(
     Raises
     ------
     RecipeNeeded
-        A GEO cohort without a recipe; its `proposal` lists the rows found.
+        A GEO cohort without a recipe (`propose_cohort(cohort_dir, trait)`
+        proposes one, as `genotex preprocess` does when the recipe is missing).
     TraitMismatch
         The recipe's trait is not `trait`.
     GenotexError
@@ -217,9 +213,8 @@ def preprocess_cohort(
         return preprocess_tcga(cohort_dir, trait, synonyms, out_root)
     if recipe is None:
         raise RecipeNeeded(
-            "a GEO cohort needs a recipe for its trait (the error's `proposal` holds genotex's)",
+            "a GEO cohort needs a recipe for its trait (propose_cohort proposes one)",
             path=cohort_dir,
-            proposal=propose_cohort(cohort_dir, trait).toml(),
         )
     if not isinstance(recipe, Recipe):
         recipe = Recipe.read(recipe)

@@ -162,7 +162,8 @@ def map_probes(expression: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
         raise MappingError("no probe of the expression table maps to a gene symbol")
     gene_index = pd.Index(sorted(set(genes)), dtype=object, name="Gene")
     matrix = scipy.sparse.csr_matrix(
-        (weights, (gene_index.get_indexer(genes), rows)), shape=(len(gene_index), len(expression))
+        (weights, (gene_index.get_indexer(pd.Index(genes, dtype=object)), rows)),
+        shape=(len(gene_index), len(expression)),
     )
     values = expression.to_numpy(dtype=np.float64)
     values = np.where(np.isfinite(values), values, 0.0)  # missing counts as 0 in a gene's sum

@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import regex
 
@@ -201,7 +201,8 @@ class Recipe:
     def write(self, path: str | Path) -> None:
         """Write the recipe atomically, as JSON for a `.json` path and as TOML otherwise
         (what `read` expects of the same path). A recipe is frozen: change one with
-        `dataclasses.replace(recipe, note="...")` and write the result."""
+        `dataclasses.replace(recipe, note="...")` and write the result.
+        """
         if Path(path).suffix == ".json":
             text = json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"
         else:
@@ -222,14 +223,14 @@ class _Checker:
     def __init__(self, source: str | Path | None) -> None:
         self.source = source
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
+        """Refuse the recipe: one sentence naming its file."""
         raise RecipeError(message, path=self.source)
 
     def table(self, value: object, where: str, keys: set[str] | None) -> dict[str, Any]:
         if not isinstance(value, dict):
             self.fail(f"{where} is not a table of fields")
-        unknown = sorted(set(value) - keys) if keys is not None else []
-        if unknown:
+        if keys is not None and (unknown := sorted(set(value) - keys)):
             self.fail(f"{where} has unknown fields {unknown} (known: {sorted(keys)})")
         return value
 

@@ -8,7 +8,7 @@ import contextlib
 import gzip
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +31,7 @@ class SynonymError(GenotexError):
     """A gene_info or synonym file that cannot be read."""
 
 
-def _human_rows(gene_info: Path):
+def _human_rows(gene_info: Path) -> Iterator[tuple[str, str, str]]:
     """(GeneID, Symbol, Synonyms) of every tax_id 9606 row, in file order."""
     opener = gzip.open if gene_info.name.endswith(".gz") else open
     try:
@@ -112,7 +112,8 @@ def write_synonym_table(path: str | Path, table: Mapping[str, str]) -> None:
 
 def load_synonyms(path: str | Path) -> Mapping[str, str]:
     """A published `gene_synonym.json` (or one we built), a gene_info(.gz) file to build from,
-    or `mygene` for MyGene.info lookups (online)."""
+    or `mygene` for MyGene.info lookups (online).
+    """
     if str(path) == "mygene":
         return MyGeneSynonyms()
     path = Path(path)
@@ -147,7 +148,8 @@ class MyGeneSynonyms(Mapping[str, str]):
         self._table: dict[str, str] = {}
         self._asked: set[str] = set()
 
-    def prefetch(self, symbols) -> None:
+    def prefetch(self, symbols: Iterable[object]) -> None:
+        """Look up every symbol not asked for yet, in batches (one request per batch)."""
         wanted = sorted({str(s).upper() for s in symbols} - self._asked)
         if not wanted:
             return
@@ -179,7 +181,7 @@ class MyGeneSynonyms(Mapping[str, str]):
     def __getitem__(self, key: str) -> str:
         return self._table[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._table)
 
     def __len__(self) -> int:

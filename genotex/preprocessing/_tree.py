@@ -12,6 +12,7 @@ from pathlib import Path
 from ..core import (
     CohortInfo,
     GenotexError,
+    Outcome,
     TaskInfo,
     UnsafeNameError,
     check_safe_name,
@@ -73,7 +74,13 @@ def plan_layout(
     return jobs
 
 
-def _run(job: CohortJob, synonyms, out_root, gene_ids, input_root) -> CohortOutcome:
+def _run(
+    job: CohortJob,
+    synonyms: Mapping[str, str],
+    out_root: str | Path,
+    gene_ids: Mapping[str, str] | None,
+    input_root: str | Path | None,
+) -> CohortOutcome:
     if job.problem:
         raise RecipeError(job.problem, path=job.recipe)
     if job.recipe is None:
@@ -94,31 +101,32 @@ def run_job(
     job: CohortJob,
     synonyms: Mapping[str, str],
     out_root: str | Path,
+    *,
     gene_ids: Mapping[str, str] | None = None,
     input_root: str | Path | None = None,
     debug: bool = False,
-) -> tuple[CohortJob, str]:
-    """Preprocess one planned cohort; every failure, even a bug, becomes a one-line status.
+) -> tuple[CohortJob, Outcome]:
+    """Preprocess one planned cohort; every failure, even a bug, becomes a failed outcome.
 
     A failed cohort's earlier outputs and record are removed, so that the
     output tree never holds a result this run could not reproduce. With
     `debug`, an unexpected error's traceback is logged.
     """
     try:
-        outcome = _run(job, synonyms, out_root, gene_ids, input_root)
+        done = _run(job, synonyms, out_root, gene_ids, input_root)
     except GenotexError as exc:
-        status = f"failed: {exc}"
+        outcome = Outcome("failed", str(exc))
     except Exception as exc:  # noqa: BLE001 - one cohort's failure must not stop the others
         if debug:
             log.exception("%s/%s", job.trait, job.cohort)
         reason = str(exc).splitlines()[0] if str(exc) else ""
-        status = f"failed: unexpected {exc.__class__.__name__}: {reason}"
+        outcome = Outcome("failed", f"unexpected {exc.__class__.__name__}: {reason}", True)
     else:
-        return job, outcome.summary
+        return job, done.outcome
     if not job.problem:
         with contextlib.suppress(GenotexError, OSError):
             remove_cohort(out_root, job.trait, job.cohort)
-    return job, status
+    return job, outcome
 
 
 def run_jobs(
@@ -130,11 +138,11 @@ def run_jobs(
     jobs: int = 1,
     input_root: str | Path | None = None,
     debug: bool = False,
-    on_done: Callable[[CohortJob, str], None] | None = None,
-) -> list[tuple[CohortJob, str]]:
-    """`run_job` over planned cohorts, in `jobs` processes; (job, status) in plan order.
+    on_done: Callable[[CohortJob, Outcome], None] | None = None,
+) -> list[tuple[CohortJob, Outcome]]:
+    """`run_job` over planned cohorts, in `jobs` processes; (job, outcome) in plan order.
 
-    `on_done(job, status)` is called as each cohort's status is known, in plan
+    `on_done(job, outcome)` is called as each cohort's outcome is known, in plan
     order. Each trait's `cohort_info.json` lists its records in plan order
     afterwards, whatever order the workers finished in.
     """
@@ -147,10 +155,10 @@ def run_jobs(
         debug=debug,
     )
     done = []
-    for job, status in ordered_map(task, jobs_list, jobs):
-        done.append((job, status))
+    for job, outcome in ordered_map(task, jobs_list, jobs):
+        done.append((job, outcome))
         if on_done is not None:
-            on_done(job, status)
+            on_done(job, outcome)
     order: dict[str, list[str]] = {}
     for job in jobs_list:
         if not job.problem:
@@ -171,8 +179,8 @@ def preprocess_tree(
     jobs: int = 1,
     debug: bool = False,
     on_planned: Callable[[int], None] | None = None,
-    on_done: Callable[[CohortJob, str], None] | None = None,
-) -> list[tuple[CohortJob, str]]:
+    on_done: Callable[[CohortJob, Outcome], None] | None = None,
+) -> list[tuple[CohortJob, Outcome]]:
     """Preprocess every cohort of an input tree for the traits of task_info.
 
     Parameters
@@ -195,13 +203,13 @@ def preprocess_tree(
         Log the traceback of an unexpected error (the cohort still fails alone).
     on_planned, on_done
         Called with the number of cohorts once they are planned, then with each
-        cohort's job and status as it is known (to show progress).
+        cohort's job and outcome as it is known (to show progress).
 
     Returns
     -------
-    list of (CohortJob, str)
-        Each planned cohort with its one-line status ("usable: …", "not usable: …"
-        or "failed: …"), in plan order. A failed cohort never stops the others.
+    list of (CohortJob, Outcome)
+        Each planned cohort with its outcome (usable, not usable or failed, with
+        the reason), in plan order. A failed cohort never stops the others.
     """
     input_root = Path(input_root)
     if not input_root.is_dir():

@@ -53,6 +53,7 @@ _LAZY = {
     "LassoModel": "._models",
     "NullModel": "._models",
     "Residualizer": "._models",
+    "StandardModel": "._models",
     "fit_null_model": "._models",
 }
 
@@ -98,6 +99,7 @@ __all__ = [
     "ProblemSkipped",
     "RegressionResult",
     "Residualizer",
+    "StandardModel",
     "analyse",
     "answer_problem",
     "cross_validate",

@@ -143,7 +143,7 @@ def _choose(data_dir: Path, problem: ProblemId, task_info: TaskInfo) -> tuple[st
         return (choice,) if isinstance(choice, str) else tuple(choice)
     if reader.read(problem.trait) is None:
         raise ProblemSkipped(f"no readable cohort_info.json for {problem.trait}")
-    if not problem.one_step and reader.read(problem.condition) is None:
+    if problem.condition is not None and reader.read(problem.condition) is None:
         raise ProblemSkipped(f"no readable cohort_info.json for {problem.condition}")
     raise ProblemSkipped("no usable cohort" if problem.one_step else "no usable cohort pair")
 
@@ -153,11 +153,14 @@ def _predicted_condition(
     problem: ProblemId,
     condition_id: str,
     table: LabelledTable,
+    *,
     trait_path: Path,
     task_info: TaskInfo,
 ) -> tuple[np.ndarray, tuple[str, ...], str]:
     """Two-step: (Z predicted in the trait cohort, the regressor genes, the condition model)."""
     trait, condition = problem.trait, problem.condition
+    if condition is None:
+        raise ValueError(f"{problem.key} is a one-step problem: it has no condition cohort")
     condition_path = data_dir / condition / f"{condition_id}.csv"
     condition_table = _load(data_dir, condition, condition_id)
     labels = list(table.column_labels)
@@ -211,7 +214,7 @@ def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) 
         z = _column(table, condition, trait_path)  # Age or Gender, from the same table
     elif condition is not None:
         z, regressors, condition_model = _predicted_condition(
-            data_dir, problem, cohorts[1], table, trait_path, task_info
+            data_dir, problem, cohorts[1], table, trait_path=trait_path, task_info=task_info
         )
     # Age and Gender are never genes; a one-step condition is Z, the trait is Y
     not_genes = {*_AGE_GENDER, trait, condition}

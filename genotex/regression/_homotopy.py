@@ -194,7 +194,7 @@ class _WorkingSet:
             left = -1
             if t == t_end:
                 self.lam = target
-                _polish(w, active, signs, columns, xty, target)
+                _polish(w, active, signs, columns, xty=xty, lam=target)
                 return
             if t == t_leave:
                 left = _remove(active, signs, columns, j_out)
@@ -275,6 +275,7 @@ def _polish(
     active: list[int],
     signs: list[float],
     columns: np.ndarray,
+    *,
     xty: np.ndarray,
     lam: float,
 ) -> None:
@@ -303,7 +304,9 @@ def _strongest(
     return candidates
 
 
-def lasso_path(x: np.ndarray, y: np.ndarray, alphas: Sequence[float]) -> list[PathPoint]:
+def lasso_path(
+    x: np.ndarray, y: np.ndarray, alphas: Sequence[float] | np.ndarray
+) -> list[PathPoint]:
     """The Lasso's exact solutions at a decreasing grid of α, by homotopy.
 
     Parameters

@@ -1,7 +1,8 @@
 """The regression models of the GenoTEX pipeline (regression.md §§ 3-4), as estimators.
 
 `LassoModel` and `LMMModel` share one small interface (fit / predict / coef_);
-`Residualizer` wraps either to regress out a condition first. Hyper-parameters
+`Residualizer` wraps either to regress out a condition first. `StandardModel` is
+the standard mode's fit behind the same contract. Hyper-parameters
 are stored unchanged in `__init__`; fitted state ends in `_`. Convergence is
 recorded (`converged_`), never hidden behind a global warnings filter.
 """
@@ -9,7 +10,9 @@ recorded (`converged_`), never hidden behind a global warnings filter.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -17,14 +20,17 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
+from ..core import SelectBy
 from ._constants import LOG_DELTA_INTERVALS, LOG_DELTA_RANGE
-from ._numerics import estimate_log_delta
+from ._numerics import estimate_log_delta, significant_genes
+from ._standard import fit_standard
 
 __all__ = [
     "LassoModel",
     "LMMModel",
     "NullModel",
     "Residualizer",
+    "StandardModel",
     "fit_null_model",
 ]
 
@@ -174,13 +180,14 @@ class Residualizer(BaseEstimator):
         self.model = model
 
     def fit(
-        self, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None, **fit_params
+        self, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None, **fit_params: Any
     ) -> Residualizer:
+        """Regress y on [1, Z], then fit the model to the residual."""
         target, beta_z = self.residual(y, z)
         return self.fit_residual(x, target, beta_z, **fit_params)
 
     def fit_residual(
-        self, x: np.ndarray, target: np.ndarray, beta_z: np.ndarray | None, **fit_params
+        self, x: np.ndarray, target: np.ndarray, beta_z: np.ndarray | None, **fit_params: Any
     ) -> Residualizer:
         """Fit to a residual already computed by `residual` (a CV fold shares it across α)."""
         self.beta_z_ = beta_z
@@ -206,3 +213,82 @@ class Residualizer(BaseEstimator):
         if z is not None and self.beta_z_ is not None:
             prediction = prediction + _with_intercept(z) @ self.beta_z_.ravel()
         return prediction
+
+
+class StandardModel(BaseEstimator):
+    """The standard mode's fit as an estimator: exact Lasso path, CV over a relative α grid.
+
+    The same computation as `fit_standard` (which the CLI calls, to keep
+    scikit-learn's import out of the standard mode's start-up), with the
+    scikit-learn contract: hyper-parameters stored unchanged in `__init__`,
+    `fit` returns the estimator, fitted state ends in `_`, `get_params`,
+    `set_params` and `clone` work.
+
+    Parameters
+    ----------
+    select_by
+        The α rule: "prediction" (least mean CV squared error, without the
+        answer key) or "precision" (the reference's rule, against `known_genes`).
+    known_genes
+        The trait's known genes: the CV's selection scores, and α with "precision".
+
+    Attributes
+    ----------
+    coef_
+        Gene coefficients of the final fit (on normalized genes).
+    alpha_
+        The α chosen.
+    lmm_
+        Whether a batch effect made it a linear mixed model.
+    cv_performance_
+        The CV's mean prediction and selection scores at `alpha_`.
+    method_
+        The `StandardMethod`: solver, grid, rule, convergence diagnostics.
+    converged_
+        Whether every fit's duality gap is within the tolerance.
+    genes_
+        The genes `coef_` refers to.
+    """
+
+    def __init__(
+        self, *, select_by: SelectBy = "prediction", known_genes: Sequence[str] = ()
+    ) -> None:
+        self.select_by = select_by
+        self.known_genes = known_genes
+
+    def fit(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        z: np.ndarray | None = None,
+        *,
+        genes: Sequence[str] | None = None,
+        binary: bool | None = None,
+    ) -> StandardModel:
+        """Fit on samples x genes `x`, trait `y` and optional condition `z`.
+
+        `genes` names the columns (default: "x0", "x1", ...); `binary` says
+        whether the trait is binary (default: whether `y` holds only 0 and 1).
+        """
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        names = [f"x{i}" for i in range(x.shape[1])] if genes is None else list(genes)
+        if len(names) != x.shape[1]:
+            raise ValueError(f"{len(names)} gene names for {x.shape[1]} columns")
+        if binary is None:
+            binary = bool(np.isin(y, (0.0, 1.0)).all())
+        fit = fit_standard(
+            x, y, z, names, list(self.known_genes), binary=binary, select_by=self.select_by
+        )
+        self.coef_ = fit.coefficients
+        self.alpha_ = fit.alpha
+        self.lmm_ = fit.lmm
+        self.cv_performance_ = fit.cv_performance
+        self.method_ = fit.method
+        self.converged_ = fit.method.converged
+        self.genes_ = tuple(names)
+        return self
+
+    def selected_genes(self) -> list[tuple[str, float]]:
+        """The genes with a nonzero coefficient, ranked as a result file lists them."""
+        return significant_genes(self.coef_, self.genes_)

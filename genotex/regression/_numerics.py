@@ -10,6 +10,7 @@ import (~1.3 s) than the standard mode takes to solve a benchmark-size path.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -35,6 +36,10 @@ __all__ = [
 ]
 
 
+@overload
+def normalize(train: np.ndarray, test: None = None) -> tuple[np.ndarray, None]: ...
+@overload
+def normalize(train: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 def normalize(
     train: np.ndarray, test: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:

@@ -8,7 +8,21 @@ from typing import Any
 
 import numpy as np
 
-from ..core import MalformedResult, ProblemId, ResultFile, TaskInfo, output_path, regress_file_name
+from ..core import (
+    AlphaGrid,
+    MalformedResult,
+    Method,
+    Mode,
+    ProblemId,
+    ReferenceMethod,
+    ResultFile,
+    SelectBy,
+    StandardMethod,
+    TaskInfo,
+    check_mode,
+    output_path,
+    regress_file_name,
+)
 from ._blas import one_blas_thread
 from ._constants import ALPHA_GRID
 from ._data import ProblemData, load_problem
@@ -42,7 +56,7 @@ class RegressionResult:
     condition_model: str | None = None
     converged: bool = True
     cv_per_alpha: dict[float, Any] = field(default_factory=dict, repr=False)
-    method: dict[str, Any] = field(default_factory=dict)  # mode, solver, tolerance, α rule
+    method: Method | None = None  # mode, solver, tolerance, α rule, diagnostics
 
     def to_file(self) -> ResultFile:
         """The `significant_genes_condition_<C>.json` content (layout.md)."""
@@ -50,7 +64,7 @@ class RegressionResult:
             tuple(gene for gene, _ in self.genes),
             tuple(coefficient for _, coefficient in self.genes),
             self.cv_performance,
-            {"method": self.method} if self.method else {},
+            {"method": self.method.to_dict()} if self.method is not None else {},
         )
 
     def __repr__(self) -> str:
@@ -80,10 +94,10 @@ class RegressionResult:
             parts.append(
                 f"condition predicted by {self.condition_model} on {len(self.regressors)} genes"
             )
-        if self.method.get("mode") == "standard":
-            gap = self.method["diagnostics"]["final_relative_gap"]
+        if isinstance(self.method, StandardMethod):
+            gap = self.method.final_relative_gap
             state = "converged" if self.converged else "NOT converged"
-            parts.append(f"standard mode, {self.method['select_by']} rule, {state} (gap {gap:.1e})")
+            parts.append(f"standard mode, {self.method.select_by} rule, {state} (gap {gap:.1e})")
         elif not self.converged:
             parts.append("the final fit hit max_iter")
         return "; ".join(parts)
@@ -112,17 +126,15 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     z = None if data.z is None else normalize(data.z)[0]
     model = Residualizer(LMMModel(alpha=choice.alpha) if lmm else LassoModel(alpha=choice.alpha))
     model.fit(np.asfortranarray(x), data.y, z)
-    method = {
-        "mode": "reference",
-        "model": "LMM (X rotated, y not)" if lmm else "Lasso",
-        "solver": _REFERENCE_SOLVER,
-        "tolerance": {"scikit_learn_tol": 1e-4, "max_iter": 1000},
-        "alpha_grid": {"rule": "the reference's absolute grid", "values": list(ALPHA_GRID)},
-        "select_by": "precision",
-        "selection_rule": "highest mean CV selection precision; 0.1 when none finds a known gene",
-        "alpha": choice.alpha,
-        "diagnostics": {"final_iterations": model.n_iter_, "converged": model.converged_},
-    }
+    method = ReferenceMethod(
+        model="LMM (X rotated, y not)" if lmm else "Lasso",
+        solver=_REFERENCE_SOLVER,
+        alpha_grid=AlphaGrid("the reference's absolute grid", ALPHA_GRID),
+        selection_rule="highest mean CV selection precision; 0.1 when none finds a known gene",
+        alpha=choice.alpha,
+        final_iterations=model.n_iter_,
+        converged=model.converged_,
+    )
     return RegressionResult(
         problem=data.problem,
         genes=tuple(significant_genes(model.coef_, data.genes)),
@@ -141,7 +153,7 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     )
 
 
-def _standard(data: ProblemData, task_info: TaskInfo, select_by: str) -> RegressionResult:
+def _standard(data: ProblemData, task_info: TaskInfo, select_by: SelectBy) -> RegressionResult:
     fit = fit_standard(
         data.x,
         data.y,
@@ -163,7 +175,7 @@ def _standard(data: ProblemData, task_info: TaskInfo, select_by: str) -> Regress
         cohorts=data.cohorts,
         regressors=data.regressors,
         condition_model=data.condition_model,
-        converged=bool(fit.method["diagnostics"]["converged"]),
+        converged=fit.method.converged,
         method=fit.method,
     )
 
@@ -172,8 +184,8 @@ def analyse(
     data: ProblemData,
     task_info: TaskInfo,
     *,
-    mode: str = "reference",
-    select_by: str = "prediction",
+    mode: Mode = "reference",
+    select_by: SelectBy = "prediction",
 ) -> RegressionResult:
     """Batch-effect test, CV over the α grid, final fit on all samples, ranked genes.
 
@@ -181,11 +193,9 @@ def analyse(
     `mode="standard"` is the converged, sign-invariant variant
     (`genotex.regression.fit_standard`), whose α rule is `select_by`.
     """
-    if mode == "reference":
+    if check_mode(mode) == "reference":
         return _reference(data, task_info)
-    if mode == "standard":
-        return _standard(data, task_info, select_by)
-    raise ValueError(f"mode must be reference or standard, not {mode!r}")
+    return _standard(data, task_info, select_by)
 
 
 def answer_problem(
@@ -193,8 +203,8 @@ def answer_problem(
     problem: ProblemId | str,
     task_info: TaskInfo | str | Path,
     *,
-    mode: str = "reference",
-    select_by: str = "prediction",
+    mode: Mode = "reference",
+    select_by: SelectBy = "prediction",
 ) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
 
@@ -213,12 +223,24 @@ def answer_problem(
         uses the answer key. For one's own analysis use `mode="standard"` (a
         converged fit, α chosen by cross-validated prediction, `select_by`).
 
+    Returns
+    -------
+    RegressionResult
+        The ranked genes, the CV numbers, and how they were reached.
+
+    Raises
+    ------
+    ProblemSkipped
+        The problem has no data (no usable cohort).
+    ProblemFailed
+        Its data cannot be used.
+
+    Notes
+    -----
     Every BLAS library the regression uses is loaded before the limit is
     entered (`one_blas_thread`), so the answer is the same whether the problem
     is asked alone, after others, in a worker process or on Dask, and in
     reference mode equals the reference pipeline run on one BLAS thread.
-
-    Raises `ProblemSkipped` (no data) or `ProblemFailed` (unusable data).
     """
     if isinstance(problem, str):
         problem = ProblemId.from_key(problem if "|" in problem else f"{problem}|None")
@@ -241,7 +263,7 @@ def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
     return path
 
 
-def is_done(out_dir: str | Path, problem: ProblemId, mode: str = "reference") -> bool:
+def is_done(out_dir: str | Path, problem: ProblemId, mode: Mode = "reference") -> bool:
     """Whether a problem's result exists and is complete, so that a re-run may skip it.
 
     It must score in evaluation (`ResultFile`'s rule) and also hold what
@@ -252,6 +274,5 @@ def is_done(out_dir: str | Path, problem: ProblemId, mode: str = "reference") ->
         result = ResultFile.read(result_path(out_dir, problem))
     except MalformedResult:
         return False
-    method = result.extra.get("method")
-    made_in = method.get("mode", "reference") if isinstance(method, dict) else "reference"
+    made_in = "reference" if result.method is None else result.method.mode
     return result.complete and made_in == mode  # a result of the other mode is redone

@@ -18,10 +18,13 @@ from pathlib import Path
 
 from ..core import (
     GenotexError,
+    Mode,
+    Outcome,
     ProblemId,
     ProblemStatus,
     ResultFile,
     RunStatus,
+    SelectBy,
     TaskInfo,
     prepare_output_folder,
     stop_pool,
@@ -37,14 +40,14 @@ log = logging.getLogger("genotex.regression")
 
 @dataclass(frozen=True)
 class ProblemOutcome:
-    """What happened to one problem: `status` is "ok", "skipped: …" or "failed: …".
+    """What happened to one problem: its `outcome` is ok, skipped or failed, with the reason.
 
     `run` names the run that made the result (`run_id`); a result kept from an
     earlier run keeps that run's name.
     """
 
     problem: ProblemId
-    status: str
+    outcome: Outcome
     seconds: float
     model: str | None = None
     detail: str = ""
@@ -52,12 +55,13 @@ class ProblemOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        """Whether the problem was answered."""
+        return self.outcome.kind == "ok"
 
     def to_status(self) -> ProblemStatus:
         """Its line of `status.json`."""
         return ProblemStatus(
-            self.problem.key, self.seconds, self.status, self.model, self.detail, self.run
+            self.problem.key, self.seconds, self.outcome, self.model, self.detail, self.run
         )
 
 
@@ -83,33 +87,36 @@ def _kept(
     """The outcome of a problem whose result an earlier run made: that run's line, if recorded."""
     line = earlier.get(problem.key)
     if line is not None and line.kind == "ok":
-        return ProblemOutcome(problem, "ok", line.seconds, line.model, line.detail, line.run)
-    method = ResultFile.read(result_path(out_dir, problem)).extra.get("method")
-    model = method.get("model") if isinstance(method, dict) else None
-    name = model.split(" ", 1)[0] if isinstance(model, str) and model else None
-    return ProblemOutcome(problem, "ok", 0.0, name, "kept: made by an earlier, unrecorded run")
+        return ProblemOutcome(problem, _OK, line.seconds, line.model, line.detail, line.run)
+    method = ResultFile.read(result_path(out_dir, problem)).method
+    name = method.model_family if method is not None else None
+    return ProblemOutcome(problem, _OK, 0.0, name, "kept: made by an earlier, unrecorded run")
+
+
+_OK = Outcome("ok")
 
 
 def solve(
     data_dir: str,
     problem: ProblemId,
     task_info: TaskInfo,
-    mode: str = "reference",
-    select_by: str = "prediction",
+    mode: Mode = "reference",
+    select_by: SelectBy = "prediction",
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
     """Answer one problem, turning every expected failure into an outcome (never raises)."""
     started = time.perf_counter()
     try:
         result = answer_problem(data_dir, problem, task_info, mode=mode, select_by=select_by)
     except ProblemSkipped as exc:
-        return None, ProblemOutcome(problem, f"skipped: {exc}", time.perf_counter() - started)
+        outcome = Outcome("skipped", str(exc))
     except GenotexError as exc:
-        return None, ProblemOutcome(problem, f"failed: {exc}", time.perf_counter() - started)
+        outcome = Outcome("failed", str(exc))
     except (ValueError, ArithmeticError, MemoryError, OSError) as exc:
-        reason = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
-        return None, ProblemOutcome(problem, f"failed: {reason}", time.perf_counter() - started)
-    seconds = time.perf_counter() - started
-    return result, ProblemOutcome(problem, "ok", seconds, result.model, result.describe())
+        outcome = Outcome("failed", f"{exc.__class__.__name__}: {exc}".splitlines()[0])
+    else:
+        seconds = time.perf_counter() - started
+        return result, ProblemOutcome(problem, _OK, seconds, result.model, result.describe())
+    return None, ProblemOutcome(problem, outcome, time.perf_counter() - started)
 
 
 def _stamped(outcome: ProblemOutcome, run: str) -> ProblemOutcome:
@@ -117,7 +124,7 @@ def _stamped(outcome: ProblemOutcome, run: str) -> ProblemOutcome:
 
 
 def _solve_task(
-    task: tuple[str, ProblemId, TaskInfo, str, str],
+    task: tuple[str, ProblemId, TaskInfo, Mode, SelectBy],
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
     return solve(*task)
 
@@ -133,8 +140,8 @@ def run_problems(
     force: bool = False,
     on_outcome: Callable[[ProblemOutcome], None] | None = None,
     summary: str | Path | None = None,
-    mode: str = "reference",
-    select_by: str = "prediction",
+    mode: Mode = "reference",
+    select_by: SelectBy = "prediction",
 ) -> RunStatus:
     """Answer `problems`, writing each result JSON as soon as it is known.
 
@@ -198,7 +205,7 @@ def run_problems(
 
 
 def _report(outcome: ProblemOutcome, on_outcome: Callable[[ProblemOutcome], None] | None) -> None:
-    message = f"{outcome.problem.key}: {outcome.status}"
+    message = f"{outcome.problem.key}: {outcome.outcome}"
     if outcome.detail:
         message += f" — {outcome.detail}"
     log.debug("%s (%.1f s)", message, outcome.seconds)

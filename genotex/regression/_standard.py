@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ..core import SELECT_BY, AlphaGrid, SelectBy, SolverFallback, StandardMethod, check_select_by
 from ._constants import N_FOLDS
 from ._homotopy import HomotopyFailed, lasso_path, relative_duality_gap
 from ._numerics import (
@@ -66,7 +66,6 @@ STANDARD_TOL = 1e-4
 #: α values on the path, and the smallest as a share of α_max (glmnet's default for p > n).
 N_ALPHAS = 10
 ALPHA_RATIO = 1e-2
-SELECT_BY = ("prediction", "precision")
 SOLVER = "exact Lasso homotopy (LARS-Lasso) on a screened working set, KKT-checked on all genes"
 
 
@@ -84,7 +83,7 @@ class SolvedPath:
 
 
 def solve_path(
-    x: np.ndarray, y: np.ndarray, grid: Sequence[float], *, tol: float = STANDARD_TOL
+    x: np.ndarray, y: np.ndarray, grid: Sequence[float] | np.ndarray, *, tol: float = STANDARD_TOL
 ) -> SolvedPath:
     """The Lasso's path over a decreasing grid: exact by homotopy, else coordinate descent.
 
@@ -109,7 +108,7 @@ def solve_path(
 
 
 def _coordinate_descent_path(
-    x: np.ndarray, y: np.ndarray, grid: Sequence[float], tol: float
+    x: np.ndarray, y: np.ndarray, grid: Sequence[float] | np.ndarray, tol: float
 ) -> list[tuple[np.ndarray, int, float]]:
     """scikit-learn's warm-started `lasso_path` until the duality gap ≤ `tol`·‖y‖²/n.
 
@@ -199,12 +198,23 @@ class StandardFit:
     alpha: float
     lmm: bool
     cv_performance: dict[str, dict[str, float]]
-    method: dict[str, Any]
+    method: StandardMethod
 
 
-def _fold_scores(x, y, z, genes, known, grid, lmm, binary):
+def _fold_scores(
+    x: np.ndarray,
+    y: np.ndarray,
+    z: np.ndarray | None,
+    genes: Sequence[str],
+    known: Sequence[str],
+    *,
+    grid: np.ndarray,
+    lmm: bool,
+    binary: bool,
+) -> tuple[list[list[tuple[dict[str, float], dict[str, float]]]], float, list[str]]:
     """Per fold and α: prediction numbers (with the squared error) and selection numbers."""
-    folds, fallbacks = [], []
+    folds: list[list[tuple[dict[str, float], dict[str, float]]]] = []
+    fallbacks: list[str] = []
     worst_gap = 0.0
     for train, test in legacy_fold_indices(len(y), N_FOLDS):
         x_train, x_test = normalize(x[train], x[test])
@@ -237,11 +247,31 @@ def fit_standard(
     known_genes: Sequence[str],
     *,
     binary: bool,
-    select_by: str = "prediction",
+    select_by: SelectBy = "prediction",
 ) -> StandardFit:
-    """Batch test, CV over the relative α grid, the converged final fit on all samples."""
-    if select_by not in SELECT_BY:
-        raise ValueError(f"select_by must be one of {SELECT_BY}, not {select_by!r}")
+    """Batch test, CV over the relative α grid, the converged final fit on all samples.
+
+    Parameters
+    ----------
+    x, y, z
+        Genes (samples x genes), the trait, and the condition (None: none).
+    genes
+        The column names of `x`.
+    known_genes
+        The trait's known genes: the selection scores of the CV, and α with
+        `select_by="precision"`.
+    binary
+        Whether the trait is binary (the CV's prediction scores).
+    select_by
+        The α rule: "prediction" (least CV squared error) or "precision".
+
+    Returns
+    -------
+    StandardFit
+        The coefficients, α, the CV numbers and the `StandardMethod` behind them.
+        `StandardModel` is the same fit as a scikit-learn estimator.
+    """
+    select_by = check_select_by(select_by)
     lmm = detect_batch_effect(x)
     present = set(genes)
     known = [g for g in known_genes if g in present]
@@ -249,7 +279,9 @@ def fit_standard(
     z_all = None if z is None else normalize(z)[0]
     full = _design(np.asfortranarray(x_all), y, _covariates(z_all, len(y)), lmm)
     grid = _grid(full)
-    folds, cv_gap, fallbacks = _fold_scores(x, y, z, genes, known, grid, lmm, binary)
+    folds, cv_gap, fallbacks = _fold_scores(
+        x, y, z, genes, known, grid=grid, lmm=lmm, binary=binary
+    )
     per_alpha = [
         (mean_scores([fold[i][0] for fold in folds]), mean_scores([fold[i][1] for fold in folds]))
         for i in range(len(grid))
@@ -268,40 +300,37 @@ def fit_standard(
     fallbacks += [path.fallback] if path.fallback else []
     coef, _, gap = path.points[-1]
     iterations = sum(point[1] for point in path.points)  # from alpha_max down to the chosen one
-    method = {
-        "mode": "standard",
-        "model": "LMM (X, y, 1 and Z rotated)" if lmm else "Lasso",
-        "solver": SOLVER,
-        "fallback": _fallback(fallbacks, N_FOLDS + 1),
-        "tolerance": {"duality_gap_over_mean_square_y": STANDARD_TOL},
-        "alpha_grid": {
-            "rule": f"{N_ALPHAS} values log-spaced from alpha_max to alpha_max*{ALPHA_RATIO:g}",
-            "values": [float(a) for a in grid],
-        },
-        "select_by": select_by,
-        "selection_rule": rule,
-        "alpha": float(grid[chosen]),
-        "log_delta": full.log_delta,
-        "diagnostics": {
-            "final_iterations": iterations,  # kinks followed (or coordinate-descent epochs)
-            "final_relative_gap": gap,
-            "largest_cv_relative_gap": cv_gap,
-            "converged": bool(gap <= STANDARD_TOL and cv_gap <= STANDARD_TOL),
-        },
-    }
+    method = StandardMethod(
+        model="LMM (X, y, 1 and Z rotated)" if lmm else "Lasso",
+        solver=SOLVER,
+        fallback=_fallback(fallbacks, N_FOLDS + 1),
+        tolerance=STANDARD_TOL,
+        alpha_grid=AlphaGrid(
+            f"{N_ALPHAS} values log-spaced from alpha_max to alpha_max*{ALPHA_RATIO:g}",
+            tuple(float(a) for a in grid),
+        ),
+        select_by=select_by,
+        selection_rule=rule,
+        alpha=float(grid[chosen]),
+        log_delta=full.log_delta,
+        final_iterations=iterations,  # kinks followed (or coordinate-descent epochs)
+        final_relative_gap=gap,
+        largest_cv_relative_gap=cv_gap,
+        converged=bool(gap <= STANDARD_TOL and cv_gap <= STANDARD_TOL),
+    )
     prediction, selection = per_alpha[chosen]
     performance = {"prediction": prediction, "selection": selection}
     return StandardFit(coef, float(grid[chosen]), lmm, performance, method)
 
 
-def _fallback(reasons: list[str], paths: int) -> dict[str, Any] | None:
+def _fallback(reasons: list[str], paths: int) -> SolverFallback | None:
     """Which paths coordinate descent solved instead of the homotopy, and why (None: none did)."""
     if not reasons:
         return None
     from importlib.metadata import version
 
-    return {
-        "solver": f"scikit-learn {version('scikit-learn')} lasso_path (warm-started)",
-        "paths": f"{len(reasons)} of {paths}",
-        "reasons": sorted(set(reasons)),
-    }
+    return SolverFallback(
+        f"scikit-learn {version('scikit-learn')} lasso_path (warm-started)",
+        f"{len(reasons)} of {paths}",
+        tuple(sorted(set(reasons))),
+    )

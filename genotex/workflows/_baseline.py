@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import (
     GenotexError,
+    Mode,
+    Outcome,
     RunStatus,
     TaskInfo,
     check_safe_name,
@@ -25,7 +28,7 @@ from ..core import (
     prepare_output_folder,
     write_text_atomic,
 )
-from ..preprocessing import is_proposed, load_synonyms, preprocess_tree, propose_cohort
+from ..preprocessing import Proposal, is_proposed, load_synonyms, preprocess_tree, propose_cohort
 from ..regression import run_problems
 
 __all__ = ["BaselineRun", "preprocess_and_regress", "propose_tree", "run_baseline"]
@@ -41,12 +44,12 @@ class BaselineRun:
     proposed: dict[str, str]  # "<trait>/<GSE>" -> one-line summary of the proposal
     kept: list[str]  # "<trait>/<GSE>" with a hand-written recipe
     failed: dict[str, str]  # "<trait>/<GSE>" -> why no recipe could be proposed
-    preprocess_status: list[tuple[str, str]]
+    preprocess_status: list[tuple[str, Outcome]]
     regress: RunStatus
     seconds: dict[str, float]
 
 
-def _summary(proposal) -> str:
+def _summary(proposal: Proposal) -> str:
     parts = [f"gene data {'yes' if proposal.gene_available else 'no'}"]
     for name, choice in proposal.choices.items():
         where = "none" if choice.row is None else f"row {choice.row}"
@@ -100,11 +103,12 @@ def propose_tree(
 def preprocess_and_regress(
     root: Path,
     task_info: TaskInfo,
-    synonyms,
+    synonyms: Mapping[str, str],
     seconds: dict[str, float],
+    *,
     jobs: int = 1,
-    mode: str = "reference",
-) -> tuple[list[tuple[str, str]], RunStatus]:
+    mode: Mode = "reference",
+) -> tuple[list[tuple[str, Outcome]], RunStatus]:
     """`preprocess_tree` into ROOT/output/preprocess, then every problem into ROOT/output/regress.
 
     The stages' times are added to `seconds`; returns each cohort's status and the run's.
@@ -118,9 +122,9 @@ def preprocess_and_regress(
         recipes=root / "recipes",
         jobs=jobs,
     )
-    statuses = [(f"{job.trait}/{job.cohort}", status) for job, status in done]
-    for key, status in statuses:
-        log.info("preprocess %s: %s", key, status)
+    statuses = [(f"{job.trait}/{job.cohort}", outcome) for job, outcome in done]
+    for key, outcome in statuses:
+        log.info("preprocess %s: %s", key, outcome)
     seconds["preprocess"] = time.perf_counter() - started
     started = time.perf_counter()
     regress = run_problems(
@@ -137,7 +141,7 @@ def preprocess_and_regress(
     return statuses, regress
 
 
-def run_baseline(root: str | Path, *, jobs: int = 1, mode: str = "reference") -> BaselineRun:
+def run_baseline(root: str | Path, *, jobs: int = 1, mode: Mode = "reference") -> BaselineRun:
     """Propose every GEO recipe, preprocess every cohort, answer every problem under `root`.
 
     Parameters
@@ -160,5 +164,7 @@ def run_baseline(root: str | Path, *, jobs: int = 1, mode: str = "reference") ->
     proposed, kept, failed = propose_tree(root / "input", root / "recipes")
     seconds["propose"] = time.perf_counter() - started
 
-    statuses, regress = preprocess_and_regress(root, task_info, synonyms, seconds, jobs, mode)
+    statuses, regress = preprocess_and_regress(
+        root, task_info, synonyms, seconds, jobs=jobs, mode=mode
+    )
     return BaselineRun(root, proposed, kept, failed, statuses, regress, seconds)

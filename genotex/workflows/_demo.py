@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import TaskInfo
+from ..core import Outcome, TaskInfo
 from ..evaluation import EvalReport, evaluate
 from ..preprocessing import load_synonyms
 from ._baseline import preprocess_and_regress
@@ -22,7 +22,7 @@ class DemoRun:
 
     root: Path
     report: EvalReport
-    preprocess_status: list[tuple[str, str]]
+    preprocess_status: list[tuple[str, Outcome]]
     seconds: dict[str, float]
 
 
@@ -36,7 +36,7 @@ def run_demo(folder: str | Path, *, seed: int = 7, jobs: int = 1) -> DemoRun:
 
     synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
     task_info = TaskInfo.read(bench.task_info)
-    statuses, _ = preprocess_and_regress(root, task_info, synonyms, seconds, jobs)
+    statuses, _ = preprocess_and_regress(root, task_info, synonyms, seconds, jobs=jobs)
 
     started = time.perf_counter()
     report = evaluate(root / "output", bench.reference_output, bench.task_info)

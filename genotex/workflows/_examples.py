@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ class Example:
 
 
 def _gene_universe(n: int) -> list[str]:
-    genes = []
+    genes: list[str] = []
     number = 1
     while len(genes) < n:
         genes.extend(f"{prefix}{number}" for prefix in _GENE_PREFIXES)
@@ -112,6 +113,7 @@ def _make_cohort(
     trait: str,
     cohort_id: str,
     spec: SynthSpec,
+    *,
     universe: list[str],
     related: list[str],
 ) -> _Cohort:
@@ -243,7 +245,13 @@ def _task_info(traits: list[str], related: dict[str, list[str]]) -> dict:
     }
 
 
-def _draw_cohorts(rng, spec: SynthSpec, traits, universe, related) -> dict[str, list[_Cohort]]:
+def _draw_cohorts(
+    rng: np.random.Generator,
+    spec: SynthSpec,
+    traits: list[str],
+    universe: list[str],
+    related: dict[str, list[str]],
+) -> dict[str, list[_Cohort]]:
     """Cohorts spread round-robin over the traits; one of them is a TCGA cohort (`Xena`)."""
     used_ids: set[int] = set()
     cohorts: dict[str, list[_Cohort]] = {t: [] for t in traits}
@@ -257,11 +265,19 @@ def _draw_cohorts(rng, spec: SynthSpec, traits, universe, related) -> dict[str, 
                 number += 1
             used_ids.add(number)
             cohort_id = f"GSE{number}"
-        cohorts[trait].append(_make_cohort(rng, trait, cohort_id, spec, universe, related[trait]))
+        cohorts[trait].append(
+            _make_cohort(rng, trait, cohort_id, spec, universe=universe, related=related[trait])
+        )
     return cohorts
 
 
-def _write_preprocess(rng, spec: SynthSpec, cohorts, ref_output: Path, pred_output: Path) -> None:
+def _write_preprocess(
+    rng: np.random.Generator,
+    spec: SynthSpec,
+    cohorts: dict[str, list[_Cohort]],
+    ref_output: Path,
+    pred_output: Path,
+) -> None:
     """The reference's tables and records, and the prediction's perturbed, partly missing ones."""
     traits = list(cohorts)
     kinds = ("gene", "clinical", "linked")
@@ -278,7 +294,17 @@ def _write_preprocess(rng, spec: SynthSpec, cohorts, ref_output: Path, pred_outp
             _write_cohort(pred_output, guess, write=missing)
 
 
-def _write_results(rng, spec, cohorts, task_info, universe, related, ref_output, pred_output):
+def _write_results(
+    rng: np.random.Generator,
+    spec: SynthSpec,
+    cohorts: dict[str, list[_Cohort]],
+    task_info: dict[str, Any],
+    *,
+    universe: list[str],
+    related: dict[str, list[str]],
+    ref_output: Path,
+    pred_output: Path,
+) -> None:
     """Reference gene lists per problem; predictions that keep ~70% of them plus noise.
 
     `spec.malformed_results` two-step predictions hold a string where the list should be.
@@ -328,5 +354,14 @@ def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int 
     _write_json(task_info_path, task_info)
     cohorts = _draw_cohorts(rng, spec, traits, universe, related)
     _write_preprocess(rng, spec, cohorts, ref_output, pred_output)
-    _write_results(rng, spec, cohorts, task_info, universe, related, ref_output, pred_output)
+    _write_results(
+        rng,
+        spec,
+        cohorts,
+        task_info,
+        universe=universe,
+        related=related,
+        ref_output=ref_output,
+        pred_output=pred_output,
+    )
     return Example(root, ref_output, pred_output, task_info_path)

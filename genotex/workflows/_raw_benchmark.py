@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def _write_gz(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def _quoted(cells) -> str:
+def _quoted(cells: Iterable[object]) -> str:
     return "\t".join(f'"{c}"' for c in cells)
 
 
@@ -64,15 +65,15 @@ class _Cohort:
 
 
 def _simulate(
-    rng,
-    trait,
-    cohort,
-    samples,
-    genes,
-    planted,
-    effects,
+    rng: np.random.Generator,
+    trait: str,
+    cohort: str,
+    samples: list[str],
+    genes: list[str],
     *,
-    all_cases=False,
+    planted: list[str],
+    effects: list[float],
+    all_cases: bool = False,
     status: np.ndarray | None = None,
 ) -> _Cohort:
     n = len(samples)
@@ -114,7 +115,13 @@ def _demo_recipe(c: _Cohort) -> Recipe:
 
 
 def _write_geo(
-    root: Path, c: _Cohort, gpl: str, aliases: dict[str, str], rng, recipes: bool = True
+    root: Path,
+    c: _Cohort,
+    gpl: str,
+    aliases: dict[str, str],
+    rng: np.random.Generator,
+    *,
+    recipes: bool = True,
 ) -> None:
     """Series matrix + family SOFT; probes: one per gene, plus shared ` /// ` probes."""
     folder = root / "input" / "GEO" / c.trait / c.cohort
@@ -213,7 +220,9 @@ def _write_reference(out: Path, c: _Cohort) -> None:
 _CONDITIONS = {"Asthma": ["Age", "Gender", "Obesity"], "Obesity": ["Gender"], "Psoriasis": ["Age"]}
 
 
-def _write_metadata(root: Path, genes: list[str], planted, known_extra) -> dict[str, str]:
+def _write_metadata(
+    root: Path, genes: list[str], planted: dict[str, list[str]], known_extra: dict[str, list[str]]
+) -> dict[str, str]:
     """task_info.json and gene_synonym.json; returns the aliases the platforms use for some genes.
 
     Official symbols map to themselves; genes 20-39 are annotated by an alias
@@ -232,10 +241,18 @@ def _write_metadata(root: Path, genes: list[str], planted, known_extra) -> dict[
 
 
 def _write_cohorts(
-    root, rng, genes, planted, effects, aliases, samples, recipes: bool = True
+    root: Path,
+    rng: np.random.Generator,
+    genes: list[str],
+    *,
+    planted: dict[str, list[str]],
+    effects: dict[str, list[float]],
+    aliases: dict[str, str],
+    samples: tuple[int, int],
+    recipes: bool = True,
 ) -> list[_Cohort]:
     """Five GEO series (one of them all cases) and one Xena cohort, with their true tables."""
-    cohorts = []
+    cohorts: list[_Cohort] = []
     next_id = iter(range(100001, 100100))
     for trait in _TRAITS:
         for k in range(2 if trait != "Psoriasis" else 1):
@@ -244,9 +261,16 @@ def _write_cohorts(
             gsm = [f"GSM{7000000 + 100 * int(gse[3:]) % 10**6 + i}" for i in range(n)]
             all_cases = trait == "Obesity" and k == 1
             cohort = _simulate(
-                rng, trait, gse, gsm, genes, planted[trait], effects[trait], all_cases=all_cases
+                rng,
+                trait,
+                gse,
+                gsm,
+                genes,
+                planted=planted[trait],
+                effects=effects[trait],
+                all_cases=all_cases,
             )
-            _write_geo(root, cohort, f"GPL{90000 + len(cohorts)}", aliases, rng, recipes)
+            _write_geo(root, cohort, f"GPL{90000 + len(cohorts)}", aliases, rng, recipes=recipes)
             cohorts.append(cohort)
     n = int(rng.integers(samples[0], samples[1] + 1))
     barcodes = [f"TCGA-D{i // 100}-{1000 + i}-{'11' if i % 4 == 0 else '01'}" for i in range(n)]
@@ -257,8 +281,8 @@ def _write_cohorts(
         "Xena",
         barcodes,
         genes,
-        planted["Psoriasis"],
-        effects["Psoriasis"],
+        planted=planted["Psoriasis"],
+        effects=effects["Psoriasis"],
         status=tumour,
     )
     _write_xena(root, xena)
@@ -291,7 +315,17 @@ def write_raw_benchmark(
     known_extra = {t: list(rng.choice(genes[10:], 6, replace=False)) for t in _TRAITS}
     aliases = _write_metadata(root, genes, planted, known_extra)
     reference = root / "reference" / "output"
-    for cohort in _write_cohorts(root, rng, genes, planted, effects, aliases, samples, recipes):
+    written = _write_cohorts(
+        root,
+        rng,
+        genes,
+        planted=planted,
+        effects=effects,
+        aliases=aliases,
+        samples=samples,
+        recipes=recipes,
+    )
+    for cohort in written:
         _write_reference(reference, cohort)
     for trait in _TRAITS:
         by_effect = sorted(

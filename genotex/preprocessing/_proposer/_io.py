@@ -20,12 +20,12 @@ from typing import Any
 
 import tomlkit
 
-from .._version import __version__
-from ..core import GenotexError, parse_json, write_text_atomic
-from ._cohort_files import find_matrix
-from ._geo import characteristics_dictionary, read_series_matrix
-from ._proposer import Proposal, propose_recipe
-from ._soft import read_soft
+from ..._version import __version__
+from ...core import GenotexError, parse_json, write_text_atomic
+from .._cohort_files import find_matrix
+from .._geo import characteristics_dictionary, read_series_matrix
+from .._soft import SoftFile, read_soft
+from ._propose import Proposal, propose_recipe
 
 __all__ = [
     "PROPOSED_MARK",
@@ -84,7 +84,7 @@ def _facts_verdict(attributes: Mapping[str, Iterable[str]]) -> str | None:
     return None
 
 
-def _soft_attributes(soft) -> dict[str, list[str]]:
+def _soft_attributes(soft: SoftFile) -> dict[str, list[str]]:
     """A family SOFT's series attributes and its samples' attributes, merged by key."""
     attributes = {key: list(values) for key, values in soft.series.items()}
     for sample in soft.samples.values():

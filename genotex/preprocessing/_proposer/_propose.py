@@ -11,7 +11,8 @@ evidence that decided it, so a person can review it.
 The rules are general (key names, value vocabularies, the trait's own words
 and abbreviations); which row holds the trait is decided by a small ranker
 over the rules' features whose weights were fitted on labelled records
-(`_ranker.py`; `scripts/score_proposer.py` estimates it on traits left out).
+(`_ranker`, trained by `_training`; `scripts/score_proposer.py` estimates it on
+traits left out).
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from ._clinical import parse_number
-from ._ranker import ROW_FEATURES, TraitRanker, option_features
-from ._recipe import Recipe, Rule, Variable
-from ._rows import (
+from .._clinical import parse_number
+from .._recipe import Recipe, Rule, Variable
+from ._features import feature_index, option_features
+from ._ranker import TraitRanker
+from ._rules import (
     AGE_KEY,
     GENDER_KEY,
     marked_once,
@@ -49,12 +51,9 @@ from ._vocabulary import (
 __all__ = ["Choice", "Proposal", "gene_availability", "propose_recipe"]
 
 _VARIABLES = ("trait", "Age", "Gender")
-_NAMES_TRAIT = [
-    ROW_FEATURES.index("a value names the trait (phrase or abbreviation)"),
-    ROW_FEATURES.index("a value names the trait (specific word)"),
-]
-_CONTROL_VALUE = ROW_FEATURES.index("a control value")
-_TAKEN = ROW_FEATURES.index("the Age or Gender row")
+_NAMES_TRAIT = [feature_index("value_names_trait_phrase"), feature_index("value_names_trait_word")]
+_CONTROL_VALUE = feature_index("control_value")
+_TAKEN = feature_index("age_or_gender_row")
 _AGE_OTHER = re.compile(r"menarche|onset|gestation|passage|stage|storage|menopause|dose", re.I)
 _AGE_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)", re.I)
 _OLDEST = 125.0  # years: no recorded human age is above it
@@ -260,7 +259,8 @@ def _is_age_bin(after: str) -> bool:
 def _age_value(key: str, after: str) -> float | None:
     """An age in years: a range "40-49" is its middle (44.5), "<10" half its bound (5),
     ">80" and "80+" the bound, otherwise the first number in its unit; missing when that is
-    negative or above any human age."""
+    negative or above any human age.
+    """
     if not AGE_KEY.search(key) or MISSING.match(after):
         return None
     found = _AGE_RANGE.search(after)
@@ -339,8 +339,8 @@ def _contrast_instead(
     strong negative word ("relapse-free" and "relapse", "remission" and "early failure").
     """
     names = features[:, _NAMES_TRAIT].any(axis=1)
-    contrasts = np.flatnonzero(names & (features[:, _CONTROL_VALUE] > 0))
-    if not len(contrasts):
+    contrasts = [int(i) for i in np.flatnonzero(names & (features[:, _CONTROL_VALUE] > 0))]
+    if not contrasts:
         contrasts = [
             i
             for i, row in enumerate(cells)
@@ -352,7 +352,7 @@ def _contrast_instead(
 
 
 def propose_recipe(
-    characteristics: Mapping[int | str, Sequence[object]],
+    characteristics: Mapping[int, Sequence[object]] | Mapping[str, Sequence[object]],
     background: str,
     trait: str,
     *,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._clinical import parse_number
+from .._clinical import parse_number
 from ._vocabulary import (
     CONTROL,
     DISEASE_KEY,

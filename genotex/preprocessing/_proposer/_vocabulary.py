@@ -143,7 +143,8 @@ def normalize_text(text: str) -> str:
 
 def _stem(word: str) -> str:
     """A prefix that also matches the word's adjective and plural (diabetes: diabetic;
-    resistance: resistant)."""
+    resistance: resistant).
+    """
     if len(word) <= 5:
         return word
     for suffix in ("ance", "ence", "ies", "es", "is", "ia", "y", "s", "eal", "al", "ic"):
@@ -160,7 +161,8 @@ def _named(text: str, word: str) -> bool:
 def _compound_parts(word: str) -> list[str]:
     """A compound joined by its first linking "o" (between consonants) written as two words:
     "adrenocortical" as "adren cortic" (adrenal cortical), "hepatocellular" as "hepat
-    cellular"."""
+    cellular".
+    """
     vowels = "aeiouy"
     joints = [
         i
@@ -297,8 +299,9 @@ def _sides(name: str) -> list[list[str]]:
 @functools.cache
 def _glossary() -> tuple[tuple[str, list[str]], ...]:
     """The glossary's (abbreviation, words of its long form), lower case: the TSV's rows after
-    its comment lines and its header."""
-    text = resources.files("genotex.preprocessing").joinpath("data", "abbreviations.tsv")
+    its comment lines and its header.
+    """
+    text = resources.files("genotex.preprocessing._proposer").joinpath("data", "abbreviations.tsv")
     rows = [line.split("\t", 1) for line in text.read_text("utf-8").splitlines()]
     rows = [row for row in rows if len(row) == 2 and not row[0].startswith("#")][1:]
     return tuple(
