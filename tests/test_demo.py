@@ -1,4 +1,4 @@
-"""genotex demo (the whole pipeline) and the README's notebook example, run verbatim."""
+"""genotex demo (the whole pipeline) and the notebook guide's example, run verbatim."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from genotex.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "guides" / "notebook.md"
 
 
 def test_the_whole_pipeline_demo(tmp_path):
@@ -37,12 +37,12 @@ def test_the_whole_pipeline_demo(tmp_path):
 
 
 def test_the_readme_notebook_example_runs_verbatim(tmp_path, monkeypatch):
-    text = README.read_text()
+    text = NOTEBOOK.read_text()
     block = re.search(r"<!-- notebook-example -->\s*```python\n(.*?)```", text, re.S)
-    assert block, "the README lost its notebook example"
+    assert block, "the notebook guide lost its example"
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(block.group(1), "README notebook example", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(block.group(1), "notebook guide example", "exec"), namespace)  # noqa: S102 - our own documentation
     assert namespace["status"].counts() == {
         "ok": 8,
         "skipped": 0,

@@ -444,3 +444,30 @@ def test_the_latex_table_builds_in_a_document_as_a_paper_includes_it(saved, tmp_
     overall = load_report(saved["agent"]).analysis_by_category()["Overall"]
     assert "my agent & co" in text and f"{overall['f1']:.2f}" in text
     assert "GPT-4o (published)" in text and "Random (published)" in text
+
+
+def test_genotex_compare_counts_a_lower_p_value_as_the_better_one(saved, tmp_path):
+    """Two saved runs that differ only in their GSEA prerank p-values: A's 0.01, B's 0.5 on
+    every problem. `genotex compare A B` must count every problem as a loss of B on p."""
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    data = json.loads(saved["agent"].read_text())
+    runs = {}
+    for name, p in (("A", 0.01), ("B", 0.5)):
+        copy = json.loads(json.dumps(data))
+        for entry in copy["analysis"]["per_problem"].values():
+            entry["gsea_prerank"] = {**(entry.get("gsea_prerank") or {}), "pval": p}
+        runs[name] = tmp_path / f"{name}.json"
+        runs[name].write_text(json.dumps(copy))
+    out = tmp_path / "difference.json"
+    args = ["compare", str(runs["A"]), str(runs["B"]), "--json", str(out), "--resamples", "200"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    sections = json.loads(out.read_text())["sections"]
+    row = sections["analysis (per problem)"]["gsea_prerank_pval"]
+    n = len(data["analysis"]["per_problem"])
+    assert (row["wins"], row["ties"], row["losses"]) == (0, 0, n)  # B loses every problem
+    auroc = sections["analysis (per problem)"]["auroc"]
+    assert (auroc["wins"], auroc["losses"]) == (0, 0)  # unchanged elsewhere: ties only

@@ -193,3 +193,23 @@ def test_the_standard_mode_never_imports_scikit_learn(tmp_path):
         assert (out / "Trait/significant_genes_condition_None.json").exists(), done.stderr
         seen[mode] = done.stdout.strip().splitlines()[-1]
     assert seen == {"standard": "no scikit-learn", "reference": "scikit-learn imported"}
+
+
+def test_the_standard_model_is_a_scikit_learn_estimator_of_the_same_fit():
+    from sklearn.base import clone
+
+    from genotex.regression import StandardModel
+
+    x, y, genes = _batched(n=120, p=60, seed=3)
+    model = StandardModel(select_by="precision", known_genes=genes[:5])
+    assert model.get_params() == {"select_by": "precision", "known_genes": genes[:5]}
+    fitted = model.fit(x, y, genes=genes)
+    assert fitted is model and not hasattr(clone(model), "coef_")  # clone: unfitted, same params
+    direct = fit_standard(x, y, None, genes, genes[:5], binary=True, select_by="precision")
+    np.testing.assert_array_equal(model.coef_, direct.coefficients)
+    assert model.alpha_ == direct.alpha and model.method_ == direct.method
+    assert model.converged_ and model.method_.select_by == "precision"
+    ranked = model.selected_genes()
+    assert ranked and all(g in genes for g, _ in ranked)
+    with pytest.raises(ValueError, match="select_by"):
+        StandardModel(select_by="loss").fit(x, y, genes=genes)

@@ -185,3 +185,85 @@ def test_a_recipe_with_a_wrong_field_is_refused_naming_it(change, message):
     base = {"trait": "T", "cohort": "GSE1", "variables": {"trait": {"row": 0, "numeric": True}}}
     with pytest.raises(RecipeError, match=message):
         Recipe.from_dict({**base, **change}, source="recipes/T/GSE1.json")
+
+
+def test_an_outcome_is_read_back_from_its_status_text():
+    from genotex.core import Outcome
+
+    for text, kind, reason in [
+        ("ok", "ok", ""),
+        ("skipped: no usable cohort", "skipped", "no usable cohort"),
+        (
+            "failed: a.csv: the table has no column 'Asthma'",
+            "failed",
+            "a.csv: the table has no column 'Asthma'",
+        ),
+        ("not usable: trait biased", "not usable", "trait biased"),
+        ("usable: 80 samples", "usable", "80 samples"),
+    ]:
+        outcome = Outcome.parse(text)
+        assert (outcome.kind, outcome.reason, outcome.text) == (kind, reason, text)
+    assert Outcome.parse("failed: unexpected KeyError: 'x'").unexpected
+    assert Outcome("failed", "x").failed and not Outcome("ok").failed
+    with pytest.raises(ValueError):
+        Outcome.parse("done: maybe")
+    with pytest.raises(StatusError, match="not a known outcome"):
+        RunStatus.from_dict({"A|None": {"s": 1, "status": "weird"}})
+
+
+def test_a_result_method_is_typed_and_written_back_key_for_key(tmp_path):
+    from genotex.core import ReferenceMethod, StandardMethod
+
+    reference = {
+        "mode": "reference",
+        "model": "Lasso",
+        "solver": "scikit-learn Lasso",
+        "tolerance": {"scikit_learn_tol": 0.0001, "max_iter": 1000},
+        "alpha_grid": {"rule": "absolute", "values": [1e-06, 0.1, 1.0]},
+        "select_by": "precision",
+        "selection_rule": "highest precision",
+        "alpha": 0.1,
+        "diagnostics": {"final_iterations": 12, "converged": True},
+    }
+    standard = {
+        "mode": "standard",
+        "model": "LMM (X, y, 1 and Z rotated)",
+        "solver": "homotopy",
+        "fallback": {"solver": "cd", "paths": "1 of 6", "reasons": ["singular"]},
+        "tolerance": {"duality_gap_over_mean_square_y": 0.0001},
+        "alpha_grid": {"rule": "relative", "values": [0.5, 0.05]},
+        "select_by": "prediction",
+        "selection_rule": "least error",
+        "alpha": 0.05,
+        "log_delta": -1.5,
+        "diagnostics": {
+            "final_iterations": 7,
+            "final_relative_gap": 1e-15,
+            "largest_cv_relative_gap": 2e-15,
+            "converged": True,
+        },
+    }
+    for data, cls in ((reference, ReferenceMethod), (standard, StandardMethod)):
+        result = ResultFile.from_dict({**json.loads(json.dumps(RESULT)), "method": data})
+        method = result.method
+        assert isinstance(method, cls) and method.to_dict() == data
+        assert json.dumps(method.to_dict()) == json.dumps(data)  # the same keys, in order
+        assert method.model_family in ("Lasso", "LMM")
+    broken = {**standard, "diagnostics": {"converged": "yes"}}
+    assert ResultFile.from_dict({**json.loads(json.dumps(RESULT)), "method": broken}).method is None
+
+
+def test_score_rows_are_built_from_the_registry_names():
+    from genotex.core import ProblemId
+    from genotex.evaluation import ProblemScore
+
+    problem = ProblemId("Asthma", None)
+    failed = ProblemScore.failed(problem, "missing")
+    assert failed.status == "missing" and failed.f1 == 0.0 and failed.auroc == 0.0
+    with pytest.raises(ValueError, match="missing"):
+        ProblemScore.from_values(problem, {"success": 100.0, "f1": 50.0})
+    with pytest.raises(ValueError, match="unexpected"):
+        values = dict.fromkeys(
+            ("success", "precision", "recall", "f1", "auroc", "gsea_es", "trait_pred_accuracy"), 1.0
+        )
+        ProblemScore.from_values(problem, {**values, "trait_pred_f1": 1.0, "f1_typo": 2.0})
