@@ -44,7 +44,9 @@ PENALTY = 1.0
 BAGS = 240
 SEED = 0
 VARIABLES = ("trait", "age", "gender")
-WEIGHTS = Path(__file__).resolve().parents[1] / "genotex/preprocessing/_proposer/data/trait_ranker.json"
+WEIGHTS = (
+    Path(__file__).resolve().parents[1] / "genotex/preprocessing/_proposer/data/trait_ranker.json"
+)
 
 
 def propose(record: dict, ranker: TraitRanker | None) -> dict:
