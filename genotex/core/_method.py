@@ -65,8 +65,19 @@ class AlphaGrid:
         return {"rule": self.rule, "values": list(self.values)}
 
 
+class _ModelNamed:
+    """What both `method` classes share: the model's name, and its family."""
+
+    model: str
+
+    @property
+    def model_family(self) -> str:
+        """Either "Lasso" or "LMM"."""
+        return self.model.split(" ", 1)[0]
+
+
 @dataclass(frozen=True)
-class ReferenceMethod:
+class ReferenceMethod(_ModelNamed):
     """How the reference mode (the published pipeline) reached a result.
 
     Parameters
@@ -100,11 +111,6 @@ class ReferenceMethod:
     final_iterations: int
     converged: bool
 
-    @property
-    def model_family(self) -> str:
-        """Either "Lasso" or "LMM"."""
-        return self.model.split(" ", 1)[0]
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON object, keys in the order genotex writes them."""
         return {
@@ -134,7 +140,7 @@ class SolverFallback:
 
 
 @dataclass(frozen=True)
-class StandardMethod:
+class StandardMethod(_ModelNamed):
     """How the standard mode reached a result.
 
     Parameters
@@ -175,11 +181,6 @@ class StandardMethod:
     final_relative_gap: float
     largest_cv_relative_gap: float
     converged: bool
-
-    @property
-    def model_family(self) -> str:
-        """Either "Lasso" or "LMM"."""
-        return self.model.split(" ", 1)[0]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object, keys in the order genotex writes them."""
