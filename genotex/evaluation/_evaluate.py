@@ -157,15 +157,7 @@ def evaluate(
     if options.label:
         run["label"] = options.label
     report = EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
-    return _finish(
-        report,
-        options,
-        lists,
-        ref,
-        task_info=task_info,
-        task_info_source=task_info_source,
-        started=started,
-    )
+    return _finish(report, options, lists, ref, task_info, source=task_info_source, started=started)
 
 
 def _finish(
@@ -173,9 +165,9 @@ def _finish(
     options: EvalOptions,
     lists: Lists | None,
     ref: GuardedTree,
-    *,
     task_info: TaskInfo,
-    task_info_source: str | None,
+    *,
+    source: str | None,
     started: float,
 ) -> EvalReport:
     """The statistics asked for, then the provenance block (the last thing timed)."""
@@ -197,6 +189,7 @@ def _finish(
         "jobs": options.jobs,
         "max_file_mb": options.max_file_mb,
     }
-    source = Path(task_info_source) if task_info_source else task_info.to_dict()
-    block = provenance(ref.given_root, source, chosen, started)
+    block = provenance(
+        ref.given_root, Path(source) if source else task_info.to_dict(), chosen, started
+    )
     return replace(report, run={**report.run, "provenance": block})
