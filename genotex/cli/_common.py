@@ -171,6 +171,13 @@ def jobs_option(
     )
 
 
+def resamples_option(help: str) -> Callable[..., Any]:
+    """`--resamples N`: bootstrap resamples, at least 100, by default 10,000 (BootstrapSettings)."""
+    return click.option(
+        "--resamples", type=click.IntRange(min=100), default=10_000, show_default=True, help=help
+    )
+
+
 #: `genotex.evaluation.FIGURE_FORMATS`, spelled here so that `--help` need not import evaluation.
 FIGURE_FORMATS = ("png", "svg", "pdf")
 

@@ -19,6 +19,7 @@ from ._common import (
     handle_errors,
     jobs_option,
     main,
+    resamples_option,
     tqdm_progress,
 )
 from ._progress import say
@@ -118,13 +119,7 @@ from ._progress import say
     help="Write an HTML report (index.html and figures) here; implies --ci and --exact-stats.",
 )
 @figure_options
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=100),
-    default=10_000,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
+@resamples_option("Bootstrap resamples.")
 @click.option(
     "--seed",
     type=SEED,

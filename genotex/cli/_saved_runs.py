@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from ._common import FIGURE_FORMATS, SEED, common_options, figure_options, handle_errors, main
+from ._common import (
+    FIGURE_FORMATS,
+    SEED,
+    common_options,
+    figure_options,
+    handle_errors,
+    main,
+    resamples_option,
+)
 
 
 @main.command("compare")
@@ -19,13 +27,7 @@ from ._common import FIGURE_FORMATS, SEED, common_options, figure_options, handl
     multiple=True,
     help="The runs' names, A's then B's (default: the label eval recorded, else the file's path).",
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=100),
-    default=10_000,
-    show_default=True,
-    help="Bootstrap resamples of the paired differences.",
-)
+@resamples_option("Bootstrap resamples of the paired differences.")
 @click.option(
     "--seed", type=SEED, default=0, show_default=True, help="Seed of the bootstrap resampling."
 )

@@ -11,7 +11,7 @@ from typing import Any
 from ._atomic import write_text_atomic
 from ._errors import GenotexError
 from ._json import read_json
-from ._outcome import Outcome
+from ._outcome import Outcome, OutcomeKind
 
 __all__ = ["ProblemStatus", "RunStatus", "StatusError"]
 
@@ -37,7 +37,7 @@ class ProblemStatus:
     run: str | None = None
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> OutcomeKind:
         """One of "ok", "skipped" or "failed"."""
         return self.outcome.kind
 

@@ -133,12 +133,6 @@ def headline_averages(report: EvalReport) -> list[tuple[str, str, float, Any]]:
     return rows
 
 
-def _bounds(interval: Any) -> tuple[float, float] | None:
-    if interval is None or not interval.defined:
-        return None
-    return (interval.low, interval.high)
-
-
 def _panels(
     rows_by_scale: Mapping[str, Sequence[Any]], width: float = 7.0, height: float = 3.0
 ) -> tuple[Figure, dict[str, Axes]]:
@@ -159,7 +153,7 @@ def _by_scale(reports: Sequence[EvalReport]) -> tuple[dict[str, list[str]], list
         for label, scale, value, interval in headline_averages(report):
             if label not in scales.setdefault(scale, []):
                 scales[scale].append(label)
-            own[label] = (value, _bounds(interval))
+            own[label] = (value, None if interval is None else interval.bounds)
         values.append(own)
     return scales, values
 
