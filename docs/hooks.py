@@ -8,6 +8,7 @@ types and defaults.
 from __future__ import annotations
 
 import dataclasses
+import html
 import importlib
 import re
 from typing import Any
@@ -48,8 +49,9 @@ def _fields_table(dotted: str) -> str:
             default = f"`{field.default_factory()!r}`"
         else:
             default = "required"
-        kind = str(field.type).replace("|", "\\|")
-        rows.append(f"| `{field.name}` | `{kind}` | {default} |")
+        # a code span keeps a backslash before `|`: the type is written as HTML instead
+        kind = html.escape(str(field.type)).replace("|", "&#124;")
+        rows.append(f"| `{field.name}` | <code>{kind}</code> | {default} |")
     return "\n".join(rows)
 
 
