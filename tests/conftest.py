@@ -7,8 +7,10 @@ need it skip with a reason, except under `CI=true`, where absence fails them.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -17,9 +19,12 @@ from pathlib import Path
 
 import pytest
 
-# the suite's per-file hash cache (evaluation provenance) and synonym caches stay out of the
-# user's cache folder
+# the suite's caches (parsed tables, the provenance hashes, synonym tables) stay out of the
+# user's cache folder, and go when the session ends
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="genotex-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+for _variable in ("GENOTEX_CACHE", "GENOTEX_CACHE_SIZE"):
+    os.environ.pop(_variable, None)
 
 SHARED = Path(
     os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared")

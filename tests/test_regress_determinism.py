@@ -91,6 +91,10 @@ def test_every_way_of_asking_gives_the_one_thread_answer(case, answered, one_thr
         out = tmp_path / f"all-{jobs}"
         _run(_command(case, out, mode, "--all", "--jobs", jobs))
         assert _answers(out) == expected, f"--all --jobs {jobs}"
+    # the runs above read the linked tables through the suite's table cache; without it
+    unparsed = tmp_path / "no-cache"
+    _run(_command(case, unparsed, mode, "--all", "--no-cache"))
+    assert _answers(unparsed) == expected, "--no-cache"
     alone = tmp_path / "alone"
     for problem in answered:
         condition = problem.condition or "None"

@@ -5,6 +5,7 @@ Defaults relative to the current folder (`-r output`, `--input output/preprocess
 """
 
 from . import (  # noqa: F401  (each module registers its commands)
+    _cache,
     _download,
     _evaluation,
     _harness,

@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,7 +19,15 @@ from .._version import __version__
 from ..core import GenotexError
 from ._progress import quiet, verbosity_options
 
-__all__ = ["GreedyCommand", "common_options", "handle_errors", "main", "tqdm_progress"]
+__all__ = [
+    "GreedyCommand",
+    "cache_options",
+    "common_options",
+    "handle_errors",
+    "main",
+    "scheduler_option",
+    "tqdm_progress",
+]
 
 # Options that take several values after one flag (`-t selection analysis`), as the
 # published evaluator's argparse `nargs="+"` options do; repeating the flag works too.
@@ -169,6 +178,54 @@ def jobs_option(
     return click.option(
         "-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help
     )
+
+
+def scheduler_option(help: str) -> Callable[..., Any]:
+    """`--scheduler ADDRESS`: run on an existing Dask distributed scheduler instead of --jobs."""
+    return click.option("--scheduler", default=None, metavar="ADDRESS", help=help)
+
+
+def cache_dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--cache-dir PATH` (or `$GENOTEX_CACHE`): genotex's cache folder."""
+    return click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        envvar="GENOTEX_CACHE",
+        default=None,
+        help="genotex's cache folder (default: $GENOTEX_CACHE, else ~/.cache/genotex); its "
+        "size bound is $GENOTEX_CACHE_SIZE (default 8G).",
+    )(function)
+
+
+def table_cache(cache_dir: Path | None, *, enabled: bool = True) -> Any:
+    """The `TableCache` the options ask for (None when disabled).
+
+    Raises `click.UsageError` when `$GENOTEX_CACHE_SIZE` is not a size.
+    """
+    from ..core import CACHE_SIZE_ENV, TableCache
+
+    if not enabled:
+        return None
+    try:
+        return TableCache.default(cache_dir)
+    except ValueError as exc:
+        raise click.UsageError(f"${CACHE_SIZE_ENV}: {exc}") from None
+
+
+def cache_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--cache-dir PATH` and `--no-cache`, given to the command as one `cache` argument."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, cache_dir: Path | None, no_cache: bool, **kwargs: Any) -> Any:
+        return function(*args, cache=table_cache(cache_dir, enabled=not no_cache), **kwargs)
+
+    wrapper = click.option(
+        "--no-cache",
+        is_flag=True,
+        help="Parse every table instead of reading parsed tables from the cache "
+        "(the results are the same).",
+    )(wrapper)
+    return cache_dir_option(wrapper)
 
 
 def resamples_option(help: str) -> Callable[..., Any]:

@@ -8,18 +8,20 @@ from typing import Any
 
 import click
 
-from ..core import MAX_COLUMNS
+from ..core import MAX_COLUMNS, TableCache
 from ._common import (
     FIGURE_FORMATS,
     MEGABYTES,
     SEED,
     GreedyCommand,
+    cache_options,
     common_options,
     figure_options,
     handle_errors,
     jobs_option,
     main,
     resamples_option,
+    scheduler_option,
     tqdm_progress,
 )
 from ._progress import say
@@ -83,6 +85,8 @@ from ._progress import say
     "--details", is_flag=True, help="Also print per-trait, per-problem and per-file tables."
 )
 @jobs_option("Worker processes for scoring preprocessed tables.")
+@scheduler_option("Score the table pairs on this Dask distributed scheduler instead of --jobs.")
+@cache_options
 @click.option(
     "--label",
     default=None,
@@ -147,6 +151,8 @@ def eval_command(
     csv_dir: Path | None,
     details: bool,
     jobs: int,
+    scheduler: str | None,
+    cache: TableCache | None,
     label: str | None,
     max_columns: int,
     max_file_mb: float,
@@ -181,6 +187,8 @@ def eval_command(
         exact=exact_stats or report_dir is not None,
         gsea_permutations=gsea_permutations,
         gsea_seed=seed,
+        cache=cache,
+        scheduler=scheduler,
     )
     task_info = task_info or ref.parent / "metadata" / "task_info.json"
     check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir)

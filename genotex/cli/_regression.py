@@ -8,8 +8,15 @@ from typing import Any
 
 import click
 
-from ..core import MODES, SELECT_BY, GenotexError, Mode, SelectBy
-from ._common import common_options, handle_errors, jobs_option, main
+from ..core import MODES, SELECT_BY, GenotexError, Mode, SelectBy, TableCache
+from ._common import (
+    cache_options,
+    common_options,
+    handle_errors,
+    jobs_option,
+    main,
+    scheduler_option,
+)
 from ._progress import ItemProgress
 
 
@@ -53,9 +60,8 @@ from ._progress import ItemProgress
     help="Where significant_genes_condition_<C>.json files are written.",
 )
 @jobs_option("Problems answered in parallel processes.")
-@click.option(
-    "--scheduler", default=None, help="Address of an existing Dask distributed scheduler to run on."
-)
+@scheduler_option("Answer the problems on this Dask distributed scheduler instead of --jobs.")
+@cache_options
 @click.option("--force", is_flag=True, help="Redo problems whose output already exists.")
 @click.option(
     "--summary",
@@ -90,6 +96,7 @@ def regress_command(
     out: Path,
     jobs: int,
     scheduler: str | None,
+    cache: TableCache | None,
     force: bool,
     summary: Path | None,
     mode: Mode,
@@ -135,6 +142,7 @@ def regress_command(
             out,
             jobs=jobs,
             scheduler=scheduler,
+            cache=cache,
             force=force,
             on_outcome=show,
             summary=summary or out / "status.json",

@@ -10,7 +10,8 @@ scikit-learn / SciPy, so evaluation stays light.
   `ResultFile` (`significant_genes_condition_<C>.json`), `RunStatus` (`status.json`).
 - Cohort selection: `CohortInfoReader`, `select_cohorts`, `usable_cohorts`, `gene_regressors`.
 - Untrusted trees: `GuardedTree`, `RejectedFile`, `MISSING`.
-- Tables: `LabelledTable`, `read_table`, `read_header`, `write_table`.
+- Tables: `LabelledTable`, `read_table`, `read_header`, `write_table`; the content-keyed
+  `TableCache` of parsed tables (`cache_folder`, `parse_size`).
 - Metrics: `gene_selection_scores`, `approximate_auroc`, `gsea_enrichment_score`,
   `confusion_scores`, `jaccard`, `feature_correlation`, `nanmean`, the registry `METRICS`.
 - Plumbing: `atomic_output`, `write_text_atomic`, `ordered_map`, the errors.
@@ -22,6 +23,15 @@ from ._atomic import (
     locked_folder,
     remove_stale_temporaries,
     write_text_atomic,
+)
+from ._cache import (
+    CACHE_ENV,
+    CACHE_SIZE_ENV,
+    DEFAULT_CACHE_BYTES,
+    CacheInfo,
+    TableCache,
+    cache_folder,
+    parse_size,
 )
 from ._cohort_info import CohortInfo, CohortRecord
 from ._digest import file_sha256
@@ -91,7 +101,7 @@ from ._metrics import (
     nanmean,
 )
 from ._outcome import OUTCOME_KINDS, Outcome, OutcomeKind
-from ._parallel import ordered_map, stop_pool
+from ._parallel import dask_client, ordered_map, stop_pool
 from ._result import MalformedResult, ResultFile
 from ._selection import (
     CohortInfoReader,
@@ -116,6 +126,13 @@ from ._task_info import TaskInfo, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
+    "CACHE_ENV",
+    "CACHE_SIZE_ENV",
+    "DEFAULT_CACHE_BYTES",
+    "CacheInfo",
+    "TableCache",
+    "cache_folder",
+    "parse_size",
     "MAX_COLUMNS",
     "ANALYSIS_METRICS",
     "CATEGORIES",
@@ -189,6 +206,7 @@ __all__ = [
     "normalize_trait_name",
     "output_path",
     "prepare_output_folder",
+    "dask_client",
     "ordered_map",
     "stop_pool",
     "read_header",

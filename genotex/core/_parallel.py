@@ -1,4 +1,4 @@
-"""Running independent tasks in worker processes, results in input order."""
+"""Running independent tasks in worker processes or on a Dask cluster, results in input order."""
 
 from __future__ import annotations
 
@@ -6,21 +6,56 @@ import logging
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["ordered_map", "stop_pool"]
+from ._errors import GenotexError
+
+if TYPE_CHECKING:
+    from dask.distributed import Client
+
+__all__ = ["dask_client", "ordered_map", "stop_pool"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-def ordered_map(function: Callable[[Any], T], tasks: Sequence[Any], jobs: int) -> Iterator[T]:
-    """`map` over tasks in order, in `jobs` processes when more than one is asked for.
+def dask_client(address: str) -> Client:
+    """A client of the Dask distributed scheduler at `address`.
+
+    Raises `GenotexError` when dask.distributed is not installed or the scheduler
+    cannot be reached, naming the address.
+    """
+    try:
+        from dask.distributed import Client
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise GenotexError(
+            "a Dask scheduler needs dask.distributed: pip install 'genotex[dask]'"
+        ) from None
+    try:
+        return Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise GenotexError(f"the Dask scheduler {address} cannot be reached ({reason})") from None
+
+
+def ordered_map(
+    function: Callable[[Any], T],
+    tasks: Sequence[Any],
+    jobs: int,
+    *,
+    scheduler: str | None = None,
+) -> Iterator[T]:
+    """`map` over tasks in order, in `jobs` processes, or on the Dask `scheduler` if given.
 
     Workers are spawned, not forked: polars' thread pool does not survive a fork.
     Interrupted (Ctrl-C, SIGTERM) or abandoned, the workers are ended at once
-    instead of being waited for.
+    instead of being waited for. On Dask, results are yielded in input order as
+    well (each task is independent, so the output is that of a local run) and the
+    pending tasks are cancelled when the caller stops.
     """
+    if scheduler is not None:
+        yield from _dask_map(function, tasks, scheduler)
+        return
     if jobs <= 1 or len(tasks) <= 1:
         yield from map(function, tasks)
         return
@@ -51,3 +86,13 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join(timeout=5)
+
+
+def _dask_map(function: Callable[[Any], T], tasks: Sequence[Any], address: str) -> Iterator[T]:
+    with dask_client(address) as client:
+        futures = client.map(function, list(tasks), pure=False)
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            client.cancel(futures)

@@ -17,6 +17,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ import polars as pl
 
 from ._atomic import atomic_output
 from ._errors import GenotexError
+
+if TYPE_CHECKING:
+    from ._cache import TableCache
 
 __all__ = [
     "MAX_COLUMNS",
@@ -171,7 +175,7 @@ def _numbers(tokens: pl.Series) -> tuple[pl.Series, np.ndarray]:
 
 
 def _read_general(
-    path: Path, header: list[str]
+    path: Path, data: bytes, header: list[str]
 ) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
     """Any CSV, with polars' CSV reader (fastest on long tables: ~270 MB/s here).
 
@@ -179,7 +183,6 @@ def _read_general(
     matching); a file that is not all numbers is read again as text and
     converted cell by cell, as pandas would.
     """
-    data = path.read_bytes()
     if data.count(b'"') % 2:  # a quote left open swallows the rows after it
         raise TableError(
             "has an unbalanced quote (an odd number of '\"'): its rows cannot be told apart",
@@ -212,7 +215,7 @@ def _read_general(
 
 
 def _read_wide(
-    path: Path, header: list[str]
+    data: bytes, header: list[str]
 ) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]] | None:
     """A wide unquoted CSV, split line by line in polars (~150 MB/s where its CSV reader does ~90).
 
@@ -221,7 +224,7 @@ def _read_wide(
     rows of another length).
     """
     lines = pl.read_csv(
-        path,
+        data,
         has_header=False,
         separator="\x1f",
         quote_char=None,
@@ -250,15 +253,10 @@ def _read_wide(
     return _labels(fields.list.first()), values, bad_cells
 
 
-def read_table(
-    path: str | Path, *, features_are_rows: bool, max_columns: int | None = MAX_COLUMNS
-) -> LabelledTable:
-    """Read a CSV whose first column holds the row labels; refuse duplicated labels.
-
-    A table of more than `max_columns` columns (None: no limit) is refused before
-    its rows are parsed.
+def checked_header(path: Path, max_columns: int | None) -> tuple[list[str], bool]:
+    """A CSV's header (index label first) and whether rows follow it, refused if it cannot be
+    a table: unreadable, empty, too wide, or with duplicated column labels.
     """
-    path = Path(path)
     try:
         header, has_rows = _first_record(path, rows=True)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -272,19 +270,21 @@ def read_table(
     column_labels = header[1:]
     if len(set(column_labels)) != len(column_labels):
         raise TableError("the header has duplicated column labels", path=path)
-    if not has_rows:  # nothing to parse: polars would still build a schema of every column
-        return LabelledTable(
-            pd.Index([], dtype=object),
-            pd.Index(column_labels, dtype=object),
-            np.empty((0, len(column_labels))),
-            features_are_rows,
-            {},
-        )
+    return header, has_rows
+
+
+def parse_rows(
+    path: Path, data: bytes, header: list[str]
+) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
+    """Row labels, values and non-numeric cells of a CSV's bytes whose header was checked.
+
+    `path` only names the file in errors.
+    """
     try:
         wide = len(header) > WIDE_TABLE_COLUMNS and not any("\n" in label for label in header)
-        parsed = _read_wide(path, header) if wide else None
+        parsed = _read_wide(data, header) if wide else None
         row_labels, values, bad_cells = (
-            parsed if parsed is not None else _read_general(path, header)
+            parsed if parsed is not None else _read_general(path, data, header)
         )
     except pl.exceptions.NoDataError:
         raise TableError("the file is empty", path=path) from None
@@ -293,12 +293,54 @@ def read_table(
         raise TableError(f"the CSV cannot be parsed ({reason})", path=path) from None
     if row_labels.has_duplicates:
         raise TableError("the first column has duplicated row labels", path=path)
+    return row_labels, values, bad_cells
+
+
+def read_table(
+    path: str | Path,
+    *,
+    features_are_rows: bool,
+    max_columns: int | None = MAX_COLUMNS,
+    cache: TableCache | None = None,
+) -> LabelledTable:
+    """Read a CSV whose first column holds the row labels; refuse duplicated labels.
+
+    Parameters
+    ----------
+    path
+        The CSV.
+    features_are_rows
+        Whether rows are features (gene and clinical data) or samples (linked data).
+    max_columns
+        A table of more columns (None: no limit) is refused before its rows are parsed.
+    cache
+        Where parsed tables are kept by content (`TableCache`); None parses the file.
+        The table read is the same either way, value for value.
+    """
+    path = Path(path)
+    if cache is not None:
+        return cache.read_table(path, features_are_rows=features_are_rows, max_columns=max_columns)
+    header, has_rows = checked_header(path, max_columns)
+    if not has_rows:  # nothing to parse: polars would still build a schema of every column
+        return empty_table(header, features_are_rows)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TableError(f"the CSV cannot be read ({exc.__class__.__name__})", path=path) from None
+    row_labels, values, bad_cells = parse_rows(path, data, header)
     return LabelledTable(
-        row_labels,
-        pd.Index(column_labels, dtype=object),
-        values,
+        row_labels, pd.Index(header[1:], dtype=object), values, features_are_rows, bad_cells
+    )
+
+
+def empty_table(header: list[str], features_are_rows: bool) -> LabelledTable:
+    """The table of a header-only CSV: its column labels and no rows."""
+    return LabelledTable(
+        pd.Index([], dtype=object),
+        pd.Index(header[1:], dtype=object),
+        np.empty((0, len(header) - 1)),
         features_are_rows,
-        bad_cells,
+        {},
     )
 
 

@@ -18,6 +18,7 @@ from ..core import (
     GuardedTree,
     PredictionTreeError,
     ReferenceTreeError,
+    TableCache,
     TaskInfo,
 )
 from ._analysis_task import Lists, evaluate_analysis
@@ -58,6 +59,13 @@ class EvalOptions:
     label
         The run's name in leaderboards, comparisons and the report (recorded in
         the report's `run.label`; none by default).
+    cache
+        Where the reference's parsed tables are kept (`TableCache`): a second
+        evaluation against the same reference maps them instead of parsing them.
+        None parses every table. The scores are the same either way.
+    scheduler
+        The address of a Dask distributed scheduler to score the table pairs on,
+        instead of `jobs` local processes (its workers must see both trees).
     """
 
     tasks: tuple[str, ...] = TASKS
@@ -71,6 +79,8 @@ class EvalOptions:
     gsea_permutations: int = 1000
     gsea_seed: int = 0
     label: str | None = None
+    cache: TableCache | None = None
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         for name, allowed in (("tasks", TASKS), ("subtasks", SUBTASKS)):
@@ -105,24 +115,7 @@ def evaluate(
     """
     progress = progress or no_progress
     started = time.time()
-    ref_path, pred_path = Path(ref_dir), Path(pred_dir)
-    if not ref_path.is_dir():
-        raise ReferenceTreeError("the reference folder does not exist", path=ref_path)
-    if not (ref_path / "preprocess").is_dir() and not (ref_path / "regress").is_dir():
-        raise ReferenceTreeError(
-            "the reference folder has neither preprocess/ nor regress/ (is it an output/ folder?)",
-            path=ref_path,
-        )
-    if not pred_path.is_dir():
-        raise PredictionTreeError("the prediction folder does not exist", path=pred_path)
-    if not any((pred_path / stage).is_dir() for stage in ("preprocess", "regress")):
-        # scoring it would print plausible numbers (every cohort and problem missing)
-        hint = " it holds output/: give that" if (pred_path / "output").is_dir() else ""
-        raise PredictionTreeError(
-            "the prediction folder has neither preprocess/ nor regress/ "
-            f"(is it an output/ folder?{hint})",
-            path=pred_path,
-        )
+    ref_path, pred_path = _check_trees(Path(ref_dir), Path(pred_dir))
     task_info_source = None if isinstance(task_info, TaskInfo) else str(task_info)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
@@ -140,7 +133,14 @@ def evaluate(
         )
     if "preprocessing" in options.tasks:
         preprocessing = evaluate_preprocessing(
-            pred, ref, options.subtasks, jobs=options.jobs, findings=findings, progress=progress
+            pred,
+            ref,
+            options.subtasks,
+            jobs=options.jobs,
+            findings=findings,
+            progress=progress,
+            cache=options.cache,
+            scheduler=options.scheduler,
         )
     if "analysis" in options.tasks:
         analysis = evaluate_analysis(pred, ref, findings=findings, progress=progress, lists=lists)
@@ -158,6 +158,28 @@ def evaluate(
         run["label"] = options.label
     report = EvalReport(filtering, selection, preprocessing, analysis, findings.freeze(), run)
     return _finish(report, options, lists, ref, task_info, source=task_info_source, started=started)
+
+
+def _check_trees(ref_path: Path, pred_path: Path) -> tuple[Path, Path]:
+    """Refuse folders that are not output/ trees, before anything is scored."""
+    if not ref_path.is_dir():
+        raise ReferenceTreeError("the reference folder does not exist", path=ref_path)
+    if not (ref_path / "preprocess").is_dir() and not (ref_path / "regress").is_dir():
+        raise ReferenceTreeError(
+            "the reference folder has neither preprocess/ nor regress/ (is it an output/ folder?)",
+            path=ref_path,
+        )
+    if not pred_path.is_dir():
+        raise PredictionTreeError("the prediction folder does not exist", path=pred_path)
+    if not any((pred_path / stage).is_dir() for stage in ("preprocess", "regress")):
+        # scoring it would print plausible numbers (every cohort and problem missing)
+        hint = " it holds output/: give that" if (pred_path / "output").is_dir() else ""
+        raise PredictionTreeError(
+            "the prediction folder has neither preprocess/ nor regress/ "
+            f"(is it an output/ folder?{hint})",
+            path=pred_path,
+        )
+    return ref_path, pred_path
 
 
 def _finish(

@@ -12,6 +12,7 @@ from ..core import (
     GuardedTree,
     LabelledTable,
     RejectedFile,
+    TableCache,
     TableError,
     feature_correlation,
     jaccard,
@@ -85,9 +86,19 @@ def reference_csvs(ref: GuardedTree, subtask: str) -> list[tuple[str, str]]:
 
 
 def score_csv_pair(
-    pred: GuardedTree, ref: GuardedTree, subtask: str, trait: str, file_name: str
+    pred: GuardedTree,
+    ref: GuardedTree,
+    subtask: str,
+    trait: str,
+    file_name: str,
+    *,
+    cache: TableCache | None = None,
 ) -> tuple[FileScore | None, list[Finding]]:
-    """Score one prediction CSV against its reference; `None` if the reference is unreadable."""
+    """Score one prediction CSV against its reference; `None` if the reference is unreadable.
+
+    The reference table is read through `cache` (the same for every submission); the
+    prediction's is parsed.
+    """
     parts = _subtask_parts(subtask, trait, file_name)
     key = f"{trait}/{file_name}"
     pred_path, ref_path = pred.path(*parts), ref.path(*parts)
@@ -98,7 +109,10 @@ def score_csv_pair(
         ]
     try:
         ref_table = read_table(
-            ref_path, features_are_rows=subtask != "linked", max_columns=ref.max_columns
+            ref_path,
+            features_are_rows=subtask != "linked",
+            max_columns=ref.max_columns,
+            cache=cache,
         )
     except TableError as exc:
         return None, [Finding(ref.relative(ref_path), f"{exc.reason}; the file is not scored")]
@@ -136,9 +150,10 @@ def _why_zero(pred: LabelledTable, scores: dict[str, float]) -> str | None:
 
 
 def _score_csv_task(
-    task: tuple[GuardedTree, GuardedTree, str, str, str],
+    task: tuple[GuardedTree, GuardedTree, str, str, str, TableCache | None],
 ) -> tuple[FileScore | None, list[Finding]]:
-    return score_csv_pair(*task)
+    pred, ref, subtask, trait, file_name, cache = task
+    return score_csv_pair(pred, ref, subtask, trait, file_name, cache=cache)
 
 
 def evaluate_preprocessing(
@@ -149,8 +164,14 @@ def evaluate_preprocessing(
     jobs: int = 1,
     findings: Findings | None = None,
     progress: Progress | None = None,
+    cache: TableCache | None = None,
+    scheduler: str | None = None,
 ) -> dict[str, tuple[FileScore, ...] | None]:
-    """Per subtask, the scores of every reference CSV (None when PRED has no preprocess/)."""
+    """Per subtask, the scores of every reference CSV (None when PRED has no preprocess/).
+
+    Table pairs are scored in `jobs` processes, or on the Dask `scheduler`, in order;
+    reference tables are read through `cache`.
+    """
     findings = findings or Findings()
     progress = progress or no_progress
     if not os.path.isdir(pred.path("preprocess")):
@@ -159,12 +180,12 @@ def evaluate_preprocessing(
         )
         return {subtask: None for subtask in subtasks}
     tasks = [
-        (pred, ref, subtask, trait, file)
+        (pred, ref, subtask, trait, file, cache)
         for subtask in subtasks
         for trait, file in reference_csvs(ref, subtask)
     ]
     scores: dict[str, list[FileScore]] = {subtask: [] for subtask in subtasks}
-    results = ordered_map(_score_csv_task, tasks, jobs)
+    results = ordered_map(_score_csv_task, tasks, jobs, scheduler=scheduler)
     for score, file_findings in progress(results, "preprocessed tables", len(tasks)):
         findings.extend(file_findings)
         if score is not None:

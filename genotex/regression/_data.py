@@ -16,6 +16,7 @@ from ..core import (
     GuardedTree,
     LabelledTable,
     ProblemId,
+    TableCache,
     TableError,
     TaskInfo,
     gene_regressors,
@@ -104,10 +105,10 @@ def predict_condition(
     return predicted, name
 
 
-def _load(data_dir: Path, trait: str, cohort: str) -> LabelledTable:
+def _load(data_dir: Path, trait: str, cohort: str, cache: TableCache | None) -> LabelledTable:
     path = data_dir / trait / f"{cohort}.csv"
     try:
-        table = read_table(path, features_are_rows=False)
+        table = read_table(path, features_are_rows=False, cache=cache)
     except TableError as exc:
         raise ProblemFailed(exc.reason, path=path) from None
     if table.bad_cells:
@@ -156,13 +157,14 @@ def _predicted_condition(
     *,
     trait_path: Path,
     task_info: TaskInfo,
+    cache: TableCache | None,
 ) -> tuple[np.ndarray, tuple[str, ...], str]:
     """Two-step: (Z predicted in the trait cohort, the regressor genes, the condition model)."""
     trait, condition = problem.trait, problem.condition
     if condition is None:
         raise ValueError(f"{problem.key} is a one-step problem: it has no condition cohort")
     condition_path = data_dir / condition / f"{condition_id}.csv"
-    condition_table = _load(data_dir, condition, condition_id)
+    condition_table = _load(data_dir, condition, condition_id, cache)
     labels = list(table.column_labels)
     regressors = tuple(
         gene_regressors(trait, condition, labels, condition_table.column_labels, task_info)
@@ -193,17 +195,25 @@ def _check_problem(
         raise ProblemFailed(reason, path=path)
 
 
-def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) -> ProblemData:
+def load_problem(
+    data_dir: str | Path,
+    problem: ProblemId,
+    task_info: TaskInfo,
+    *,
+    cache: TableCache | None = None,
+) -> ProblemData:
     """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s).
 
-    Raises `ProblemSkipped` when no cohort (pair) can answer it and
-    `ProblemFailed` when the chosen data cannot be analysed.
+    The linked tables are read through `cache` when one is given (a cohort's table
+    is then parsed once for all its problems). Raises `ProblemSkipped` when no
+    cohort (pair) can answer it and `ProblemFailed` when the chosen data cannot be
+    analysed.
     """
     data_dir = Path(data_dir)
     trait, condition = problem.trait, problem.condition
     cohorts = _choose(data_dir, problem, task_info)
     trait_path = data_dir / trait / f"{cohorts[0]}.csv"
-    table = _load(data_dir, trait, cohorts[0])
+    table = _load(data_dir, trait, cohorts[0], cache)
     labels = list(table.column_labels)
     if trait not in labels:
         raise ProblemFailed(f"the table has no column {trait!r}", path=trait_path)
@@ -214,7 +224,13 @@ def load_problem(data_dir: str | Path, problem: ProblemId, task_info: TaskInfo) 
         z = _column(table, condition, trait_path)  # Age or Gender, from the same table
     elif condition is not None:
         z, regressors, condition_model = _predicted_condition(
-            data_dir, problem, cohorts[1], table, trait_path=trait_path, task_info=task_info
+            data_dir,
+            problem,
+            cohorts[1],
+            table,
+            trait_path=trait_path,
+            task_info=task_info,
+            cache=cache,
         )
     # Age and Gender are never genes; a one-step condition is Z, the trait is Y
     not_genes = {*_AGE_GENDER, trait, condition}

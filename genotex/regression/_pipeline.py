@@ -18,6 +18,7 @@ from ..core import (
     ResultFile,
     SelectBy,
     StandardMethod,
+    TableCache,
     TaskInfo,
     check_mode,
     output_path,
@@ -205,6 +206,7 @@ def answer_problem(
     *,
     mode: Mode = "reference",
     select_by: SelectBy = "prediction",
+    cache: TableCache | None = None,
 ) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
 
@@ -222,6 +224,9 @@ def answer_problem(
         chosen by how many of task_info's known genes each α selects: its answer
         uses the answer key. For one's own analysis use `mode="standard"` (a
         converged fit, α chosen by cross-validated prediction, `select_by`).
+    cache
+        Where parsed linked tables are kept by content (`TableCache`); None
+        parses them. The answer is the same either way.
 
     Returns
     -------
@@ -247,7 +252,7 @@ def answer_problem(
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
     with one_blas_thread(reference=mode == "reference"):
-        data = load_problem(data_dir, problem, task_info)
+        data = load_problem(data_dir, problem, task_info, cache=cache)
         return analyse(data, task_info, mode=mode, select_by=select_by)
 
 

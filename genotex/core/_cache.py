@@ -1,0 +1,371 @@
+"""A cache of parsed tables keyed by the CSV's content: each file is parsed once, then mapped.
+
+Parsing a CSV costs ~130 MB/s; mapping its parsed form costs a page-cache read.
+A reference tree is parsed again for every submission scored against it, and a
+linked table for every problem of its cohort, so both read through this cache.
+
+An entry is one file, `tables/<sha256 of the CSV>.v<FORMAT>.table`:
+
+    b"GTXTABLE" | header length (8 bytes, little-endian) | CRC-32 (8 bytes) |
+    header (JSON: shape, order, labels, non-numeric cells) | zero padding to 64 |
+    float64 values, little-endian
+
+Safety, in the order a reader meets it:
+
+- **The key is the content.** The file is read and hashed each time it is asked
+  for; a changed file is a new key, so an entry is never trusted over its file.
+- **No half-written entry is read.** An entry is written under a temporary name
+  (`.<name>.<pid>-<random>.tmp`) and renamed into place, so concurrent writers of
+  one key each rename a complete file and readers see one of them.
+- **A damaged entry is made again.** The CRC-32 covers the header and the values,
+  and the size must match the header's shape; a mismatch removes the entry and
+  parses the CSV.
+- **The cache is never the reason a run fails.** A full disk, a read-only folder
+  or a damaged folder only costs parsing; it is said once on the log.
+- **Bounded.** After a write, entries least recently used (by mtime, which a
+  hit refreshes) are removed until the folder is under its bound; the
+  temporaries of killed writers go too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import mmap
+import os
+import re
+import struct
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._atomic import remove_stale_temporaries
+from ._tables import (
+    MAX_COLUMNS,
+    LabelledTable,
+    TableError,
+    checked_header,
+    empty_table,
+    parse_rows,
+)
+
+__all__ = [
+    "CACHE_ENV",
+    "CACHE_SIZE_ENV",
+    "DEFAULT_CACHE_BYTES",
+    "CacheInfo",
+    "TableCache",
+    "cache_folder",
+    "parse_size",
+]
+
+log = logging.getLogger(__name__)
+
+#: The environment variable naming genotex's cache folder (else `$XDG_CACHE_HOME/genotex`,
+#: else `~/.cache/genotex`).
+CACHE_ENV = "GENOTEX_CACHE"
+#: The environment variable bounding the table cache (bytes, or with a K, M, G or T suffix).
+CACHE_SIZE_ENV = "GENOTEX_CACHE_SIZE"
+#: The default bound: the parsed reference tables of the whole benchmark (~450 cohorts x 3
+#: tables) take ~3 GB.
+DEFAULT_CACHE_BYTES = 8 * 2**30
+
+_MAGIC = b"GTXTABLE"
+_PREFIX = struct.Struct("<8sQQ")  # magic, header length, CRC-32
+_ALIGN = 64
+#: Bumped whenever the entry layout or the parse it stores changes: old entries are then
+#: other keys, never misread, and age out of the bound.
+_FORMAT = 1
+_ENTRY = re.compile(rf"^[0-9a-f]{{64}}\.v{_FORMAT}\.table$")
+_ANY_ENTRY = re.compile(r"^[0-9a-f]{64}\.v\d+\.table$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
+_CHUNK = 1 << 20
+
+
+def cache_folder() -> Path:
+    """genotex's cache folder: `$GENOTEX_CACHE`, else `$XDG_CACHE_HOME/genotex`, else
+    `~/.cache/genotex`.
+    """
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "genotex"
+
+
+def parse_size(text: str) -> int:
+    """Bytes from `"8G"`, `"500M"`, `"1.5GiB"` or `"1000000"` (powers of 1024).
+
+    Raises `ValueError` naming the text when it is not a size.
+    """
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a size (e.g. 8G, 500M or a number of bytes)")
+    number, unit = float(match.group(1)), match.group(2).upper()
+    return int(number * 1024 ** "_KMGT".index(unit or "_"))
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What a table cache holds (`genotex cache info`)."""
+
+    folder: Path
+    entries: int
+    bytes: int
+    max_bytes: int
+    other_versions: int  # entries of another format, never read, removed by the bound or clear
+
+
+class _Damaged(Exception):
+    """An entry that cannot be read as written (removed and made again)."""
+
+
+@dataclass(frozen=True)
+class TableCache:
+    """Parsed CSV tables kept by content under `folder/tables`, least recently used out.
+
+    Parameters
+    ----------
+    folder
+        genotex's cache folder (`cache_folder()`); the tables go in its `tables/`.
+    max_bytes
+        The bound on the entries' total size.
+
+    Examples
+    --------
+    >>> cache = TableCache.default()                                  # doctest: +SKIP
+    >>> table = read_table("GSE1.csv", features_are_rows=False, cache=cache)  # doctest: +SKIP
+    """
+
+    folder: Path
+    max_bytes: int = DEFAULT_CACHE_BYTES
+    _warned: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "folder", Path(self.folder).expanduser())  # a str from a notebook
+        if self.max_bytes < 0:
+            raise ValueError("max_bytes must not be negative")
+
+    @classmethod
+    def default(cls, folder: str | Path | None = None) -> TableCache:
+        """The cache in `folder` (else `cache_folder()`), bounded by `$GENOTEX_CACHE_SIZE`.
+
+        Raises `ValueError` when `$GENOTEX_CACHE_SIZE` is not a size.
+        """
+        size = os.environ.get(CACHE_SIZE_ENV)
+        bound = parse_size(size) if size else DEFAULT_CACHE_BYTES
+        return cls(Path(folder) if folder is not None else cache_folder(), bound)
+
+    @property
+    def tables(self) -> Path:
+        """The folder of the entries."""
+        return self.folder / "tables"
+
+    def read_table(
+        self, path: str | Path, *, features_are_rows: bool, max_columns: int | None = MAX_COLUMNS
+    ) -> LabelledTable:
+        """`read_table` through the cache: the entry of the file's content, or a parse that
+        makes one. The header is checked every time (it decides refusals).
+        """
+        path = Path(path)
+        header, has_rows = checked_header(path, max_columns)
+        if not has_rows:
+            return empty_table(header, features_are_rows)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise TableError(
+                f"the CSV cannot be read ({exc.__class__.__name__})", path=path
+            ) from None
+        key = hashlib.sha256(data).hexdigest()
+        entry = self.tables / f"{key}.v{_FORMAT}.table"
+        found = self._lookup(entry, key, header)
+        if found is not None:
+            row_labels, values, bad_cells = found
+        else:
+            row_labels, values, bad_cells = parse_rows(path, data, header)
+            del data
+            self._store(entry, key, row_labels, values, bad_cells)
+        return LabelledTable(
+            row_labels, pd.Index(header[1:], dtype=object), values, features_are_rows, bad_cells
+        )
+
+    def _lookup(
+        self, entry: Path, key: str, header: list[str]
+    ) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]] | None:
+        try:
+            found = _read_entry(entry, key, header[1:])
+        except FileNotFoundError:
+            return None
+        except (_Damaged, OSError, ValueError) as exc:
+            self._say("damaged", f"the cache entry {entry} is damaged ({exc}); it is made again")
+            with contextlib.suppress(OSError):
+                entry.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(entry)  # least recently used goes first
+        return found
+
+    def _store(
+        self,
+        entry: Path,
+        key: str,
+        row_labels: pd.Index,
+        values: np.ndarray,
+        bad_cells: dict[int, np.ndarray],
+    ) -> None:
+        try:
+            _write_entry(entry, key, row_labels, values, bad_cells)
+            self.evict(keep=entry)
+        except OSError as exc:  # full disk, read-only folder: the run goes on without the cache
+            reason = exc.strerror or str(exc)
+            self._say("unwritable", f"the table cache {self.tables} cannot be written ({reason})")
+
+    def _say(self, kind: str, message: str) -> None:
+        """Warn once per kind of fault and cache (a full disk would say it for every table)."""
+        if kind not in self._warned:
+            self._warned.append(kind)
+            log.warning("%s", message)
+
+    def evict(self, *, keep: Path | None = None) -> int:
+        """Remove the least recently used entries until the total is within the bound, and
+        the temporaries of writers that are no longer running; return how many entries went.
+        """
+        remove_stale_temporaries(self.tables)
+        entries = []
+        for path in self._entries(_ANY_ENTRY):
+            with contextlib.suppress(FileNotFoundError):
+                stat = path.stat()
+                entries.append((stat.st_mtime_ns, stat.st_size, path))
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        for _, size, path in sorted(entries, key=lambda item: (item[0], item[2].name)):
+            if total <= self.max_bytes:
+                break
+            if path == keep:
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+            total -= size
+        return removed
+
+    def info(self) -> CacheInfo:
+        """The number and size of the entries."""
+        current = list(self._entries(_ENTRY))
+        others = [p for p in self._entries(_ANY_ENTRY) if not _ENTRY.match(p.name)]
+        size = 0
+        for path in current + others:
+            with contextlib.suppress(FileNotFoundError):
+                size += path.stat().st_size
+        return CacheInfo(self.tables, len(current), size, self.max_bytes, len(others))
+
+    def clear(self) -> int:
+        """Remove every entry (and dead writers' temporaries); return how many entries went.
+
+        Only files named as entries are removed: a cache folder pointed at a folder
+        of the user's loses nothing else.
+        """
+        remove_stale_temporaries(self.tables)
+        removed = 0
+        for path in self._entries(_ANY_ENTRY):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+        return removed
+
+    def _entries(self, pattern: re.Pattern[str]) -> list[Path]:
+        try:
+            names = os.listdir(self.tables)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [self.tables / name for name in sorted(names) if pattern.match(name)]
+
+
+def _header_text(
+    key: str, row_labels: pd.Index, values: np.ndarray, bad_cells: dict[int, np.ndarray]
+) -> bytes:
+    order = "F" if values.flags.f_contiguous and not values.flags.c_contiguous else "C"
+    header = {
+        "sha256": key,
+        "shape": list(values.shape),
+        "order": order,
+        "row_labels": [None if label is None else str(label) for label in row_labels],
+        "bad_cells": [[int(c), rows.astype(np.int64).tolist()] for c, rows in bad_cells.items()],
+    }
+    return json.dumps(header, separators=(",", ":")).encode("utf-8")
+
+
+def _write_entry(
+    entry: Path,
+    key: str,
+    row_labels: pd.Index,
+    values: np.ndarray,
+    bad_cells: dict[int, np.ndarray],
+) -> None:
+    """Write an entry under a temporary name and rename it into place (never half-visible)."""
+    values = np.asarray(values, dtype="<f8")
+    if not (values.flags.c_contiguous or values.flags.f_contiguous):
+        values = np.ascontiguousarray(values)
+    header = _header_text(key, row_labels, values, bad_cells)
+    body = values.T if json.loads(header)["order"] == "F" else values  # C-contiguous either way
+    padding = b"\0" * (-(_PREFIX.size + len(header)) % _ALIGN)
+    checksum = zlib.crc32(body.data, zlib.crc32(header))
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{entry.name}.{os.getpid()}-", suffix=".tmp", dir=entry.parent
+    )
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_PREFIX.pack(_MAGIC, len(header), checksum))
+            handle.write(header)
+            handle.write(padding)
+            handle.write(body.data)
+        os.replace(tmp, entry)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _read_entry(
+    entry: Path, key: str, column_labels: list[str]
+) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
+    """Map an entry; raise `_Damaged` unless it is whole and of this content and header."""
+    with open(entry, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size < _PREFIX.size:
+            raise _Damaged("shorter than its prefix")
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    magic, header_length, checksum = _PREFIX.unpack_from(mapped)
+    if magic != _MAGIC or header_length > size - _PREFIX.size:
+        raise _Damaged("not an entry")
+    view = memoryview(mapped)
+    header_bytes = view[_PREFIX.size : _PREFIX.size + header_length]
+    try:
+        header = json.loads(bytes(header_bytes))
+        rows, columns = (int(n) for n in header["shape"])
+        order = header["order"]
+        row_labels = header["row_labels"]
+        bad_cells = {int(c): np.asarray(r, dtype=np.intp) for c, r in header["bad_cells"]}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _Damaged(f"its header cannot be read: {exc.__class__.__name__}") from None
+    offset = _PREFIX.size + header_length + (-(_PREFIX.size + header_length) % _ALIGN)
+    if (
+        header.get("sha256") != key
+        or order not in ("C", "F")
+        or columns != len(column_labels)
+        or len(row_labels) != rows
+        or size != offset + rows * columns * 8
+    ):
+        raise _Damaged("its header does not match its file")
+    if zlib.crc32(view[offset:], zlib.crc32(header_bytes)) != checksum:
+        raise _Damaged("its checksum does not match")
+    shape = (rows, columns) if order == "C" else (columns, rows)
+    values = np.frombuffer(mapped, dtype="<f8", count=rows * columns, offset=offset).reshape(shape)
+    return pd.Index(row_labels, dtype=object), values if order == "C" else values.T, bad_cells
