@@ -10,7 +10,14 @@ from typing import Any
 import click
 
 from ..core import GenotexError, Outcome
-from ._common import common_options, geo_limits_option, handle_errors, jobs_option, main
+from ._common import (
+    common_options,
+    geo_limits_option,
+    handle_errors,
+    jobs_option,
+    main,
+    scheduler_option,
+)
 from ._progress import ItemProgress
 
 #: The synonym table a benchmark root holds (the default of --synonyms).
@@ -91,6 +98,7 @@ def _synonyms(path: Path | None) -> Mapping[str, str]:
     help="The preprocess folder to write (<trait>/<cohort>.csv and cohort_info.json).",
 )
 @jobs_option("Cohorts preprocessed in parallel processes (with --all).")
+@scheduler_option("Preprocess the cohorts on this Dask distributed scheduler (with --all).")
 @geo_limits_option
 @common_options
 @handle_errors
@@ -108,6 +116,7 @@ def preprocess_command(
     gene_info: Path | None,
     out: Path,
     jobs: int,
+    scheduler: str | None,
 ) -> None:
     """Turn raw GEO / TCGA files into the benchmark's CSVs and cohort_info.json.
 
@@ -129,6 +138,8 @@ def preprocess_command(
         raise click.UsageError("--all goes without --trait/COHORT")
     if not all_cohorts and (trait is None or cohort_dir is None):
         raise click.UsageError("give COHORT and --trait (one cohort), or --all")
+    if scheduler is not None and not all_cohorts:
+        raise click.UsageError("--scheduler goes with --all")
     table = _synonyms(synonyms)
     gene_ids = gene_id_symbols(gene_info) if gene_info else None
     if all_cohorts:
@@ -142,6 +153,7 @@ def preprocess_command(
             recipes=recipes,
             gene_ids=gene_ids,
             jobs=jobs,
+            scheduler=scheduler,
             debug=debug,
         )
     elif trait is not None and cohort_dir is not None:
@@ -157,6 +169,7 @@ def _preprocess_tree(
     recipes: Path | None,
     gene_ids: Mapping[str, str] | None,
     jobs: int,
+    scheduler: str | None,
     debug: bool,
 ) -> None:
     from ..preprocessing import preprocess_tree
@@ -177,6 +190,7 @@ def _preprocess_tree(
             recipes=recipes,
             gene_ids=gene_ids,
             jobs=jobs,
+            scheduler=scheduler,
             debug=debug,
             on_planned=progress.start,
             on_done=show,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,7 +33,7 @@ def dask_client(address: str) -> Client:
             "a Dask scheduler needs dask.distributed: pip install 'genotex[dask]'"
         ) from None
     try:
-        return Client(address, timeout="20s")
+        return Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
         raise GenotexError(f"the Dask scheduler {address} cannot be reached ({reason})") from None
@@ -89,10 +90,31 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def _dask_map(function: Callable[[Any], T], tasks: Sequence[Any], address: str) -> Iterator[T]:
+    """The tasks on Dask, in order. The function (which may carry a large table, such as the
+    synonyms) is sent to the workers once, and genotex's `GENOTEX_*` settings with it, so a
+    worker runs under the limits this process was given.
+    """
+    settings = {k: v for k, v in os.environ.items() if k.startswith("GENOTEX_")}
     with dask_client(address) as client:
-        futures = client.map(function, list(tasks), pure=False)
+        [shared] = client.scatter([(function, settings)], broadcast=True, hash=False)
+        futures = client.map(_apply, tasks, shared=shared, pure=False)
         try:
             for future in futures:
                 yield future.result()
         finally:
             client.cancel(futures)
+
+
+def _apply(task: Any, *, shared: tuple[Callable[[Any], T], dict[str, str]]) -> T:
+    """Run one task on a Dask worker under the caller's `GENOTEX_*` settings."""
+    function, settings = shared
+    saved = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
+    try:
+        return function(task)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

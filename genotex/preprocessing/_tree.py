@@ -136,11 +136,13 @@ def run_jobs(
     *,
     gene_ids: Mapping[str, str] | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
     input_root: str | Path | None = None,
     debug: bool = False,
     on_done: Callable[[CohortJob, Outcome], None] | None = None,
 ) -> list[tuple[CohortJob, Outcome]]:
-    """`run_job` over planned cohorts, in `jobs` processes; (job, outcome) in plan order.
+    """`run_job` over planned cohorts, in `jobs` processes or on the Dask `scheduler`;
+    (job, outcome) in plan order.
 
     `on_done(job, outcome)` is called as each cohort's outcome is known, in plan
     order. Each trait's `cohort_info.json` lists its records in plan order
@@ -155,7 +157,7 @@ def run_jobs(
         debug=debug,
     )
     done = []
-    for job, outcome in ordered_map(task, jobs_list, jobs):
+    for job, outcome in ordered_map(task, jobs_list, jobs, scheduler=scheduler):
         done.append((job, outcome))
         if on_done is not None:
             on_done(job, outcome)
@@ -177,6 +179,7 @@ def preprocess_tree(
     recipes: str | Path | None = None,
     gene_ids: Mapping[str, str] | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
     debug: bool = False,
     on_planned: Callable[[int], None] | None = None,
     on_done: Callable[[CohortJob, Outcome], None] | None = None,
@@ -199,6 +202,10 @@ def preprocess_tree(
         Entrez GeneID -> symbol, for platforms keyed by GeneID.
     jobs
         Worker processes.
+    scheduler
+        The address of a Dask distributed scheduler to preprocess the cohorts on
+        instead (its workers must see the input and output folders). The outputs
+        are those of a local run, byte for byte.
     debug
         Log the traceback of an unexpected error (the cohort still fails alone).
     on_planned, on_done
@@ -227,6 +234,7 @@ def preprocess_tree(
         out_root,
         gene_ids=gene_ids,
         jobs=jobs,
+        scheduler=scheduler,
         input_root=input_root,
         debug=debug,
         on_done=on_done,

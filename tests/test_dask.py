@@ -1,0 +1,158 @@
+"""Every long stage on Dask: `preprocess --all --scheduler` and `eval --scheduler` write what a
+local run writes, byte for byte, on a `LocalCluster` and on a scheduler plus two worker
+processes started on localhost (as a user would start them on a cluster's nodes).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from genotex.cli import main
+from genotex.workflows import SynthSpec, write_example, write_raw_benchmark
+
+distributed = pytest.importorskip("dask.distributed")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module", params=["LocalCluster", "scheduler + 2 workers"])
+def scheduler(request) -> Iterator[str]:
+    """The address of a running Dask scheduler with two single-threaded worker processes."""
+    if request.param == "LocalCluster":
+        with distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster:
+            yield cluster.scheduler_address
+        return
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    port = address.rsplit(":", 1)[1]
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+             "--port", port, "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    ]  # fmt: skip
+    try:
+        for _ in range(2):
+            started.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "distributed.cli.dask_worker", address,
+                     "--nthreads", "1", "--no-dashboard", "--nworkers", "1"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )
+            )  # fmt: skip
+        deadline = time.time() + 60
+        while True:
+            try:
+                with distributed.Client(address, timeout="5s") as client:
+                    client.wait_for_workers(2, timeout=60)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address
+    finally:
+        for process in reversed(started):
+            process.terminate()
+        for process in started:
+            process.wait(timeout=30)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory):
+    return write_raw_benchmark(tmp_path_factory.mktemp("raw"), n_genes=120, samples=(30, 40))
+
+
+@pytest.fixture(scope="module")
+def local_preprocess(raw, tmp_path_factory) -> dict[str, bytes]:
+    out = tmp_path_factory.mktemp("local") / "preprocess"
+    result = CliRunner().invoke(main, _preprocess_args(raw.root, out, "--jobs", "2"))
+    assert result.exit_code == 0, result.output
+    return _files(out)
+
+
+def _preprocess_args(root: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "preprocess", "--all", "--input", str(root / "input"),
+        "--recipes", str(root / "recipes"),
+        "--task-info", str(root / "metadata" / "task_info.json"),
+        "--synonyms", str(root / "metadata" / "gene_synonym.json"),
+        "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def test_preprocess_all_on_dask_equals_a_local_run(raw, local_preprocess, scheduler, tmp_path):
+    out = tmp_path / "preprocess"
+    result = CliRunner().invoke(main, _preprocess_args(raw.root, out, "--scheduler", scheduler))
+    assert result.exit_code == 0, result.output
+    produced = _files(out)
+    assert any(name.endswith(".csv") for name in produced)
+    assert produced == local_preprocess
+
+
+def test_preprocess_limits_reach_the_dask_workers(raw, scheduler, tmp_path, monkeypatch):
+    """--max-line-mb is an environment setting locally: the workers must run under it too."""
+    monkeypatch.setenv("GENOTEX_MAX_LINE_MB", "64")  # the CLI sets it here: restored afterwards
+    out = tmp_path / "preprocess"
+    args = _preprocess_args(raw.root, out, "--scheduler", scheduler)
+    result = CliRunner().invoke(main, [*args, "--max-line-mb", "0.0001"])
+    assert result.exit_code == 1
+    assert "is longer than 0 MB (set GENOTEX_MAX_LINE_MB" in result.output, result.output
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    spec = SynthSpec(n_traits=3, n_cohorts=6, samples=(10, 16), n_genes=60, n_related=8)
+    return write_example(tmp_path_factory.mktemp("tree"), spec, seed=21)
+
+
+def _eval(example, out: Path, *extra: str) -> dict:
+    result = CliRunner().invoke(
+        main,
+        ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output),
+         "--no-progress", "--json", str(out), *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    del report["run"]["provenance"]  # times and options
+    return report
+
+
+def test_eval_on_dask_equals_a_local_run(example, scheduler, tmp_path):
+    local = _eval(example, tmp_path / "local.json", "--no-cache")
+    on_dask = _eval(example, tmp_path / "dask.json", "--scheduler", scheduler)
+    assert local["preprocessing"]
+    assert on_dask == local
+
+
+def test_an_unreachable_scheduler_is_one_sentence(example, tmp_path):
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    result = CliRunner().invoke(
+        main,
+        ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output),
+         "--no-progress", "--scheduler", address],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert f"the Dask scheduler {address} cannot be reached" in result.output
+    assert "Traceback" not in result.output
