@@ -1,34 +1,30 @@
 """Reading GEO series matrices (preprocessing.md § GEO), and what every GEO reader shares.
 
-A series matrix is read in two streaming passes: the metadata lines give the
-background text and the characteristics table, the block between the table
-markers is parsed by polars. A matrix repeating a probe or sample ID is
-malformed; non-finite cells are missing values.
+A series matrix is read in one streaming pass (ISA-L decompression, 8 MB at a
+time): the metadata lines give the background text and the characteristics
+table, the block between the table markers is parsed by polars. A matrix
+repeating a probe or sample ID is malformed; non-finite cells are missing values.
 """
 
 from __future__ import annotations
 
 import csv
 import functools
-import gzip
-import io
-import math
 import os
-import zlib
-from collections.abc import Iterator
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import polars as pl
 
-from ..core import GenotexError, open_regular
+from ._geo_text import GEOFormatError, lines_of, text_chunks
 
 __all__ = [
     "GEOFormatError",
     "SeriesMatrix",
+    "lines_of",
     "characteristics_dictionary",
     "read_series_matrix",
 ]
@@ -37,110 +33,109 @@ BACKGROUND_KEYS = ("!Series_title", "!Series_summary", "!Series_overall_design")
 _TABLE_BEGIN, _TABLE_END = "!series_matrix_table_begin", "!series_matrix_table_end"
 
 
-class GEOFormatError(GenotexError):
-    """A GEO file that is truncated, not gzip, or lacks the parts it must have."""
-
-
-#: Longest line and most decompressed text a GEO file may hold, in MB; the environment
-#: variables raise them (`genotex preprocess/inspect --max-line-mb/--max-text-mb` set them).
-#: A series-matrix line of 2,000 samples is ~40 KB; the largest GEO matrices are a few GB.
-DEFAULT_MAX_LINE_MB, DEFAULT_MAX_TEXT_MB = 64, 32 * 1024
-MAX_LINE_ENV, MAX_TEXT_ENV = "GENOTEX_MAX_LINE_MB", "GENOTEX_MAX_TEXT_MB"
-
-
-def _limit(variable: str, default: float) -> int:
-    """A limit in bytes: the environment's value in MB if it is a positive number, else the
-    default.
+@dataclass
+class _MatrixText:
+    """What one streaming pass over a series matrix finds: metadata lines, the table header,
+    and (when parsed) the probe IDs and values.
     """
-    try:
-        value = float(os.environ.get(variable, default))
-    except ValueError:
-        value = default
-    return int((value if math.isfinite(value) and value > 0 else default) * 1024 * 1024)
 
-
-def _open_binary(path: Path) -> gzip.GzipFile | io.BufferedReader:
-    """The file's bytes, through gzip when it starts with gzip's magic number.
-
-    Only a regular file is opened (a FIFO named like a matrix would block forever).
-    """
-    try:
-        with open_regular(path, error=GEOFormatError) as probe:
-            gzipped = probe.read(2) == b"\x1f\x8b"
-    except OSError as exc:
-        raise GEOFormatError(f"cannot be read ({exc.strerror or exc})", path=path) from None
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
-
-
-def bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
-    """The lines of a handle (binary or text), refusing one longer than the line limit and text
-    past the size limit (a small gzip can hold one line of hundreds of MB).
-    """
-    max_line, max_text = (
-        _limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_MB),
-        _limit(MAX_TEXT_ENV, DEFAULT_MAX_TEXT_MB),
-    )
-    total = 0
-    number = 0
-    while True:
-        line = handle.readline(max_line + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > max_line:
-            raise GEOFormatError(
-                f"line {number} is longer than {max_line // 1048576} MB "
-                f"(set {MAX_LINE_ENV} to raise the limit)",
-                path=path,
-            )
-        total += len(line)
-        if total > max_text:
-            raise GEOFormatError(
-                f"holds more than {max_text // 1048576:,} MB of text "
-                f"(set {MAX_TEXT_ENV} to raise the limit)",
-                path=path,
-            )
-        yield line
-
-
-@dataclass(frozen=True)
-class _MatrixLayout:
-    """What one streaming pass over a series matrix finds: metadata lines and where the table is."""
-
-    metadata: list[str]
-    header: list[str]
-    skip: int  # lines before the table's header line
-    rows: int  # non-empty table lines after the header
-
-
-def _scan_matrix(path: Path) -> _MatrixLayout:
-    """Stream the file once (constant memory): metadata, table header, both markers present."""
-    metadata: list[str] = []
+    metadata: list[str] = field(default_factory=list)
+    begun: bool = False  # the table's begin marker was found
     header: list[str] | None = None
-    skip = None
-    rows = 0
+    ended: bool = False  # the table's end marker was found
+    ids: list[str] = field(default_factory=list)
+    values: np.ndarray | None = None  # rows x samples, C order, grown as blocks are parsed
+
+
+def _read_matrix(path: Path, *, parse: bool) -> _MatrixText:
+    """Stream the file once: the metadata lines, the table header, and with `parse` the table,
+    parsed by polars a chunk of lines at a time into one preallocated array.
+
+    Reading stops at the table's end marker. The array is allocated from the
+    gzip trailer's size estimate (pages never filled cost no memory), so peak
+    memory is the table plus one chunk.
+    """
+    found = _MatrixText()
+    for first, data in text_chunks(path):
+        position = 0
+        number = first
+        while found.header is None and position < len(data):  # metadata: line by line
+            end = data.index(b"\n", position)
+            line = data[position:end]
+            if number == 0:
+                line = line.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
+            if not _in_table(found, line):
+                found.metadata.append(line.decode("utf-8", "replace") + "\n")
+            position, number = end + 1, number + 1
+        if found.header is None:
+            continue
+        table = data[position:] if position else data
+        end = -1 if table.startswith(_TABLE_END.encode()) else table.find(_END_LINE)
+        if end != -1:
+            found.ended = True
+            table = table[: end + 1]
+        if parse and table:
+            _parse_table(found, table, number, path)
+        if found.ended:
+            break
+    return found
+
+
+_END_LINE = b"\n" + _TABLE_END.encode()
+_BLANK_LINES = re.compile(rb"(?m)^[ \t\r]*\n")
+
+
+def _parse_table(found: _MatrixText, table: bytes, first: int, path: Path) -> None:
+    """Parse whole table lines (line `first` onwards) into the array; refuse a ragged row."""
+    assert found.header is not None
+    names = [f"c{i}" for i in range(len(found.header))]
     try:
-        with _open_binary(path) as handle:
-            for number, line in enumerate(bounded_lines(handle, path)):
-                if number == 0:
-                    line = line.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
-                if skip is None:
-                    if line.startswith(_TABLE_BEGIN.encode()):
-                        skip = number + 1
-                    else:
-                        metadata.append(line.decode("utf-8", "replace"))
-                elif header is None:
-                    header = next(
-                        csv.reader([line.decode("utf-8", "replace").rstrip("\r\n")], delimiter="\t")
-                    )
-                elif line.startswith(_TABLE_END.encode()):
-                    return _MatrixLayout(metadata, header, skip, rows)
-                elif line.strip():
-                    rows += 1
-    except (OSError, EOFError, zlib.error) as exc:
-        raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
-    missing = _TABLE_BEGIN if skip is None else _TABLE_END
-    raise GEOFormatError(f"has no '{missing}' marker: not a complete series matrix", path=path)
+        frame = _parse_block(table, names, path)
+    except GEOFormatError:
+        _ragged(found.header, table, first, path)  # a longer row, balanced by a shorter one
+        raise
+    ids = frame.get_column(names[0]).str.strip_chars()
+    if (ids.is_null() | (ids == "")).any():  # blank lines (of nothing, or spaces) in the text
+        _ragged(found.header, table, first, path)  # checked while the line numbers hold
+        table = _BLANK_LINES.sub(b"", table)
+        if not table:
+            return
+        frame = _parse_block(table, names, path)
+        ids = frame.get_column(names[0]).str.strip_chars()
+    # a shorter row ends in missing cells; only then are the cells counted (a pass over the text)
+    last = frame.get_column(names[-1])
+    if last.null_count() and table.count(b"\t") != frame.height * (len(names) - 1):
+        _ragged(found.header, table, first, path)
+    start = len(found.ids)
+    found.ids.extend(ids.to_list())
+    if found.values is None:
+        shape = (_expected_rows(path, frame.height, len(table)), len(names) - 1)
+        found.values = np.empty(shape)
+    if len(found.ids) > found.values.shape[0]:  # grown in place: realloc copies no row
+        rows = max(len(found.ids), int(found.values.shape[0] * 1.25))
+        found.values.resize((rows, len(names) - 1), refcheck=False)
+    found.values[start : len(found.ids)] = frame.drop(names[0]).to_numpy(order="c")
+
+
+def _ragged(header: list[str], table: bytes, first: int, path: Path) -> None:
+    """Raise for the first non-blank line whose cell count is not the header's."""
+    for offset, line in enumerate(table.split(b"\n")[:-1]):
+        if line.strip() and (cells := line.count(b"\t") + 1) != len(header):
+            raise GEOFormatError(
+                f"line {first + offset + 1} has {cells} cells where the table header has "
+                f"{len(header)}: a ragged row would shift its values by a sample",
+                path=path,
+            )
+
+
+def _in_table(found: _MatrixText, line: bytes) -> bool:
+    """Whether `line` is the table's begin marker or its header (recorded in `found`)."""
+    if found.begun:
+        text = line.decode("utf-8", "replace").rstrip("\r")
+        found.header = next(csv.reader([text], delimiter="\t"), [])
+        return True
+    found.begun = line.startswith(_TABLE_BEGIN.encode())
+    return found.begun
 
 
 def _cells(line: str) -> list[str]:
@@ -168,19 +163,16 @@ class SeriesMatrix:
         )
 
 
-_BLOCK_LINES = 4096
-
-
-def _parse_block(lines: list[bytes], names: list[str], path: Path) -> pl.DataFrame:
+def _parse_block(data: bytes, names: list[str], path: Path) -> pl.DataFrame:
     """One block of table lines: IDs text, values Float64 (non-numeric cells NaN)."""
     read = functools.partial(
         pl.read_csv,
-        b"".join(lines),
+        data,
         separator="\t",
         quote_char='"',
         has_header=False,
         new_columns=names,
-        truncate_ragged_lines=True,
+        truncate_ragged_lines=False,  # a longer row is an error (shorter: missing cells)
     )
     try:
         try:
@@ -198,49 +190,33 @@ def _parse_block(lines: list[bytes], names: list[str], path: Path) -> pl.DataFra
         ) from None
 
 
-def _read_expression(path: Path, layout: _MatrixLayout) -> pd.DataFrame:
-    """The expression table, parsed by polars in blocks of lines into one preallocated float64
-    array.
-
-    Peak memory is the table plus one block (~1.7x the float table here, where
-    parsing the whole file at once took 4x: the text, polars' copy and NumPy's).
+def _expected_rows(path: Path, block_rows: int, block_bytes: int) -> int:
+    """Rows to allocate first: from the gzip trailer's text size (the size mod 4 GiB) and the
+    first block's share of it; at least the first block. Pages never filled cost nothing.
     """
-    if not layout.header:
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(2) != b"\x1f\x8b":
+                return block_rows
+            handle.seek(-4, os.SEEK_END)
+            text_size = int.from_bytes(handle.read(4), "little")
+    except OSError:
+        return block_rows
+    return max(block_rows, int(text_size / max(1, block_bytes) * block_rows))
+
+
+def _expression(path: Path, found: _MatrixText) -> pd.DataFrame:
+    """The parsed table as a frame: probe IDs x GSM IDs (non-finite cells missing)."""
+    if not found.header:
         raise GEOFormatError("has an empty expression table", path=path)
-    names = [f"c{i}" for i in range(len(layout.header))]
-    values = np.empty((layout.rows, len(names) - 1), dtype=np.float64, order="F")
-    ids: list[str] = []
-    block: list[bytes] = []
-
-    def flush() -> None:
-        frame = _parse_block(block, names, path)
-        ids.extend(frame.to_series(0).str.strip_chars().to_list())
-        values[len(ids) - frame.height : len(ids)] = frame.drop(names[0]).to_numpy()
-        block.clear()
-
-    tabs = len(names) - 1
-    with _open_binary(path) as handle:
-        for number, line in enumerate(bounded_lines(handle, path)):
-            if number <= layout.skip:  # metadata lines and the header line
-                continue
-            if line.startswith(b"!"):
-                break
-            if line.strip():
-                if (cells := line.count(b"\t") + 1) != tabs + 1:
-                    raise GEOFormatError(
-                        f"line {number + 1} has {cells} cells where the table "
-                        f"header has {tabs + 1}: a ragged row would shift its values by a sample",
-                        path=path,
-                    )
-                block.append(line)
-                if len(block) == _BLOCK_LINES:
-                    flush()
-        if block:
-            flush()
+    values = found.values
+    if values is None:
+        values = np.empty((0, len(found.header) - 1))
+    values.resize((len(found.ids), values.shape[1]), refcheck=False)  # the estimate's tail
     np.putmask(values, np.isinf(values), np.nan)  # non-finite cells are missing, never clipped
-    index = pd.Index(ids, dtype=object, name="ID")
+    index = pd.Index(found.ids, dtype=object, name="ID")
     _refuse_repeats(index, "probe IDs", path)
-    columns = pd.Index(layout.header[1:], dtype=object)
+    columns = pd.Index(found.header[1:], dtype=object)
     _refuse_repeats(columns, "sample IDs in the table header", path)
     return pd.DataFrame(values, index=index, columns=columns, copy=False)
 
@@ -264,12 +240,15 @@ def read_series_matrix(path: str | Path, *, expression: bool = True) -> SeriesMa
     no rows): what a recipe proposal or an inspection of the metadata needs.
     """
     path = Path(path)
-    layout = _scan_matrix(path)
+    found = _read_matrix(path, parse=expression)
+    if not found.ended:
+        missing = _TABLE_END if found.begun else _TABLE_BEGIN
+        raise GEOFormatError(f"has no '{missing}' marker: not a complete series matrix", path=path)
     background: list[str] = []
     samples: tuple[str, ...] = ()
     characteristics: list[list[str]] = []
     attributes: dict[str, list[str]] = {}
-    for line in layout.metadata:
+    for line in found.metadata:
         key = line.split("\t", 1)[0]
         attributes.setdefault(key, []).extend(_cells(line))
         if key in BACKGROUND_KEYS:
@@ -280,9 +259,10 @@ def read_series_matrix(path: str | Path, *, expression: bool = True) -> SeriesMa
             characteristics.append(_cells(line))
     _refuse_repeats(list(samples), "sample IDs (!Sample_geo_accession)", path)
     if expression:
-        table = _read_expression(path, layout)
+        table = _expression(path, found)
     else:
-        table = pd.DataFrame(columns=pd.Index(layout.header[1:], dtype=object), dtype=np.float64)
+        header = (found.header or [""])[1:]
+        table = pd.DataFrame(columns=pd.Index(header, dtype=object), dtype=np.float64)
     columns = list(samples) if samples else list(table.columns)
     rows = [row + [""] * (len(columns) - len(row)) for row in characteristics]
     clinical = pd.DataFrame([row[: len(columns)] for row in rows], columns=columns, dtype=object)
@@ -300,16 +280,3 @@ def characteristics_dictionary(
         counts = row.dropna().value_counts(sort=True)
         result[position] = [str(v) for v in counts.index[:max_values]]
     return result
-
-
-def lines_of(path: Path) -> Iterator[str]:
-    try:
-        with (
-            _open_binary(path) as raw,
-            # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the text;
-            # universal newlines read CRLF line ends as LF
-            io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as handle,
-        ):
-            yield from bounded_lines(handle, path)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
