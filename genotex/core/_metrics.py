@@ -93,6 +93,13 @@ def _fill_with_row_means(values: np.ndarray) -> np.ndarray:
     return filled
 
 
+def _centred_and_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows minus their mean, and the rows' population std, as `np.std(axis=1)` computes it."""
+    count = values.shape[1]
+    centred = values - np.add.reduce(values, axis=1, keepdims=True) / count
+    return centred, np.sqrt(np.add.reduce(centred * centred, axis=1) / count)
+
+
 def feature_correlation(pred: np.ndarray, ref: np.ndarray) -> float:
     """Mean Pearson r over features of two aligned (features x samples) tables.
 
@@ -108,13 +115,15 @@ def feature_correlation(pred: np.ndarray, ref: np.ndarray) -> float:
         return 0.0
     n_samples = x.shape[1]
     with np.errstate(invalid="ignore", over="ignore"):
-        x_std = np.std(x, axis=1)
-        y_std = np.std(y, axis=1)
+        # np.std's own operations, in its order (the same bits), keeping the centred rows
+        # for the numerator instead of centring the valid rows again
+        x_centred, x_std = _centred_and_std(x)
+        y_centred, y_std = _centred_and_std(y)
         valid = (x_std != 0) & (y_std != 0)
         if not valid.any():
             return 0.0
-        x_centred = x[valid] - np.mean(x[valid], axis=1, keepdims=True)
-        y_centred = y[valid] - np.mean(y[valid], axis=1, keepdims=True)
+        if not valid.all():
+            x_centred, y_centred = x_centred[valid], y_centred[valid]
         numerator = np.sum(x_centred * y_centred, axis=1)
         correlations = numerator / (n_samples * x_std[valid] * y_std[valid])
     return float(np.mean(np.nan_to_num(correlations, nan=0.0)))
