@@ -322,3 +322,16 @@ def test_eval_is_the_same_without_the_cache_cold_warm_and_in_workers(tmp_path):
         if (example.pred_output / path.relative_to(example.ref_output)).exists()
     }
     assert TableCache(folder).info().entries == len(scored) > 0
+
+
+def test_the_cache_folder_is_genotex_cache_then_xdg_then_home(monkeypatch, tmp_path):
+    from genotex.core import cache_folder
+
+    monkeypatch.setenv("GENOTEX_CACHE", str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_folder() == tmp_path / "mine"
+    monkeypatch.delenv("GENOTEX_CACHE")
+    assert cache_folder() == tmp_path / "xdg" / "genotex"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_folder() == tmp_path / "home" / ".cache" / "genotex"

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..core import GenotexError, file_sha256, locked_folder, read_json, write_text_atomic
+from ..core import (
+    GenotexError,
+    cache_folder,
+    file_sha256,
+    locked_folder,
+    read_json,
+    write_text_atomic,
+)
 
 __all__ = ["TASK_FOLDERS", "file_sha256", "provenance", "tree_digest"]
 
@@ -34,8 +41,7 @@ _PACKAGES = ("numpy", "pandas", "polars", "scipy", "scikit-learn", "gseapy", "ma
 
 
 def _cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "genotex" / "sha256-cache.json"
+    return cache_folder() / "sha256-cache.json"
 
 
 class _HashCache:

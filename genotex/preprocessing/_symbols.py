@@ -7,13 +7,12 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
 
-from ..core import GenotexError, file_sha256, read_json, write_text_atomic
+from ..core import GenotexError, cache_folder, file_sha256, read_json, write_text_atomic
 
 __all__ = [
     "MyGeneSynonyms",
@@ -77,18 +76,13 @@ def gene_id_symbols(gene_info: str | Path) -> dict[str, str]:
     return {gene_id: symbol for gene_id, symbol, _ in _human_rows(Path(gene_info))}
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "genotex"
-
-
 def cached_synonym_table(
     gene_info: str | Path, *, cache_dir: str | Path | None = None
 ) -> dict[str, str]:
     """`build_synonym_table`, cached in the user cache folder by the gene_info file's sha256."""
     gene_info = Path(gene_info)
     digest = file_sha256(gene_info)[:16]
-    cache = Path(cache_dir) if cache_dir is not None else _cache_dir()
+    cache = Path(cache_dir) if cache_dir is not None else cache_folder()
     path = cache / f"gene_synonym-{digest}.json"
     if path.exists():
         with contextlib.suppress(GenotexError):  # a damaged cache entry is rebuilt
