@@ -101,7 +101,7 @@ from ._metrics import (
     nanmean,
 )
 from ._outcome import OUTCOME_KINDS, Outcome, OutcomeKind
-from ._parallel import dask_client, ordered_map, stop_pool
+from ._parallel import dask_client, ordered_map, stop_pool, temporary_environment
 from ._result import MalformedResult, ResultFile
 from ._selection import (
     CohortInfoReader,
@@ -209,6 +209,7 @@ __all__ = [
     "dask_client",
     "ordered_map",
     "stop_pool",
+    "temporary_environment",
     "read_header",
     "read_table",
     "regress_file_name",

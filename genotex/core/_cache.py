@@ -121,6 +121,10 @@ class CacheInfo:
     other_versions: int  # entries of another format, never read, removed by the bound or clear
 
 
+#: A parse's result: row labels, float64 values, non-numeric cells (column -> rows).
+_Parsed = tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]
+
+
 class _Damaged(Exception):
     """An entry that cannot be read as written (removed and made again)."""
 
@@ -184,20 +188,17 @@ class TableCache:
             ) from None
         key = hashlib.sha256(data).hexdigest()
         entry = self.tables / f"{key}.v{_FORMAT}.table"
-        found = self._lookup(entry, key, header)
-        if found is not None:
-            row_labels, values, bad_cells = found
-        else:
-            row_labels, values, bad_cells = parse_rows(path, data, header)
+        parsed = self._lookup(entry, key, header)
+        if parsed is None:
+            parsed = parse_rows(path, data, header)
             del data
-            self._store(entry, key, row_labels, values, bad_cells)
+            self._store(entry, key, parsed)
+        row_labels, values, bad_cells = parsed
         return LabelledTable(
             row_labels, pd.Index(header[1:], dtype=object), values, features_are_rows, bad_cells
         )
 
-    def _lookup(
-        self, entry: Path, key: str, header: list[str]
-    ) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]] | None:
+    def _lookup(self, entry: Path, key: str, header: list[str]) -> _Parsed | None:
         try:
             found = _read_entry(entry, key, header[1:])
         except FileNotFoundError:
@@ -211,16 +212,9 @@ class TableCache:
             os.utime(entry)  # least recently used goes first
         return found
 
-    def _store(
-        self,
-        entry: Path,
-        key: str,
-        row_labels: pd.Index,
-        values: np.ndarray,
-        bad_cells: dict[int, np.ndarray],
-    ) -> None:
+    def _store(self, entry: Path, key: str, parsed: _Parsed) -> None:
         try:
-            _write_entry(entry, key, row_labels, values, bad_cells)
+            _write_entry(entry, key, parsed)
             self.evict(keep=entry)
         except OSError as exc:  # full disk, read-only folder: the run goes on without the cache
             reason = exc.strerror or str(exc)
@@ -301,14 +295,9 @@ def _header_text(
     return json.dumps(header, separators=(",", ":")).encode("utf-8")
 
 
-def _write_entry(
-    entry: Path,
-    key: str,
-    row_labels: pd.Index,
-    values: np.ndarray,
-    bad_cells: dict[int, np.ndarray],
-) -> None:
+def _write_entry(entry: Path, key: str, parsed: _Parsed) -> None:
     """Write an entry under a temporary name and rename it into place (never half-visible)."""
+    row_labels, values, bad_cells = parsed
     values = np.asarray(values, dtype="<f8")
     if not (values.flags.c_contiguous or values.flags.f_contiguous):
         values = np.ascontiguousarray(values)
@@ -333,9 +322,7 @@ def _write_entry(
         raise
 
 
-def _read_entry(
-    entry: Path, key: str, column_labels: list[str]
-) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
+def _read_entry(entry: Path, key: str, column_labels: list[str]) -> _Parsed:
     """Map an entry; raise `_Damaged` unless it is whole and of this content and header."""
     with open(entry, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -14,7 +15,7 @@ from ._errors import GenotexError
 if TYPE_CHECKING:
     from dask.distributed import Client
 
-__all__ = ["dask_client", "ordered_map", "stop_pool"]
+__all__ = ["dask_client", "ordered_map", "stop_pool", "temporary_environment"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -108,13 +109,20 @@ def _dask_map(function: Callable[[Any], T], tasks: Sequence[Any], address: str) 
 def _apply(task: Any, *, shared: tuple[Callable[[Any], T], dict[str, str]]) -> T:
     """Run one task on a Dask worker under the caller's `GENOTEX_*` settings."""
     function, settings = shared
-    saved = {k: os.environ.get(k) for k in settings}
-    os.environ.update(settings)
-    try:
+    with temporary_environment(settings):
         return function(task)
+
+
+@contextlib.contextmanager
+def temporary_environment(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables while the block runs, then restore them (or remove them)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
     finally:
-        for key, value in saved.items():
+        for name, value in saved.items():
             if value is None:
-                os.environ.pop(key, None)
+                os.environ.pop(name, None)
             else:
-                os.environ[key] = value
+                os.environ[name] = value

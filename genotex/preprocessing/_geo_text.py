@@ -85,19 +85,27 @@ def bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
             return
         number += 1
         if len(line) > max_line:
-            raise GEOFormatError(
-                f"line {number} is longer than {max_line // 1048576} MB "
-                f"(set {MAX_LINE_ENV} to raise the limit)",
-                path=path,
-            )
+            raise _line_too_long(number, max_line, path)
         total += len(line)
         if total > max_text:
-            raise GEOFormatError(
-                f"holds more than {max_text // 1048576:,} MB of text "
-                f"(set {MAX_TEXT_ENV} to raise the limit)",
-                path=path,
-            )
+            raise _too_much_text(max_text, path)
         yield line
+
+
+def _line_too_long(number: int, max_line: int, path: Path) -> GEOFormatError:
+    return GEOFormatError(
+        f"line {number} is longer than {max_line // 1048576} MB "
+        f"(set {MAX_LINE_ENV} to raise the limit)",
+        path=path,
+    )
+
+
+def _too_much_text(max_text: int, path: Path) -> GEOFormatError:
+    return GEOFormatError(
+        f"holds more than {max_text // 1048576:,} MB of text "
+        f"(set {MAX_TEXT_ENV} to raise the limit)",
+        path=path,
+    )
 
 
 #: Decompressed bytes read at once, and table lines parsed by polars at once.
@@ -160,23 +168,18 @@ def text_chunks(path: Path, *, chunk: int | None = None) -> Iterator[tuple[int, 
     carry = b""
     try:
         for data in _decompressed(path, chunk):
-            if True:  # the chunk's lines
-                total += len(data)
-                if total > max_text:
-                    raise GEOFormatError(
-                        f"holds more than {max_text // 1048576:,} MB of text "
-                        f"(set {MAX_TEXT_ENV} to raise the limit)",
-                        path=path,
-                    )
-                cut = data.rfind(b"\n") + 1
-                whole, carry = (carry + data[:cut], data[cut:]) if cut else (b"", carry + data)
-                if max_line <= chunk:  # a line within a chunk may pass the limit: look at each
-                    _check_lengths(whole.split(b"\n")[:-1], first, max_line, path)
-                lines = whole.count(b"\n")
-                _check_lengths([carry], first + lines, max_line - 1, path)
-                if whole:
-                    yield first, whole
-                first += lines
+            total += len(data)
+            if total > max_text:
+                raise _too_much_text(max_text, path)
+            cut = data.rfind(b"\n") + 1
+            whole, carry = (carry + data[:cut], data[cut:]) if cut else (b"", carry + data)
+            if max_line <= chunk:  # a line within a chunk may pass the limit: look at each
+                _check_lengths(whole.split(b"\n")[:-1], first, max_line, path)
+            lines = whole.count(b"\n")
+            _check_lengths([carry], first + lines, max_line - 1, path)
+            if whole:
+                yield first, whole
+            first += lines
     except (OSError, EOFError, zlib.error, _IsalError) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
     if carry:
@@ -187,11 +190,7 @@ def _check_lengths(lines: list[bytes], first: int, longest: int, path: Path) -> 
     """Refuse a line of `longest` bytes or more (a newline makes it one byte longer)."""
     if lines and max(map(len, lines)) >= longest:
         number = first + next(i for i, line in enumerate(lines) if len(line) >= longest) + 1
-        raise GEOFormatError(
-            f"line {number} is longer than {(longest + 1) // 1048576} MB "
-            f"(set {MAX_LINE_ENV} to raise the limit)",
-            path=path,
-        )
+        raise _line_too_long(number, longest + 1, path)
 
 
 def lines_of(path: Path) -> Iterator[str]:

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from ..core import temporary_environment
+
 __all__ = ["BlasThreadWarning", "one_blas_thread", "single_thread_environment"]
 
 #: The variables every BLAS and OpenMP runtime reads at start-up for its thread count.
@@ -102,13 +104,5 @@ def single_thread_environment() -> Iterator[None]:
     A process started with them set loads its BLAS on one thread from the start,
     which is what "the reference run on one BLAS thread" means.
     """
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    os.environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
-    try:
+    with temporary_environment(dict.fromkeys(THREAD_VARIABLES, "1")):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
