@@ -64,18 +64,28 @@ runpy.run_path(root + "/eval.py", run_name="__main__")
 """
 
 
+#: Linux records a process's peak RSS as at least its parent's when it was forked (the
+#: hiwater of the mm that exec replaced), so a child of this script, which holds generated
+#: data, would report this script's size: the peak is read from GNU time, which forks it
+#: from a small process.
+_TIME = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
+
+
 def timed(command: list[str], *, cwd: Path | None = None, env: dict | None = None) -> tuple:
-    """Wall seconds and peak RSS (MB) of one process; it must succeed."""
+    """Wall seconds and peak RSS (MB; NaN without GNU time) of one process; it must succeed."""
+    peak_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"peak-{os.getpid()}.txt"
+    wrapped = [_TIME, "-f", "%M", "-o", str(peak_file), *command] if _TIME else command
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        wrapped, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    _, status, usage = os.wait4(process.pid, 0)
+    _, status, _ = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     if status not in (0, 256):
         error = process.stderr.read().decode()[-2000:] if process.stderr else ""
         raise SystemExit(f"{' '.join(command[:4])}... failed ({status}): {error}")
-    return seconds, usage.ru_maxrss / 1024
+    peak = float(peak_file.read_text().split()[-1]) / 1024 if _TIME else float("nan")
+    return seconds, peak
 
 
 def genotex(*args: str, before: Path | None = None) -> Callable[[], tuple]:
@@ -180,19 +190,18 @@ def bench_geo(work: Path, n: int, before: Path | None) -> None:
     code = (
         "import time, resource; from genotex.preprocessing import read_series_matrix as r; "
         f"t = time.perf_counter(); m = r({str(matrix)!r}); "
-        "print(time.perf_counter() - t, m.expression.to_numpy().nbytes)"
+        "s = f'{time.perf_counter() - t} {m.expression.to_numpy().nbytes}'"
     )
     contenders = {"this genotex": None, "earlier genotex": before} if before else {"this": None}
     results: dict[str, list[tuple]] = {name: [] for name in contenders}
+    out = work / "geo-seconds.txt"
     for _ in range(n):
         for name, path in contenders.items():
             env = dict(os.environ, **({"PYTHONPATH": str(path)} if path else {}))
-            process = subprocess.Popen(
-                [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE
-            )
-            _, _, usage = os.wait4(process.pid, 0)
-            seconds, nbytes = process.stdout.read().split() if process.stdout else (0, 0)
-            results[name].append((float(seconds), usage.ru_maxrss / 1024, int(nbytes)))
+            command = [sys.executable, "-c", code + f"; open({str(out)!r}, 'w').write(str(s))"]
+            _, peak = timed(command, env=env)
+            seconds, nbytes = out.read_text().split()
+            results[name].append((float(seconds), peak, int(nbytes)))
     print("\nGEO series matrix, generated 50,000 x 500 (180 MB of text), reading only")
     print(
         "| reader | median s | MB/s | peak RSS MB | peak / float table |\n|---|---:|---:|---:|---:|"

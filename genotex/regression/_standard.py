@@ -217,13 +217,11 @@ def _fold_scores(
     fallbacks: list[str] = []
     worst_gap = 0.0
     for train, test in legacy_fold_indices(len(y), N_FOLDS):
-        x_train, x_test = normalize(x[train], x[test])
+        x_train, x_test = normalize(x[train], x[test], fortran=True)
         z_train = z_test = None
         if z is not None:
             z_train, z_test = normalize(z[train], z[test])
-        design = _design(
-            np.asfortranarray(x_train), y[train], _covariates(z_train, len(train)), lmm
-        )
+        design = _design(x_train, y[train], _covariates(z_train, len(train)), lmm)
         rows = []
         path = solve_path(design.x, design.y, grid)
         fallbacks += [path.fallback] if path.fallback else []
@@ -275,9 +273,9 @@ def fit_standard(
     lmm = detect_batch_effect(x)
     present = set(genes)
     known = [g for g in known_genes if g in present]
-    x_all, _ = normalize(x)
+    x_all, _ = normalize(x, fortran=True)
     z_all = None if z is None else normalize(z)[0]
-    full = _design(np.asfortranarray(x_all), y, _covariates(z_all, len(y)), lmm)
+    full = _design(x_all, y, _covariates(z_all, len(y)), lmm)
     grid = _grid(full)
     folds, cv_gap, fallbacks = _fold_scores(
         x, y, z, genes, known, grid=grid, lmm=lmm, binary=binary
