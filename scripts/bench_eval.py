@@ -21,13 +21,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import timed  # noqa: E402
 
 from genotex.workflows import SynthSpec, write_example  # noqa: E402
 
@@ -105,15 +107,7 @@ def _run_once(folder: Path, jobs: int) -> tuple[float, float]:
         "--json",
         str(folder / "bench_report.json"),
     ]
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(
-            f"genotex eval failed: {process.stderr.read().decode() if process.stderr else status}"
-        )
-    return seconds, usage.ru_maxrss / 1024  # Linux reports KB
+    return timed(command)
 
 
 def _counts(folder: Path) -> tuple[int, float]:

@@ -26,9 +26,7 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from _measure import timed  # noqa: E402
 from bench_preprocess import generate  # noqa: E402
 from compare_modes import generated_case  # noqa: E402
 
@@ -62,30 +61,6 @@ sys.path.insert(0, root)
 sys.argv = ["eval.py", *sys.argv[2:]]
 runpy.run_path(root + "/eval.py", run_name="__main__")
 """
-
-
-#: Linux records a process's peak RSS as at least its parent's when it was forked (the
-#: hiwater of the mm that exec replaced), so a child of this script, which holds generated
-#: data, would report this script's size: the peak is read from GNU time, which forks it
-#: from a small process.
-_TIME = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
-
-
-def timed(command: list[str], *, cwd: Path | None = None, env: dict | None = None) -> tuple:
-    """Wall seconds and peak RSS (MB; NaN without GNU time) of one process; it must succeed."""
-    peak_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"peak-{os.getpid()}.txt"
-    wrapped = [_TIME, "-f", "%M", "-o", str(peak_file), *command] if _TIME else command
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        wrapped, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, _ = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    if status not in (0, 256):
-        error = process.stderr.read().decode()[-2000:] if process.stderr else ""
-        raise SystemExit(f"{' '.join(command[:4])}... failed ({status}): {error}")
-    peak = float(peak_file.read_text().split()[-1]) / 1024 if _TIME else float("nan")
-    return seconds, peak
 
 
 def genotex(*args: str, before: Path | None = None) -> Callable[[], tuple]:
