@@ -6,6 +6,7 @@ processes started on localhost (as a user would start them on a cluster's nodes)
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -112,13 +113,16 @@ def test_preprocess_all_on_dask_equals_a_local_run(raw, local_preprocess, schedu
 
 
 def test_preprocess_limits_reach_the_dask_workers(raw, scheduler, tmp_path, monkeypatch):
-    """--max-line-mb is an environment setting locally: the workers must run under it too."""
-    monkeypatch.setenv("GENOTEX_MAX_LINE_MB", "64")  # the CLI sets it here: restored afterwards
+    """--max-line-mb is an environment setting locally: the workers must run under it too, and
+    it holds for that command only (a notebook calling the CLI again starts clean).
+    """
+    monkeypatch.delenv("GENOTEX_MAX_LINE_MB", raising=False)
     out = tmp_path / "preprocess"
     args = _preprocess_args(raw.root, out, "--scheduler", scheduler)
     result = CliRunner().invoke(main, [*args, "--max-line-mb", "0.0001"])
     assert result.exit_code == 1
     assert "is longer than 0 MB (set GENOTEX_MAX_LINE_MB" in result.output, result.output
+    assert "GENOTEX_MAX_LINE_MB" not in os.environ
 
 
 @pytest.fixture(scope="module")

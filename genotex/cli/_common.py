@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import os
 import signal
 import sys
 import threading
@@ -16,7 +15,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..core import GenotexError
+from ..core import GenotexError, temporary_environment
 from ._progress import quiet, verbosity_options
 
 __all__ = [
@@ -152,7 +151,8 @@ def geo_limits_option(function: Callable[..., Any]) -> Callable[..., Any]:
     def _set(variable: str) -> Callable[[click.Context, click.Parameter, Any], None]:
         def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
             if value is not None:
-                os.environ[variable] = repr(value)
+                # for this command only: a notebook or test calling `main` again starts clean
+                ctx.with_resource(temporary_environment({variable: repr(value)}))
 
         return callback
 
