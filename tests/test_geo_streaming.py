@@ -108,3 +108,18 @@ def test_reading_stops_at_the_end_marker(tmp_path):
         read_series_matrix(path)  # a second member that is garbage: corrupt, said as such
     path.write_bytes(gzip.compress(text))
     assert read_series_matrix(path).expression.shape == (50, len(SAMPLES))
+
+
+def test_a_trailer_claiming_4_gib_allocates_no_more_than_the_first_allocation(tmp_path):
+    """A crafted gzip trailer must not make the reader reserve gigabytes."""
+    table, _ = _table_text(40)
+    data = bytearray(gzip.compress(_matrix(table).encode()))
+    data[-4:] = (2**32 - 1).to_bytes(4, "little")  # ISIZE: 4 GiB of text, the largest it can say
+    path = tmp_path / "m.txt.gz"
+    path.write_bytes(bytes(data))
+    from genotex.preprocessing import _geo
+
+    rows = _geo._expected_rows(path, 40, len(table), len(SAMPLES))
+    assert rows * len(SAMPLES) * 8 <= _geo._FIRST_ALLOCATION
+    with pytest.raises(GEOFormatError, match="truncated or corrupt gzip"):
+        read_series_matrix(path)  # the trailer's size check fails: corrupt, said as such

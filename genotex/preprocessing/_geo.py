@@ -109,7 +109,8 @@ def _parse_table(found: _MatrixText, table: bytes, first: int, path: Path) -> No
     start = len(found.ids)
     found.ids.extend(ids.to_list())
     if found.values is None:
-        shape = (_expected_rows(path, frame.height, len(table)), len(names) - 1)
+        columns = len(names) - 1
+        shape = (_expected_rows(path, frame.height, len(table), columns), columns)
         found.values = np.empty(shape)
     if len(found.ids) > found.values.shape[0]:  # grown in place: realloc copies no row
         rows = max(len(found.ids), int(found.values.shape[0] * 1.25))
@@ -190,9 +191,15 @@ def _parse_block(data: bytes, names: list[str], path: Path) -> pl.DataFrame:
         ) from None
 
 
-def _expected_rows(path: Path, block_rows: int, block_bytes: int) -> int:
+#: The most float64 bytes allocated on the trailer's word (a crafted trailer may claim 4 GiB
+#: of text); a larger table grows past it in place.
+_FIRST_ALLOCATION = 256 << 20
+
+
+def _expected_rows(path: Path, block_rows: int, block_bytes: int, columns: int) -> int:
     """Rows to allocate first: from the gzip trailer's text size (the size mod 4 GiB) and the
-    first block's share of it; at least the first block. Pages never filled cost nothing.
+    first block's share of it, at most `_FIRST_ALLOCATION`; at least the first block. Pages
+    never filled cost nothing.
     """
     try:
         with open(path, "rb") as handle:
@@ -202,7 +209,8 @@ def _expected_rows(path: Path, block_rows: int, block_bytes: int) -> int:
             text_size = int.from_bytes(handle.read(4), "little")
     except OSError:
         return block_rows
-    return max(block_rows, int(text_size / max(1, block_bytes) * block_rows))
+    estimate = int(text_size / max(1, block_bytes) * block_rows)
+    return max(block_rows, min(estimate, _FIRST_ALLOCATION // (8 * max(1, columns))))
 
 
 def _expression(path: Path, found: _MatrixText) -> pd.DataFrame:
