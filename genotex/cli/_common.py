@@ -10,13 +10,16 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .._version import __version__
 from ..core import GenotexError, temporary_environment
 from ._progress import quiet, verbosity_options
+
+if TYPE_CHECKING:
+    from ..core import TableCache
 
 __all__ = [
     "GreedyCommand",
@@ -197,15 +200,13 @@ def cache_dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def table_cache(cache_dir: Path | None, *, enabled: bool = True) -> Any:
-    """The `TableCache` the options ask for (None when disabled).
+def table_cache(cache_dir: Path | None) -> TableCache:
+    """The `TableCache` in `cache_dir` (None: the default folder).
 
     Raises `click.UsageError` when `$GENOTEX_CACHE_SIZE` is not a size.
     """
     from ..core import CACHE_SIZE_ENV, TableCache
 
-    if not enabled:
-        return None
     try:
         return TableCache.default(cache_dir)
     except ValueError as exc:
@@ -217,7 +218,7 @@ def cache_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, cache_dir: Path | None, no_cache: bool, **kwargs: Any) -> Any:
-        return function(*args, cache=table_cache(cache_dir, enabled=not no_cache), **kwargs)
+        return function(*args, cache=None if no_cache else table_cache(cache_dir), **kwargs)
 
     wrapper = click.option(
         "--no-cache",

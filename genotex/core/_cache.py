@@ -46,14 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ._atomic import remove_stale_temporaries
-from ._tables import (
-    MAX_COLUMNS,
-    LabelledTable,
-    TableError,
-    checked_header,
-    empty_table,
-    parse_rows,
-)
+from ._tables import ParsedRows, parse_rows
 
 __all__ = [
     "CACHE_ENV",
@@ -121,10 +114,6 @@ class CacheInfo:
     other_versions: int  # entries of another format, never read, removed by the bound or clear
 
 
-#: A parse's result: row labels, float64 values, non-numeric cells (column -> rows).
-_Parsed = tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]
-
-
 class _Damaged(Exception):
     """An entry that cannot be read as written (removed and made again)."""
 
@@ -170,35 +159,19 @@ class TableCache:
         """The folder of the entries."""
         return self.folder / "tables"
 
-    def read_table(
-        self, path: str | Path, *, features_are_rows: bool, max_columns: int | None = MAX_COLUMNS
-    ) -> LabelledTable:
-        """`read_table` through the cache: the entry of the file's content, or a parse that
-        makes one. The header is checked every time (it decides refusals).
+    def parsed(self, path: Path, data: bytes, header: list[str]) -> ParsedRows:
+        """The parsed rows of a CSV's bytes (`read_table` checked its header): mapped from the
+        entry of their sha256, or parsed and stored.
         """
-        path = Path(path)
-        header, has_rows = checked_header(path, max_columns)
-        if not has_rows:
-            return empty_table(header, features_are_rows)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise TableError(
-                f"the CSV cannot be read ({exc.__class__.__name__})", path=path
-            ) from None
         key = hashlib.sha256(data).hexdigest()
         entry = self.tables / f"{key}.v{_FORMAT}.table"
-        parsed = self._lookup(entry, key, header)
-        if parsed is None:
-            parsed = parse_rows(path, data, header)
-            del data
-            self._store(entry, key, parsed)
-        row_labels, values, bad_cells = parsed
-        return LabelledTable(
-            row_labels, pd.Index(header[1:], dtype=object), values, features_are_rows, bad_cells
-        )
+        found = self._lookup(entry, key, header)
+        if found is None:
+            found = parse_rows(path, data, header)
+            self._store(entry, key, found)
+        return found
 
-    def _lookup(self, entry: Path, key: str, header: list[str]) -> _Parsed | None:
+    def _lookup(self, entry: Path, key: str, header: list[str]) -> ParsedRows | None:
         try:
             found = _read_entry(entry, key, header[1:])
         except FileNotFoundError:
@@ -212,7 +185,7 @@ class TableCache:
             os.utime(entry)  # least recently used goes first
         return found
 
-    def _store(self, entry: Path, key: str, parsed: _Parsed) -> None:
+    def _store(self, entry: Path, key: str, parsed: ParsedRows) -> None:
         try:
             _write_entry(entry, key, parsed)
             self.evict(keep=entry)
@@ -281,10 +254,14 @@ class TableCache:
         return [self.tables / name for name in sorted(names) if pattern.match(name)]
 
 
+def _data_offset(header_length: int) -> int:
+    """Where the values start: after the prefix and the header, aligned to 64 bytes."""
+    return _PREFIX.size + header_length + (-(_PREFIX.size + header_length) % _ALIGN)
+
+
 def _header_text(
-    key: str, row_labels: pd.Index, values: np.ndarray, bad_cells: dict[int, np.ndarray]
+    key: str, row_labels: pd.Index, values: np.ndarray, bad_cells: dict[int, np.ndarray], order: str
 ) -> bytes:
-    order = "F" if values.flags.f_contiguous and not values.flags.c_contiguous else "C"
     header = {
         "sha256": key,
         "shape": list(values.shape),
@@ -295,15 +272,16 @@ def _header_text(
     return json.dumps(header, separators=(",", ":")).encode("utf-8")
 
 
-def _write_entry(entry: Path, key: str, parsed: _Parsed) -> None:
+def _write_entry(entry: Path, key: str, parsed: ParsedRows) -> None:
     """Write an entry under a temporary name and rename it into place (never half-visible)."""
     row_labels, values, bad_cells = parsed
     values = np.asarray(values, dtype="<f8")
     if not (values.flags.c_contiguous or values.flags.f_contiguous):
         values = np.ascontiguousarray(values)
-    header = _header_text(key, row_labels, values, bad_cells)
-    body = values.T if json.loads(header)["order"] == "F" else values  # C-contiguous either way
-    padding = b"\0" * (-(_PREFIX.size + len(header)) % _ALIGN)
+    order = "F" if values.flags.f_contiguous and not values.flags.c_contiguous else "C"
+    header = _header_text(key, row_labels, values, bad_cells, order)
+    body = values.T if order == "F" else values  # C-contiguous either way
+    padding = b"\0" * (_data_offset(len(header)) - _PREFIX.size - len(header))
     checksum = zlib.crc32(body.data, zlib.crc32(header))
     entry.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
@@ -322,7 +300,7 @@ def _write_entry(entry: Path, key: str, parsed: _Parsed) -> None:
         raise
 
 
-def _read_entry(entry: Path, key: str, column_labels: list[str]) -> _Parsed:
+def _read_entry(entry: Path, key: str, column_labels: list[str]) -> ParsedRows:
     """Map an entry; raise `_Damaged` unless it is whole and of this content and header."""
     with open(entry, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -342,7 +320,7 @@ def _read_entry(entry: Path, key: str, column_labels: list[str]) -> _Parsed:
         bad_cells = {int(c): np.asarray(r, dtype=np.intp) for c, r in header["bad_cells"]}
     except (ValueError, KeyError, TypeError) as exc:
         raise _Damaged(f"its header cannot be read: {exc.__class__.__name__}") from None
-    offset = _PREFIX.size + header_length + (-(_PREFIX.size + header_length) % _ALIGN)
+    offset = _data_offset(header_length)
     if (
         header.get("sha256") != key
         or order not in ("C", "F")

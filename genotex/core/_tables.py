@@ -48,6 +48,11 @@ PANDAS_NA_VALUES = [
 ]  # fmt: skip
 
 
+#: What parsing a CSV's rows gives: row labels, float64 values (rows x columns) and the
+#: non-numeric cells (column position -> row positions).
+ParsedRows = tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]
+
+
 class TableError(GenotexError):
     """A CSV that cannot be read or scored (unparseable, duplicated labels, non-numeric)."""
 
@@ -180,9 +185,7 @@ def _numbers(tokens: pl.Series) -> tuple[pl.Series, np.ndarray]:
     return numbers, (numbers.is_null() & ~missing).to_numpy()
 
 
-def _read_general(
-    path: Path, data: bytes, header: list[str]
-) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
+def _read_general(path: Path, data: bytes, header: list[str]) -> ParsedRows:
     """Any CSV, with polars' CSV reader (fastest on long tables: ~270 MB/s here).
 
     First as all-numbers with an explicit schema (no type inference, no NA-string
@@ -222,9 +225,7 @@ def _read_general(
     return _labels(frame.get_column(names[0])), values.astype(np.float64, copy=False), bad_cells
 
 
-def _read_wide(
-    data: bytes, header: list[str]
-) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]] | None:
+def _read_wide(data: bytes, header: list[str]) -> ParsedRows | None:
     """A wide unquoted CSV, split line by line in polars (~150 MB/s where its CSV reader does ~90).
 
     CSV readers pay per column; a linked table has ~18,000 columns and a few
@@ -263,7 +264,7 @@ def _read_wide(
     return _labels(fields.list.first()), values, bad_cells
 
 
-def checked_header(path: Path, max_columns: int | None) -> tuple[list[str], bool]:
+def _checked_header(path: Path, max_columns: int | None) -> tuple[list[str], bool]:
     """A CSV's header (index label first) and whether rows follow it, refused if it cannot be
     a table: unreadable, empty, too wide, or with duplicated column labels.
     """
@@ -283,9 +284,7 @@ def checked_header(path: Path, max_columns: int | None) -> tuple[list[str], bool
     return header, has_rows
 
 
-def parse_rows(
-    path: Path, data: bytes, header: list[str]
-) -> tuple[pd.Index, np.ndarray, dict[int, np.ndarray]]:
+def parse_rows(path: Path, data: bytes, header: list[str]) -> ParsedRows:
     """Row labels, values and non-numeric cells of a CSV's bytes whose header was checked.
 
     `path` only names the file in errors.
@@ -326,34 +325,24 @@ def read_table(
     max_columns
         A table of more columns (None: no limit) is refused before its rows are parsed.
     cache
-        Where parsed tables are kept by content (`TableCache`); None parses the file.
-        The table read is the same either way, value for value.
+        Where parsed tables are kept by content (`TableCache`): the file is still
+        read and its header checked, and its rows come from the entry of its
+        bytes when there is one. None parses the file. The table read is the same
+        either way, value for value.
     """
     path = Path(path)
-    if cache is not None:
-        return cache.read_table(path, features_are_rows=features_are_rows, max_columns=max_columns)
-    header, has_rows = checked_header(path, max_columns)
+    header, has_rows = _checked_header(path, max_columns)
+    columns = pd.Index(header[1:], dtype=object)
     if not has_rows:  # nothing to parse: polars would still build a schema of every column
-        return empty_table(header, features_are_rows)
+        empty = np.empty((0, len(columns)))
+        return LabelledTable(pd.Index([], dtype=object), columns, empty, features_are_rows, {})
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise TableError(f"the CSV cannot be read ({exc.__class__.__name__})", path=path) from None
-    row_labels, values, bad_cells = parse_rows(path, data, header)
-    return LabelledTable(
-        row_labels, pd.Index(header[1:], dtype=object), values, features_are_rows, bad_cells
-    )
-
-
-def empty_table(header: list[str], features_are_rows: bool) -> LabelledTable:
-    """The table of a header-only CSV: its column labels and no rows."""
-    return LabelledTable(
-        pd.Index([], dtype=object),
-        pd.Index(header[1:], dtype=object),
-        np.empty((0, len(header) - 1)),
-        features_are_rows,
-        {},
-    )
+    parsed = parse_rows(path, data, header) if cache is None else cache.parsed(path, data, header)
+    row_labels, values, bad_cells = parsed
+    return LabelledTable(row_labels, columns, values, features_are_rows, bad_cells)
 
 
 def write_table(path: str | Path, frame: pd.DataFrame) -> None:
