@@ -101,7 +101,13 @@ from ._metrics import (
     nanmean,
 )
 from ._outcome import OUTCOME_KINDS, Outcome, OutcomeKind
-from ._parallel import dask_client, ordered_map, stop_pool, temporary_environment
+from ._parallel import (
+    dask_client,
+    dask_map,
+    ordered_map,
+    stop_pool,
+    temporary_environment,
+)
 from ._result import MalformedResult, ResultFile
 from ._selection import (
     CohortInfoReader,
@@ -207,6 +213,7 @@ __all__ = [
     "output_path",
     "prepare_output_folder",
     "dask_client",
+    "dask_map",
     "ordered_map",
     "stop_pool",
     "temporary_environment",

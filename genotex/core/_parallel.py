@@ -15,7 +15,7 @@ from ._errors import GenotexError
 if TYPE_CHECKING:
     from dask.distributed import Client
 
-__all__ = ["dask_client", "ordered_map", "stop_pool", "temporary_environment"]
+__all__ = ["dask_client", "dask_map", "ordered_map", "stop_pool", "temporary_environment"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def ordered_map(
     pending tasks are cancelled when the caller stops.
     """
     if scheduler is not None:
-        yield from _dask_map(function, tasks, scheduler)
+        yield from dask_map(function, tasks, scheduler)
         return
     if jobs <= 1 or len(tasks) <= 1:
         yield from map(function, tasks)
@@ -90,17 +90,24 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=5)
 
 
-def _dask_map(function: Callable[[Any], T], tasks: Sequence[Any], address: str) -> Iterator[T]:
-    """The tasks on Dask, in order. The function (which may carry a large table, such as the
-    synonyms) is sent to the workers once, and genotex's `GENOTEX_*` settings with it, so a
-    worker runs under the limits this process was given.
+def dask_map(
+    function: Callable[[Any], T], tasks: Sequence[Any], address: str, *, in_order: bool = True
+) -> Iterator[T]:
+    """`function` over the tasks on the Dask scheduler at `address`: in input order, or as
+    they finish with `in_order=False`. Pending tasks are cancelled when the caller stops.
+
+    The function (which may carry a large table, such as the synonyms) is sent to
+    the workers once, and genotex's `GENOTEX_*` settings with it, so a worker runs
+    under the limits this process was given.
     """
     settings = {k: v for k, v in os.environ.items() if k.startswith("GENOTEX_")}
-    with dask_client(address) as client:
+    with dask_client(address) as client:  # says so when dask.distributed is not installed
+        from dask.distributed import as_completed
+
         [shared] = client.scatter([(function, settings)], broadcast=True, hash=False)
         futures = client.map(_apply, tasks, shared=shared, pure=False)
         try:
-            for future in futures:
+            for future in futures if in_order else as_completed(futures):
                 yield future.result()
         finally:
             client.cancel(futures)

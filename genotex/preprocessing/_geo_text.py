@@ -56,6 +56,11 @@ def _limit(variable: str, default: float) -> int:
     return int((value if math.isfinite(value) and value > 0 else default) * 1024 * 1024)
 
 
+def _limits() -> tuple[int, int]:
+    """The longest line and the most text a GEO file may hold, in bytes."""
+    return _limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_MB), _limit(MAX_TEXT_ENV, DEFAULT_MAX_TEXT_MB)
+
+
 def _open_binary(path: Path) -> igzip.IGzipFile | io.BufferedReader:
     """The file's bytes, through gzip when it starts with gzip's magic number.
 
@@ -73,10 +78,7 @@ def bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
     """The lines of a handle (binary or text), refusing one longer than the line limit and text
     past the size limit (a small gzip can hold one line of hundreds of MB).
     """
-    max_line, max_text = (
-        _limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_MB),
-        _limit(MAX_TEXT_ENV, DEFAULT_MAX_TEXT_MB),
-    )
+    max_line, max_text = _limits()
     total = 0
     number = 0
     while True:
@@ -160,10 +162,7 @@ def text_chunks(path: Path, *, chunk: int | None = None) -> Iterator[tuple[int, 
     lines are never split into Python objects (scripts/bench_preprocess.py).
     """
     chunk = chunk or _CHUNK
-    max_line, max_text = (
-        _limit(MAX_LINE_ENV, DEFAULT_MAX_LINE_MB),
-        _limit(MAX_TEXT_ENV, DEFAULT_MAX_TEXT_MB),
-    )
+    max_line, max_text = _limits()
     total = first = 0
     carry = b""
     try:

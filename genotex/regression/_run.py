@@ -27,7 +27,7 @@ from ..core import (
     SelectBy,
     TableCache,
     TaskInfo,
-    dask_client,
+    dask_map,
     prepare_output_folder,
     stop_pool,
 )
@@ -228,8 +228,8 @@ def _report(outcome: ProblemOutcome, on_outcome: Callable[[ProblemOutcome], None
 def _execute(
     tasks: list, *, jobs: int, scheduler: str | None
 ) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
-    if scheduler is not None:
-        yield from _execute_on_dask(tasks, scheduler)
+    if scheduler is not None:  # as they finish: each result is written as soon as it is known
+        yield from dask_map(_solve_task, tasks, scheduler, in_order=False)
     elif jobs <= 1 or len(tasks) <= 1:
         yield from map(_solve_task, tasks)
     else:
@@ -245,18 +245,3 @@ def _execute(
             except BaseException:  # interrupted, terminated, or the consumer stopped
                 stop_pool(pool)
                 raise
-
-
-def _execute_on_dask(
-    tasks: list, address: str
-) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
-    """Run the problems on an existing dask.distributed cluster (its workers must see the data)."""
-    from dask.distributed import as_completed as dask_completed
-
-    with dask_client(address) as client:
-        futures = client.map(_solve_task, tasks, pure=False)
-        try:
-            for future in dask_completed(futures):
-                yield future.result()
-        finally:
-            client.cancel(futures)
