@@ -174,7 +174,7 @@ class TableCache:
     def _lookup(self, entry: Path, key: str, header: list[str]) -> ParsedRows | None:
         try:
             found = _read_entry(entry, key, header[1:])
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no entry (or no folder for one)
             return None
         except (_Damaged, OSError, ValueError) as exc:
             self._say("damaged", f"the cache entry {entry} is damaged ({exc}); it is made again")
