@@ -117,6 +117,27 @@ def test_a_changed_file_is_a_new_key_even_with_its_old_size_and_mtime(tmp_path):
     assert len(_entries(cache)) == 2
 
 
+def test_a_file_changed_after_its_hash_is_stored_under_what_was_parsed(tmp_path, monkeypatch):
+    """A hit hashes the file as a stream without keeping its bytes; on a miss the bytes parsed
+    are hashed again, so an entry never holds another content than its key's."""
+    path = _write_linked(tmp_path / "GSE1.csv", seed=1)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    hash_file = cache_module.hashlib.file_digest
+
+    def hash_then_change(handle, name):
+        digest = hash_file(handle, name)
+        _write_linked(path, seed=2)  # rewritten between the hash and the parse
+        return digest
+
+    monkeypatch.setattr(cache_module.hashlib, "file_digest", hash_then_change)
+    cache = TableCache(tmp_path / "cache")
+    table = read_table(path, features_are_rows=False, cache=cache)
+    _assert_same_as_pandas(table, path)  # the new content
+    after = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert after != before
+    assert [entry.name.split(".")[0] for entry in _entries(cache)] == [after]
+
+
 @pytest.mark.parametrize("damage", ["flip a value byte", "truncate", "garbage", "wrong header"])
 def test_a_damaged_entry_is_made_again(tmp_path, caplog, damage):
     path = _write_linked(tmp_path / "GSE1.csv", rows=20, columns=30)
