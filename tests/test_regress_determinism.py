@@ -148,3 +148,49 @@ def test_a_blas_that_cannot_be_limited_is_said_once_loudly(monkeypatch):
             pass
     with one_blas_thread(reference=False):  # once per process: no second warning
         pass
+
+
+def _fresh(code: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    env["OPENBLAS_NUM_THREADS"] = "2"  # as on any 2-core machine
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_the_standard_mode_starts_without_pandas_scipy_or_scikit_learn(case, tmp_path):
+    """What `--mode standard` needs up front is NumPy: pandas, SciPy and scikit-learn took
+    ~0.5 s of a 1.5 s run. A Lasso problem read from a warm cache imports none of them
+    (nor polars, which only parses)."""
+    code = f"""
+import sys
+from genotex.core import TableCache
+from genotex.regression import answer_problem
+cache = TableCache({str(tmp_path / "cache")!r})
+data, info = {str(case / "output" / "preprocess")!r}, {str(case / "metadata" / "task_info.json")!r}
+result = answer_problem(data, "Prostate_Cancer|None", info, mode="standard", cache=cache)
+print(result.model, sorted({{"pandas", "polars", "scipy", "sklearn"}} & set(sys.modules)))
+"""
+    assert _fresh(code) == "Lasso ['polars']"  # the cold run parses
+    assert _fresh(code) == "Lasso []"  # the warm run maps the parsed table
+
+
+def test_scipy_loaded_inside_the_limit_is_limited_by_a_nested_block():
+    """A batch effect's `eigh` loads SciPy inside the standard mode's limit; the nested
+    `one_blas_thread(libraries=...)` puts its BLAS on one thread too, and gives it back."""
+    code = """
+import sys
+from threadpoolctl import threadpool_info
+from genotex.regression import one_blas_thread
+def blas():
+    found = threadpool_info()
+    return sorted((i["filepath"], i["num_threads"]) for i in found if i["user_api"] == "blas")
+with one_blas_thread(reference=False):
+    assert "scipy" not in sys.modules
+    outer = blas()
+    with one_blas_thread(libraries=("scipy.linalg",)):
+        inside = blas()
+    after = blas()
+print(len(outer) < len(inside), {n for _, n in inside}, {n for _, n in after} == {1, 2})
+"""
+    assert _fresh(code) == "True {1} True"

@@ -65,6 +65,26 @@ def test_normalize_gives_the_bits_of_numpy_std(order):
         assert np.array_equal(got_test, (test - mean) / std)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_normalize_of_a_wide_table_gives_the_bits_of_numpy_std_in_place_or_not(order):
+    """From 1,024 columns the squares are summed row by row (no copy of the table): NumPy's
+    own reduction order, so the bits stay those of `np.std`; `copy=False` centres in place."""
+    rng = np.random.default_rng(12)
+    x = np.asarray(rng.normal(size=(37, 1500)) * rng.uniform(0.1, 50, 1500) + 3, order=order)
+    x[:, 7] = -1.25
+    train, test = x[:30], x[30:]
+    mean, std = np.mean(train, axis=0), np.std(train, axis=0)
+    std = np.where(std == 0, 1, std)
+    expected_train, expected_test = (train - mean) / std, (test - mean) / std
+    for copy in (True, False):
+        owned = train.copy(order="K")
+        got_train, got_test = normalize(owned, test, fortran=True, copy=copy)
+        assert np.array_equal(got_train, expected_train)
+        assert np.array_equal(got_test, expected_test)
+        assert got_train.flags.f_contiguous
+        assert np.array_equal(owned, train) == copy  # centred in place only without a copy
+
+
 def test_batch_effect_needs_a_gap_over_200_over_n():
     rng = np.random.default_rng(0)
     n = 300

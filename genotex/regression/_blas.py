@@ -10,10 +10,14 @@ inside the limit) and the same problem asked after another one (SciPy already
 loaded and limited) got different answers.
 
 `one_blas_thread` therefore loads every library the regression uses *before*
-entering the limit, and then checks that each BLAS reports one thread. Where a
-BLAS cannot be limited at run time (an unknown library), it warns once and
-names the call that is always exact: `run_problems`, whose worker processes
-start with the thread-count variables set (`single_thread_environment`).
+entering the limit, and then checks that each BLAS reports one thread. The
+standard mode loads only NumPy's up front: SciPy (~0.2 s to import) serves
+only a batch effect's `eigh` and a solver fallback, which load it and limit it
+again in a nested block (`one_blas_thread(libraries=...)`: a nested limit
+restores, on leaving, what it found on entering). Where a BLAS cannot be
+limited at run time (an unknown library), it warns once and names the call
+that is always exact: `run_problems`, whose worker processes start with the
+thread-count variables set (`single_thread_environment`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import contextlib
 import importlib
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -39,20 +43,16 @@ THREAD_VARIABLES = (
     "VECLIB_MAXIMUM_THREADS",
 )
 
-#: Modules whose import loads a BLAS or OpenMP library that the regression calls.
-_STANDARD_LIBRARIES = ("numpy.linalg", "scipy.linalg")
-_REFERENCE_LIBRARIES = (*_STANDARD_LIBRARIES, "sklearn.linear_model")
+#: Modules whose import loads a BLAS or OpenMP library that the regression calls: the
+#: standard mode's up front (NumPy's; SciPy only where used), the reference mode's.
+STANDARD_LIBRARIES = ("numpy.linalg",)
+REFERENCE_LIBRARIES = ("numpy.linalg", "scipy.linalg", "sklearn.linear_model")
 
 _warned = False
 
 
 class BlasThreadWarning(RuntimeWarning):
     """A BLAS library could not be limited to one thread: answers may depend on the machine."""
-
-
-def _load(reference: bool) -> None:
-    for module in _REFERENCE_LIBRARIES if reference else _STANDARD_LIBRARIES:
-        importlib.import_module(module)
 
 
 def _unlimited() -> list[str]:
@@ -65,14 +65,19 @@ def _unlimited() -> list[str]:
 
 
 @contextlib.contextmanager
-def one_blas_thread(*, reference: bool = True) -> Iterator[None]:
+def one_blas_thread(
+    *, reference: bool = True, libraries: Sequence[str] | None = None
+) -> Iterator[None]:
     """Run the block with every BLAS and OpenMP library the regression uses on one thread.
 
     Parameters
     ----------
     reference
-        Also load scikit-learn (the reference mode's models) before limiting; the
-        standard mode never imports it.
+        Load SciPy and scikit-learn (the reference mode's models) before
+        limiting; the standard mode loads NumPy's BLAS only.
+    libraries
+        The modules to load before limiting, instead of the mode's: a nested
+        block that is about to call SciPy, say, passes ``("scipy.linalg",)``.
 
     Warns
     -----
@@ -80,7 +85,9 @@ def one_blas_thread(*, reference: bool = True) -> Iterator[None]:
         Once per process, if a BLAS still reports more than one thread inside the limit.
     """
     global _warned
-    _load(reference)
+    default = REFERENCE_LIBRARIES if reference else STANDARD_LIBRARIES
+    for module in default if libraries is None else libraries:
+        importlib.import_module(module)
     with threadpool_limits(limits=1):
         left = _unlimited()
         if left and not _warned:

@@ -12,9 +12,8 @@ With n samples and p ≫ n genes the kinks are followed on a working set: the
 genes whose correlation with the residual is already near the penalty (a
 tighter screen than the sequential strong rule of Tibshirani et al. 2012),
 whose Gram matrix is formed once and grown by blocks. The inverse of the
-active genes' Gram matrix is updated by a row and a column as a gene enters or
-leaves (O(k²), NumPy only: the standard mode imports no SciPy without a batch
-effect) and computed afresh every `REFRESH` updates; at each α of the grid the
+active genes' Gram matrix is updated in place as a gene enters or leaves (O(k²),
+NumPy only) and computed afresh every `REFRESH` updates; at each α of the grid the
 active coefficients are solved afresh from the active set and signs, so no
 rounding of the updates stays in the answer. At each α the optimality (KKT)
 conditions are checked on all p genes; if a gene outside the working set
@@ -46,8 +45,8 @@ GROWTH = 2
 #: A gene whose column lies in the span of the active ones (|residual|² ≤ this × its norm²)
 #: never enters: its correlation moves with theirs (duplicated or collinear genes).
 COLLINEAR = 1e-10
-#: The inverse of the active Gram matrix is updated by rows and columns, and computed afresh
-#: after this many updates (and at every α), so its rounding cannot build up.
+#: The inverse of the active Gram matrix is updated as genes enter and leave, and computed
+#: afresh after this many updates and at every α, so its rounding cannot build up.
 REFRESH = 50
 #: KKT check: a gene violates when |x_jᵀr| > λ·(1 + KKT_SLACK) (rounding is ~1e-15).
 KKT_SLACK = 1e-9
@@ -155,6 +154,10 @@ class _WorkingSet:
 
     def follow(self, target: float, max_steps: int) -> None:
         """Follow the kinks from the current λ down to `target` (λ = nα) on the working set."""
+        with np.errstate(divide="ignore", invalid="ignore"):  # an entry or exit time never met
+            self._follow(target, max_steps)
+
+    def _follow(self, target: float, max_steps: int) -> None:
         gram, xty, w, active, signs = self.gram, self.xty, self.w, self.active, self.signs
         m = len(xty)
         closed = np.zeros(m)  # inf for genes that may not enter (the active ones), else 0
@@ -162,7 +165,7 @@ class _WorkingSet:
         lam, left = self.lam, -1  # left: the gene that just left may not re-enter at t = 0
         columns = np.empty((m, max(2 * len(active), 16)))  # gram[:, active], kept in order
         columns[:, : len(active)] = gram[:, active]
-        inverse = _inverse(columns, active)  # of the active genes' Gram matrix
+        inverse = _Inverse(columns, active)
         updates = 0  # since the inverse was last computed afresh
         c = xty - columns[:, : len(active)] @ w[active]  # then updated along the path
         while True:
@@ -170,25 +173,22 @@ class _WorkingSet:
             self.steps += 1
             if self.steps > max_steps:
                 raise HomotopyFailed(f"more than {max_steps} kinks")
-            wa = w[active]
+            places = np.asarray(active, dtype=np.intp)  # once per step (w is read and written)
+            wa = w[places]
             if updates >= REFRESH:
-                inverse, updates = _inverse(columns, active), 0
-            d = inverse @ np.asarray(signs)
+                inverse.refresh(columns, active)
+                updates = 0
+            d = inverse.matrix @ np.asarray(signs)
             a = columns[:, :k] @ d
             t_in = _entry_times(c, a, lam)
             t_in += closed
             if left >= 0 and t_in[left] <= 1e-12 * lam:  # (later in the segment it may)
                 t_in[left] = np.inf
             j_in = int(np.argmin(t_in))
-            t_leave, j_out = np.inf, -1
-            if k:
-                with np.errstate(divide="ignore", invalid="ignore"):  # a coefficient reaches 0
-                    t_out = np.where(wa * d < 0, -wa / d, np.inf)
-                j_out = int(np.argmin(t_out))
-                t_leave = t_out[j_out]
+            t_leave, j_out = _exit_time(wa, d)
             t_end = lam - target
             t = min(t_in[j_in], t_leave, t_end)
-            w[active] = wa + t * d
+            w[places] = wa + t * d
             c -= t * a
             lam -= t
             left = -1
@@ -200,10 +200,11 @@ class _WorkingSet:
                 left = _remove(active, signs, columns, j_out)
                 w[left] = 0.0
                 closed[left] = 0.0
-                inverse, updates = _shrunk(inverse, j_out), updates + 1
+                inverse.shrink(j_out)
+                updates += 1
                 continue
             # j_in enters: the inverse grows by a row and a column (its Schur complement)
-            u = inverse @ columns[j_in, :k]
+            u = inverse.matrix @ columns[j_in, :k]
             rest = gram[j_in, j_in] - float(columns[j_in, :k] @ u)
             closed[j_in] = np.inf
             if rest <= COLLINEAR * gram[j_in, j_in]:
@@ -211,9 +212,19 @@ class _WorkingSet:
             if k == columns.shape[1]:
                 columns = np.concatenate((columns, np.empty_like(columns)), axis=1)
             columns[:, k] = gram[:, j_in]
-            inverse, updates = _grown(inverse, u, rest), updates + 1
+            inverse.grow(u, rest)
+            updates += 1
             active.append(j_in)
             signs.append(float(np.sign(c[j_in])))
+
+
+def _exit_time(wa: np.ndarray, d: np.ndarray) -> tuple[float, int]:
+    """How far λ falls before an active coefficient reaches 0, and whose (inf, -1: none)."""
+    if not len(wa):
+        return np.inf, -1
+    t_out = np.where(wa * d < 0, -wa / d, np.inf)
+    place = int(np.argmin(t_out))
+    return float(t_out[place]), place
 
 
 def _remove(active: list[int], signs: list[float], columns: np.ndarray, place: int) -> int:
@@ -227,47 +238,71 @@ def _remove(active: list[int], signs: list[float], columns: np.ndarray, place: i
 
 
 def _entry_times(c: np.ndarray, a: np.ndarray, lam: float) -> np.ndarray:
-    """How far λ falls before each gene's |c_j − t·a_j| reaches λ − t (inf: never)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        up = np.maximum(lam - c, 0.0) / (1.0 - a)
-        down = np.maximum(lam + c, 0.0) / (1.0 + a)
+    """How far λ falls before each gene's |c_j − t·a_j| reaches λ − t (inf: never).
+
+    Called inside `np.errstate(divide="ignore", invalid="ignore")` (`follow`).
+    """
+    up = np.maximum(lam - c, 0.0) / (1.0 - a)
+    down = np.maximum(lam + c, 0.0) / (1.0 + a)
     up[a > 1.0 - 1e-12] = np.inf
     down[a < -1.0 + 1e-12] = np.inf
     return np.minimum(up, down)
 
 
-def _inverse(columns: np.ndarray, active: list[int]) -> np.ndarray:
-    """The inverse of the active genes' Gram matrix, computed afresh."""
-    k = len(active)
-    try:
-        inverse = np.linalg.inv(columns[active, :k])
-    except np.linalg.LinAlgError:
-        raise HomotopyFailed("the active genes' Gram matrix is singular") from None
-    if not np.all(np.isfinite(inverse)):
-        raise HomotopyFailed("the active genes' Gram matrix is singular")
-    return inverse
+class _Inverse:
+    """G_AA⁻¹, the inverse of the active genes' Gram matrix, updated as genes enter and leave.
 
+    It is the top-left k × k block of a buffer with room to grow, so an update is
+    a rank-one change in place, O(k²), without a copy of the matrix per kink.
+    """
 
-def _grown(inverse: np.ndarray, u: np.ndarray, rest: float) -> np.ndarray:
-    """The inverse with one more gene, from u = G⁻¹·g and its Schur complement `rest`."""
-    k = len(u)
-    grown = np.empty((k + 1, k + 1))
-    grown[:k, :k] = inverse + np.outer(u, u) / rest
-    grown[:k, k] = grown[k, :k] = -u / rest
-    grown[k, k] = 1.0 / rest
-    return grown
+    def __init__(self, columns: np.ndarray, active: list[int]) -> None:
+        self.buffer, self.k = np.empty((0, 0)), 0
+        self.refresh(columns, active)
 
+    @property
+    def matrix(self) -> np.ndarray:
+        return self.buffer[: self.k, : self.k]
 
-def _shrunk(inverse: np.ndarray, place: int) -> np.ndarray:
-    """The inverse without the gene at `place`, whose slot the last gene took (`_remove`)."""
-    last = len(inverse) - 1
-    order = np.arange(last + 1)
-    order[place], order[last] = last, place
-    swapped = inverse[np.ix_(order, order)]
-    return (
-        swapped[:last, :last]
-        - np.outer(swapped[:last, last], swapped[last, :last]) / (swapped[last, last])
-    )
+    def refresh(self, columns: np.ndarray, active: list[int]) -> None:
+        """Computed afresh from the active genes' Gram matrix (`columns` = gram[:, active])."""
+        k = len(active)
+        try:
+            inverse = np.linalg.inv(columns[active, :k])
+        except np.linalg.LinAlgError:
+            raise HomotopyFailed("the active genes' Gram matrix is singular") from None
+        if not np.all(np.isfinite(inverse)):
+            raise HomotopyFailed("the active genes' Gram matrix is singular")
+        if len(self.buffer) <= k:
+            self.buffer = np.empty((2 * k + 16, 2 * k + 16))
+        self.buffer[:k, :k] = inverse
+        self.k = k
+
+    def grow(self, u: np.ndarray, rest: float) -> None:
+        """One more gene, from u = G⁻¹·g and its Schur complement `rest`."""
+        k = self.k
+        if k == len(self.buffer):
+            self.buffer = np.pad(self.matrix, (0, k))  # room for k more
+        update = np.outer(u, u)
+        update /= rest
+        self.buffer[:k, :k] += update
+        self.buffer[:k, k] = self.buffer[k, :k] = -u / rest
+        self.buffer[k, k] = 1.0 / rest
+        self.k = k + 1
+
+    def shrink(self, place: int) -> None:
+        """Without the gene at `place`, whose slot the last gene took (`_remove`).
+
+        G⁻¹ − G⁻¹[:, place]·G⁻¹[place, :] / G⁻¹[place, place] (the Schur
+        complement), then the last row and column moved into `place`.
+        """
+        inverse, last = self.matrix, self.k - 1
+        update = np.outer(inverse[:, place], inverse[place, :])
+        update /= inverse[place, place]
+        inverse -= update
+        inverse[place, :] = inverse[last, :]
+        inverse[:, place] = inverse[:, last]
+        self.k = last
 
 
 def _polish(
