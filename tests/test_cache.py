@@ -122,14 +122,14 @@ def test_a_file_changed_after_its_hash_is_stored_under_what_was_parsed(tmp_path,
     are hashed again, so an entry never holds another content than its key's."""
     path = _write_linked(tmp_path / "GSE1.csv", seed=1)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
-    hash_file = cache_module.hashlib.file_digest
+    hash_file = cache_module.file_sha256
 
-    def hash_then_change(handle, name):
-        digest = hash_file(handle, name)
+    def hash_then_change(file):
+        digest = hash_file(file)
         _write_linked(path, seed=2)  # rewritten between the hash and the parse
         return digest
 
-    monkeypatch.setattr(cache_module.hashlib, "file_digest", hash_then_change)
+    monkeypatch.setattr(cache_module, "file_sha256", hash_then_change)
     cache = TableCache(tmp_path / "cache")
     table = read_table(path, features_are_rows=False, cache=cache)
     _assert_same_as_pandas(table, path)  # the new content

@@ -47,6 +47,7 @@ import numpy as np
 from isal.isal_zlib import crc32  # zlib's CRC-32, ~7x faster (an entry is checked on every read)
 
 from ._atomic import remove_stale_temporaries
+from ._digest import file_sha256
 from ._tables import ParsedRows, label_array, parse_rows
 
 __all__ = [
@@ -167,8 +168,7 @@ class TableCache:
         Raises `OSError` when the CSV cannot be read (the cache's own faults are said
         on the log and cost only the parse).
         """
-        with open(path, "rb") as handle:
-            key = hashlib.file_digest(handle, "sha256").hexdigest()
+        key = file_sha256(path)
         found = self._lookup(self._entry(key), key, header)
         if found is None:
             data = path.read_bytes()

@@ -7,13 +7,8 @@ from pathlib import Path
 
 __all__ = ["file_sha256"]
 
-_CHUNK = 1 << 20
-
 
 def file_sha256(path: str | Path) -> str:
-    """The hex sha256 of a file's bytes, read in 1 MiB chunks (memory stays flat)."""
-    digest = hashlib.sha256()
+    """The hex sha256 of a file's bytes, streamed through one buffer (memory stays flat)."""
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
