@@ -63,11 +63,19 @@ runpy.run_path(root + "/eval.py", run_name="__main__")
 """
 
 
-def genotex(*args: str, before: Path | None = None) -> Callable[[], tuple]:
+def checkout_env(before: Path | None) -> tuple[dict, Path]:
+    """The environment and working folder that make `python -m`/`-c` import this genotex or
+    the earlier checkout's: the working folder comes first on `sys.path`, before PYTHONPATH
+    and the editable install, so each contender runs from its own checkout."""
     env = dict(os.environ)
     if before is not None:
-        env["PYTHONPATH"] = str(before)  # the earlier checkout's package shadows this one
-    return lambda: timed([sys.executable, "-m", "genotex", *args], env=env)
+        env["PYTHONPATH"] = str(before)
+    return env, before if before is not None else ROOT
+
+
+def genotex(*args: str, before: Path | None = None) -> Callable[[], tuple]:
+    env, cwd = checkout_env(before)
+    return lambda: timed([sys.executable, "-m", "genotex", *args], cwd=cwd, env=env)
 
 
 def rounds(contenders: dict[str, Callable[[], tuple]], n: int, before_each=None) -> dict:
@@ -172,9 +180,9 @@ def bench_geo(work: Path, n: int, before: Path | None) -> None:
     out = work / "geo-seconds.txt"
     for _ in range(n):
         for name, path in contenders.items():
-            env = dict(os.environ, **({"PYTHONPATH": str(path)} if path else {}))
+            env, cwd = checkout_env(path)
             command = [sys.executable, "-c", code + f"; open({str(out)!r}, 'w').write(str(s))"]
-            _, peak = timed(command, env=env)
+            _, peak = timed(command, cwd=cwd, env=env)
             seconds, nbytes = out.read_text().split()
             results[name].append((float(seconds), peak, int(nbytes)))
     print("\nGEO series matrix, generated 50,000 x 500 (180 MB of text), reading only")
