@@ -8,6 +8,7 @@ import pytest
 
 from genotex.core import TableError, read_header, read_table
 from genotex.core import _tables as tables
+from genotex.evaluation import table_similarity
 
 
 @pytest.fixture(params=["general", "wide"])
@@ -89,3 +90,19 @@ def test_header_only_reads_the_first_record(tmp_path):
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(TableError, match="no header"):
         read_header(tmp_path / "empty.csv")
+
+
+def test_a_missing_row_label_in_both_tables_is_one_label_through_pandas_set_operations(tmp_path):
+    """Missing labels are None in a table; pandas' intersection returns them as NaN. Both are
+    the same missing label when a block is read (as pandas' get_indexer matched them)."""
+    pred, ref = tmp_path / "pred.csv", tmp_path / "ref.csv"
+    pred.write_text("ID,S1,S2\nA,1,2\nNA,3,4\nC,5,6\n")
+    ref.write_text("ID,S2,S1\nNA,30,40\nA,10,20\n")
+    tables = [read_table(path, features_are_rows=True) for path in (pred, ref)]
+    features = pd.Index(tables[0].features).intersection(pd.Index(tables[1].features))
+    samples = pd.Index(tables[0].samples).intersection(pd.Index(tables[1].samples))
+    assert list(features)[0] == "A" and pd.isna(list(features)[1])  # NaN, not None
+    assert tables[0].block(features, samples).tolist() == [[1, 2], [3, 4]]
+    assert tables[1].block(features, samples).tolist() == [[20, 10], [40, 30]]
+    scores = table_similarity(*tables)
+    assert scores["attributes_jaccard"] == 2 / 3 and scores["samples_jaccard"] == 1.0

@@ -64,6 +64,11 @@ def label_array(labels: Sequence[str | None]) -> np.ndarray:
     return array
 
 
+def _missing_as_none(label: object) -> object:
+    """A missing label as the tables spell it: None (NaN, from pandas, is not equal to itself)."""
+    return None if label is None or label != label else label
+
+
 class TableError(GenotexError):
     """A CSV that cannot be read or scored (unparseable, duplicated labels, non-numeric)."""
 
@@ -122,8 +127,12 @@ class LabelledTable:
 
     @staticmethod
     def _positions(index: np.ndarray, labels: Sequence[object]) -> np.ndarray | slice:
-        place = {label: i for i, label in enumerate(index.tolist())}  # labels are unique
-        positions = np.fromiter((place[label] for label in labels), np.intp, len(labels))
+        place = {label: i for i, label in enumerate(index.tolist())}  # unique; missing: None
+        try:
+            positions = np.fromiter((place[label] for label in labels), np.intp, len(labels))
+        except KeyError:  # pandas' set operations spell a missing label NaN
+            missing = (_missing_as_none(label) for label in labels)
+            positions = np.fromiter((place[label] for label in missing), np.intp, len(labels))
         if len(positions) == len(index) and np.array_equal(positions, np.arange(len(index))):
             return slice(None)
         return positions
