@@ -70,6 +70,17 @@ def _soft(platform_rows: list[str], platforms: int = 1) -> str:
     )
 
 
+def test_a_carriage_return_inside_the_table_header_is_an_error_naming_the_file(tmp_path):
+    """Found by the fuzz test below on CI: the csv module refuses a lone CR inside a cell, and
+    that reached the user as a traceback."""
+    path = tmp_path / "GSE1_series_matrix.txt"
+    path.write_text(_matrix(_rows(3)).replace('"GSM2"\t"GSM3"\n"P0"', '"GSM2"\r\t"GSM3"\n"P0"'))
+    assert b'"GSM2"\r\t' in path.read_bytes()
+    with pytest.raises(GEOFormatError, match=r"the table header cannot be read") as error:
+        read_series_matrix(path)
+    assert "GSE1_series_matrix.txt" in str(error.value)
+
+
 def test_a_family_soft_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
     path = tmp_path / "GSE1_family.soft.gz"
     text = _soft(["p1\tTP53\t1", "p2\tEGFR\t2"]).replace("\n", "\r\n")

@@ -64,7 +64,7 @@ def _read_matrix(path: Path, *, parse: bool) -> _MatrixText:
             line = data[position:end]
             if number == 0:
                 line = line.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
-            if not _in_table(found, line):
+            if not _in_table(found, line, path):
                 found.metadata.append(line.decode("utf-8", "replace") + "\n")
             position, number = end + 1, number + 1
         if found.header is None:
@@ -129,11 +129,15 @@ def _ragged(header: list[str], table: bytes, first: int, path: Path) -> None:
             )
 
 
-def _in_table(found: _MatrixText, line: bytes) -> bool:
+def _in_table(found: _MatrixText, line: bytes, path: Path) -> bool:
     """Whether `line` is the table's begin marker or its header (recorded in `found`)."""
     if found.begun:
         text = line.decode("utf-8", "replace").rstrip("\r")
-        found.header = next(csv.reader([text], delimiter="\t"), [])
+        try:
+            found.header = next(csv.reader([text], delimiter="\t"), [])
+        except csv.Error as exc:  # e.g. a carriage return inside a cell
+            reason = str(exc).split(" - ")[0]
+            raise GEOFormatError(f"the table header cannot be read ({reason})", path=path) from None
         return True
     found.begun = line.startswith(_TABLE_BEGIN.encode())
     return found.begun
