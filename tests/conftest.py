@@ -76,6 +76,26 @@ def eval_args(case: Path, *extra: str) -> list[str]:
     ]
 
 
+def example_eval_report(example, out: Path, *extra: str) -> dict:
+    """`genotex eval` of a generated example (`write_example`) through the CLI, its JSON report
+    without the provenance (times, and the options asked for), which runs may differ in."""
+    import json
+
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    result = CliRunner().invoke(
+        main,
+        ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output),
+         "--no-progress", "--json", str(out), *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    del report["run"]["provenance"]
+    return report
+
+
 @contextlib.contextmanager
 def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 (a free port) answering with `handler`; yields its base URL."""

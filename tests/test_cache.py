@@ -7,7 +7,6 @@ Expected tables come from pandas' `read_csv` (an independent reader), not from g
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import multiprocessing
 import os
@@ -26,6 +25,7 @@ from genotex.cli import main
 from genotex.core import TableCache, parse_size, read_table
 from genotex.core import _cache as cache_module
 from genotex.workflows import SynthSpec, write_example
+from tests.conftest import example_eval_report
 
 WIDE_COLUMNS = 1200  # past WIDE_TABLE_COLUMNS: the line-splitting reader
 
@@ -308,12 +308,6 @@ def test_cache_info_and_clear_commands(tmp_path):
     assert bad.exit_code == 2 and "$GENOTEX_CACHE_SIZE: 'big' is not a size" in bad.output
 
 
-def _report_without_times(path: Path) -> dict:
-    report = json.loads(path.read_text())
-    del report["run"]["provenance"]  # times, and the --jobs asked for
-    return report
-
-
 def test_eval_is_the_same_without_the_cache_cold_warm_and_in_workers(tmp_path):
     spec = SynthSpec(n_traits=3, n_cohorts=6, samples=(10, 16), n_genes=1100, n_related=8)
     example = write_example(tmp_path / "tree", spec, seed=4)
@@ -325,14 +319,7 @@ def test_eval_is_the_same_without_the_cache_cold_warm_and_in_workers(tmp_path):
         ("warm", ["--cache-dir", str(folder)]),
         ("warm, 2 jobs", ["--cache-dir", str(folder), "--jobs", "2"]),
     ]:
-        out = tmp_path / f"{name}.json"
-        result = CliRunner().invoke(
-            main,
-            ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output),
-             "--no-progress", "--json", str(out), *extra],
-        )  # fmt: skip
-        assert result.exit_code == 0, result.output
-        reports[name] = _report_without_times(out)
+        reports[name] = example_eval_report(example, tmp_path / f"{name}.json", *extra)
     assert reports["no cache"]["preprocessing"]  # tables were scored
     for name in ("cold", "warm", "warm, 2 jobs"):
         assert reports[name] == reports["no cache"], name

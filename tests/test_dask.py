@@ -5,7 +5,6 @@ processes started on localhost (as a user would start them on a cluster's nodes)
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -19,6 +18,7 @@ from click.testing import CliRunner
 
 from genotex.cli import main
 from genotex.workflows import SynthSpec, write_example, write_raw_benchmark
+from tests.conftest import example_eval_report
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -131,21 +131,9 @@ def example(tmp_path_factory):
     return write_example(tmp_path_factory.mktemp("tree"), spec, seed=21)
 
 
-def _eval(example, out: Path, *extra: str) -> dict:
-    result = CliRunner().invoke(
-        main,
-        ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output),
-         "--no-progress", "--json", str(out), *extra],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
-    del report["run"]["provenance"]  # times and options
-    return report
-
-
 def test_eval_on_dask_equals_a_local_run(example, scheduler, tmp_path):
-    local = _eval(example, tmp_path / "local.json", "--no-cache")
-    on_dask = _eval(example, tmp_path / "dask.json", "--scheduler", scheduler)
+    local = example_eval_report(example, tmp_path / "local.json", "--no-cache")
+    on_dask = example_eval_report(example, tmp_path / "dask.json", "--scheduler", scheduler)
     assert local["preprocessing"]
     assert on_dask == local
 
