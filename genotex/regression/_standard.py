@@ -209,42 +209,6 @@ class StandardFit:
 FoldRows = list[tuple[dict[str, float], dict[str, float]]]
 
 
-@dataclass(frozen=True)
-class _Fold:
-    """What the folds share; called with one fold's (train, test) rows."""
-
-    samples: np.ndarray  # x, C-ordered: a fold's rows are gathered ~4x faster from rows
-    y: np.ndarray
-    z: np.ndarray | None
-    genes: Sequence[str]
-    known: Sequence[str]
-    grid: np.ndarray
-    lmm: bool
-    binary: bool
-
-    def __call__(self, fold: tuple[np.ndarray, np.ndarray]) -> tuple[FoldRows, float, str | None]:
-        """The fold's numbers per α, its largest duality gap and its solver fallback (or None)."""
-        (train, test), y, z = fold, self.y, self.z
-        x_train, x_test = normalize(
-            self.samples[train], self.samples[test], fortran=True, copy=False
-        )
-        z_train = z_test = None
-        if z is not None:
-            z_train, z_test = normalize(z[train], z[test])
-        design = _design(x_train, y[train], _covariates(z_train, len(train)), self.lmm)
-        path = solve_path(design.x, design.y, self.grid)
-        c_test, y_test = _covariates(z_test, len(test)), y[test]  # the same for every α
-        rows, worst_gap = [], 0.0
-        for coef, _, gap in path.points:
-            worst_gap = max(worst_gap, gap)
-            predicted = _product(x_test, coef) + c_test @ design.covariates(coef)
-            scores = prediction_scores(y_test, predicted, binary=self.binary)
-            scores["mse"] = float(np.mean((y_test - predicted) ** 2))
-            selected = [gene for gene, _ in significant_genes(coef, self.genes)]
-            rows.append((scores, selection_scores(selected, self.known)))
-        return rows, worst_gap, path.fallback
-
-
 def _fold_scores(
     x: np.ndarray,
     y: np.ndarray,
@@ -257,26 +221,29 @@ def _fold_scores(
     binary: bool,
 ) -> tuple[list[FoldRows], float, list[str]]:
     """Per fold and α: prediction numbers (with the squared error) and selection numbers."""
-    one = _Fold(np.ascontiguousarray(x), y, z, genes, known, grid, lmm, binary)
-    results = [one(fold) for fold in legacy_fold_indices(len(y), N_FOLDS)]
-    worst_gap = max([0.0, *(gap for _, gap, _ in results)])
-    return [rows for rows, _, _ in results], worst_gap, [f for _, _, f in results if f]
-
-
-def _choose(
-    per_alpha: list[tuple[dict[str, float], dict[str, float]]], select_by: str
-) -> tuple[int, str]:
-    """The chosen α's place on the grid and the rule that chose it."""
-    by_loss = int(np.argmin([p["mse"] for p, _ in per_alpha]))  # the first (larger α) on ties
-    precision = [s["precision"] for _, s in per_alpha]
-    if select_by != "precision":
-        return by_loss, "least mean CV squared error"
-    # α_max selects nothing on the whole data by definition: the rule looks below it
-    if max(precision[1:]) > 0:
-        return 1 + int(
-            np.argmax(precision[1:])
-        ), "highest mean CV selection precision (below alpha_max)"
-    return by_loss, "highest mean CV selection precision; none found a known gene: least CV error"
+    folds: list[FoldRows] = []
+    fallbacks: list[str] = []
+    worst_gap = 0.0
+    samples = np.ascontiguousarray(x)  # a fold's rows are gathered ~4x faster from rows
+    for train, test in legacy_fold_indices(len(y), N_FOLDS):
+        x_train, x_test = normalize(samples[train], samples[test], fortran=True, copy=False)
+        z_train = z_test = None
+        if z is not None:
+            z_train, z_test = normalize(z[train], z[test])
+        design = _design(x_train, y[train], _covariates(z_train, len(train)), lmm)
+        rows = []
+        path = solve_path(design.x, design.y, grid)
+        fallbacks += [path.fallback] if path.fallback else []
+        c_test, y_test = _covariates(z_test, len(test)), y[test]  # the same for every α
+        for coef, _, gap in path.points:
+            worst_gap = max(worst_gap, gap)
+            predicted = _product(x_test, coef) + c_test @ design.covariates(coef)
+            scores = prediction_scores(y_test, predicted, binary=binary)
+            scores["mse"] = float(np.mean((y_test - predicted) ** 2))
+            selected = [gene for gene, _ in significant_genes(coef, genes)]
+            rows.append((scores, selection_scores(selected, known)))
+        folds.append(rows)
+    return folds, worst_gap, fallbacks
 
 
 def fit_standard(
@@ -323,10 +290,19 @@ def fit_standard(
         x, y, z, genes, known, grid=grid, lmm=lmm, binary=binary
     )
     per_alpha = [
-        (mean_scores([f[i][0] for f in folds]), mean_scores([f[i][1] for f in folds]))
+        (mean_scores([fold[i][0] for fold in folds]), mean_scores([fold[i][1] for fold in folds]))
         for i in range(len(grid))
     ]
-    chosen, rule = _choose(per_alpha, select_by)
+    by_loss = int(np.argmin([p["mse"] for p, _ in per_alpha]))  # the first (larger α) on ties
+    precision = [s["precision"] for _, s in per_alpha]
+    chosen, rule = by_loss, "least mean CV squared error"
+    if select_by == "precision":
+        # α_max selects nothing on the whole data by definition: the rule looks below it
+        if max(precision[1:]) > 0:
+            chosen = 1 + int(np.argmax(precision[1:]))
+            rule = "highest mean CV selection precision (below alpha_max)"
+        else:
+            rule = "highest mean CV selection precision; none found a known gene: least CV error"
     path = solve_path(full.x, full.y, grid[: chosen + 1])
     fallbacks += [path.fallback] if path.fallback else []
     coef, _, gap = path.points[-1]
