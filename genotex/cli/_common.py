@@ -10,16 +10,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from .._version import __version__
-from ..core import GenotexError, temporary_environment
+from ..core import CACHE_ENV, CACHE_SIZE_ENV, GenotexError, TableCache, temporary_environment
 from ._progress import quiet, verbosity_options
-
-if TYPE_CHECKING:
-    from ..core import TableCache
 
 __all__ = [
     "GreedyCommand",
@@ -193,7 +190,7 @@ def cache_dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--cache-dir",
         type=click.Path(path_type=Path, file_okay=False),
-        envvar="GENOTEX_CACHE",
+        envvar=CACHE_ENV,
         default=None,
         help="genotex's cache folder (default: $GENOTEX_CACHE, else ~/.cache/genotex); its "
         "size bound is $GENOTEX_CACHE_SIZE (default 8G).",
@@ -205,8 +202,6 @@ def table_cache(cache_dir: Path | None) -> TableCache:
 
     Raises `click.UsageError` when `$GENOTEX_CACHE_SIZE` is not a size.
     """
-    from ..core import CACHE_SIZE_ENV, TableCache
-
     try:
         return TableCache.default(cache_dir)
     except ValueError as exc:

@@ -80,7 +80,6 @@ _FORMAT = 1
 _ENTRY = re.compile(rf"^[0-9a-f]{{64}}\.v{_FORMAT}\.table$")
 _ANY_ENTRY = re.compile(r"^[0-9a-f]{64}\.v\d+\.table$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
-_CHUNK = 1 << 20
 
 
 def cache_folder() -> Path:

@@ -25,7 +25,6 @@ __all__ = [
     "GEOFormatError",
     "MAX_LINE_ENV",
     "MAX_TEXT_ENV",
-    "bounded_lines",
     "lines_of",
     "text_chunks",
 ]
@@ -74,7 +73,7 @@ def _open_binary(path: Path) -> igzip.IGzipFile | io.BufferedReader:
     return igzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
-def bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
+def _bounded_lines(handle: Any, path: Path) -> Iterator[Any]:
     """The lines of a handle (binary or text), refusing one longer than the line limit and text
     past the size limit (a small gzip can hold one line of hundreds of MB).
     """
@@ -200,6 +199,6 @@ def lines_of(path: Path) -> Iterator[str]:
             # universal newlines read CRLF line ends as LF
             io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as handle,
         ):
-            yield from bounded_lines(handle, path)
+            yield from _bounded_lines(handle, path)
     except (OSError, EOFError, zlib.error, _IsalError) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
