@@ -189,7 +189,7 @@ def _parse_block(data: bytes, names: list[str], path: Path) -> pl.DataFrame:
             return frame.with_columns(
                 pl.col(n).str.strip_chars().cast(pl.Float64, strict=False) for n in names[1:]
             )
-    except pl.exceptions.PolarsError as exc:
+    except (pl.exceptions.PolarsError, OSError) as exc:  # OSError: bytes polars took for gzip
         raise GEOFormatError(
             f"has an unreadable expression table ({str(exc).splitlines()[0]})", path=path
         ) from None
