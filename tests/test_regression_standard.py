@@ -69,6 +69,23 @@ def test_kkt_conditions_hold_with_unpenalized_covariates():
     np.testing.assert_allclose(beta, ols, atol=1e-8)
 
 
+def test_the_standard_answer_does_not_depend_on_the_memory_layout_of_x():
+    """NumPy sums a C-ordered table's columns row after row and a Fortran-ordered one's
+    pairwise: without one canonical layout the std, and so the answer's bits, would depend
+    on how the caller's array happens to be stored (a DataFrame's .values, a transpose)."""
+    rng = np.random.default_rng(21)
+    n, p = 60, 1_300  # from 1,024 columns the two orders are summed differently
+    x = rng.normal(size=(n, p)) * rng.uniform(0.5, 30.0, p) + rng.uniform(-1e3, 1e3, p)
+    y = x[:, :4] @ np.array([0.05, -0.04, 0.03, 0.02]) + rng.normal(size=n)
+    genes = [f"G{i}" for i in range(p)]
+    fits = [
+        fit_standard(np.asarray(x, order=order), y, None, genes, [], binary=False) for order in "CF"
+    ]
+    assert fits[0].alpha == fits[1].alpha
+    assert np.array_equal(fits[0].coefficients, fits[1].coefficients)
+    assert fits[0].cv_performance == fits[1].cv_performance
+
+
 def test_the_standard_lmm_does_not_depend_on_eigenvector_signs(monkeypatch):
     x, y, genes = _batched()
     first = fit_standard(x, y, None, genes, genes[:5], binary=True)

@@ -38,14 +38,29 @@ __all__ = [
 
 @overload
 def normalize(
-    train: np.ndarray, test: None = None, *, fortran: bool = False, copy: bool = True
+    train: np.ndarray,
+    test: None = None,
+    *,
+    fortran: bool = False,
+    copy: bool = True,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, None]: ...
 @overload
 def normalize(
-    train: np.ndarray, test: np.ndarray, *, fortran: bool = False, copy: bool = True
+    train: np.ndarray,
+    test: np.ndarray,
+    *,
+    fortran: bool = False,
+    copy: bool = True,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]: ...
 def normalize(
-    train: np.ndarray, test: np.ndarray | None = None, *, fortran: bool = False, copy: bool = True
+    train: np.ndarray,
+    test: np.ndarray | None = None,
+    *,
+    fortran: bool = False,
+    copy: bool = True,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Z-score columns by the training set's mean and population std (std 0: only centred).
 
@@ -53,20 +68,35 @@ def normalize(
     order (the same bits), with the centred copy made once instead of twice.
     With `fortran` the scaled training set is written column-major by the
     division itself (what the solvers take), instead of being copied after it.
-    `copy=False` centres `train` in place (a fold's rows, gathered for this).
+    `copy=False` centres `train` in place (a fold's rows, gathered for this);
+    `out` is where the scaled training set is written (a buffer the folds reuse:
+    fresh pages of a large array cost more to fault in than the division).
     """
     mean = np.mean(train, axis=0)
     centred = np.subtract(train, mean, out=None if copy else train)
-    std = np.sqrt(_sum_of_squares(centred) / train.shape[0])
+    scaled, std = scale_centred(centred, fortran=fortran, out=out)
+    return scaled, None if test is None else (test - mean) / std
+
+
+def scale_centred(
+    centred: np.ndarray, *, fortran: bool = False, out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Divide centred columns by their population std (0: 1), in place or into `out`.
+
+    The second half of `normalize`, for a caller that uses the centred table
+    first (the batch-effect test); returns the scaled table and the std.
+    """
+    std = np.sqrt(_sum_of_squares(centred) / centred.shape[0])
     std = np.where(std == 0, 1, std)
+    if out is not None:
+        return np.divide(centred, std, out=out), std  # elementwise: the same bits
     if fortran and not centred.flags.f_contiguous:
-        centred = np.divide(centred, std, order="F")  # elementwise: the same bits
-    else:
-        centred /= std
-    return centred, None if test is None else (test - mean) / std
+        return np.divide(centred, std, order="F"), std
+    centred /= std
+    return centred, std
 
 
-#: Columns from which `_sum_of_squares` adds row by row (below, one call beats the loop).
+#: Columns from which `_sum_of_squares` works without a squared copy of the table.
 _ROW_BY_ROW = 1024
 
 
@@ -74,22 +104,39 @@ def _sum_of_squares(centred: np.ndarray) -> np.ndarray:
     """`np.add.reduce(centred * centred, axis=0)`, the same bits, without the squared copy.
 
     NumPy reduces the first axis of a C-ordered array row after row, in order; so
-    does the loop, through one row-sized buffer instead of a copy of the table.
+    does the loop, through one row-sized buffer. A column-major array's columns
+    are each reduced on their own (pairwise), so blocks of columns give the same
+    sums through one block-sized buffer.
     """
-    if centred.ndim != 2 or centred.shape[1] < _ROW_BY_ROW or not centred.flags.c_contiguous:
+    if centred.ndim != 2 or centred.shape[1] < _ROW_BY_ROW:
         return np.add.reduce(centred * centred, axis=0)
-    total = centred[0] * centred[0]
-    square = np.empty_like(total)
-    for row in centred[1:]:
-        np.multiply(row, row, out=square)
-        total += square
+    if centred.flags.c_contiguous:
+        total = centred[0] * centred[0]
+        square = np.empty_like(total)
+        for row in centred[1:]:
+            np.multiply(row, row, out=square)
+            total += square
+        return total
+    if not centred.flags.f_contiguous:
+        return np.add.reduce(centred * centred, axis=0)
+    p = centred.shape[1]
+    total = np.empty(p)
+    block = np.empty((centred.shape[0], _ROW_BY_ROW), order="F")
+    for start in range(0, p, _ROW_BY_ROW):
+        columns = centred[:, start : start + _ROW_BY_ROW]
+        square = np.multiply(columns, columns, out=block[:, : columns.shape[1]])
+        np.add.reduce(square, axis=0, out=total[start : start + columns.shape[1]])
     return total
 
 
 def detect_batch_effect(x: np.ndarray) -> bool:
     """Eigen-gap test: any gap > 200/n among the 10 largest eigenvalues of X0·X0ᵀ (normalized)."""
-    n = x.shape[0]
-    centred = x - x.mean(axis=0)
+    return batch_effect_of_centred(x - x.mean(axis=0))
+
+
+def batch_effect_of_centred(centred: np.ndarray) -> bool:
+    """`detect_batch_effect` of a table already centred by `x - x.mean(axis=0)`."""
+    n = centred.shape[0]
     eigenvalues = np.sort(np.linalg.eigvalsh(centred @ centred.T))[::-1][:N_TOP_EIGENVALUES]
     normalized = eigenvalues / eigenvalues[0]
     gaps = normalized[:-1] - normalized[1:]
