@@ -123,3 +123,50 @@ def test_a_trailer_claiming_4_gib_allocates_no_more_than_the_first_allocation(tm
     assert rows * len(SAMPLES) * 8 <= _geo._FIRST_ALLOCATION
     with pytest.raises(GEOFormatError, match="truncated or corrupt gzip"):
         read_series_matrix(path)  # the trailer's size check fails: corrupt, said as such
+
+
+def test_infinite_cells_in_any_chunk_are_missing(tmp_path, small_chunks):
+    """inf, -Inf and a number beyond float range (1e999) are missing values, never clipped,
+    in whichever chunk they fall (each chunk's block is cleaned as it is written)."""
+    table, values = _table_text(2_000, seed=3)
+    lines = table.splitlines()
+    spots = {5: "inf", 700: "-Inf", 1_999: "1e999"}  # the first, a middle and the last chunk
+    for row, cell in spots.items():
+        cells = lines[row].split("\t")
+        cells[4] = cell
+        lines[row] = "\t".join(cells)
+        values[row, 3] = np.nan
+    path = tmp_path / "m.txt"
+    path.write_text(_matrix("\n".join(lines) + "\n"))
+    got = read_series_matrix(path).expression.to_numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(values))
+    np.testing.assert_array_equal(got[~np.isnan(got)], values[~np.isnan(values)])
+
+
+def test_a_table_allocated_without_huge_pages_leaves_numpys_advice_as_it_was(monkeypatch):
+    """The switch is process-wide: it must be back as it was, and without it this is np.empty."""
+    from genotex.core import _memory
+
+    calls = []
+    state = {"on": True}
+
+    def switch(enabled):
+        calls.append(enabled)
+        previous, state["on"] = state["on"], enabled
+        return previous
+
+    monkeypatch.setattr(_memory, "_toggle", lambda: switch)
+    table = _memory.empty_without_huge_pages((3, 4), order="F")
+    assert calls == [False, True] and state["on"] is True
+    assert table.shape == (3, 4) and table.dtype == np.float64 and table.flags.f_contiguous
+    assert table.flags.owndata  # the GEO reader grows it in place
+    monkeypatch.setattr(_memory, "_toggle", lambda: None)
+    assert _memory.empty_without_huge_pages(5).shape == (5,)
+
+
+def test_this_numpy_has_the_huge_page_switch():
+    """Without it the GEO table is allocated with NumPy's advice again (slower, not wrong):
+    a NumPy that drops the private switch should be noticed here, not in a benchmark."""
+    from genotex.core import _memory
+
+    assert callable(_memory._toggle())

@@ -63,6 +63,7 @@ from ._layout import (
     regress_file_name,
     trait_label,
 )
+from ._memory import empty_without_huge_pages
 from ._method import (
     MODES,
     SELECT_BY,
@@ -199,6 +200,7 @@ __all__ = [
     "condition_from_regress_file",
     "confusion_scores",
     "feature_correlation",
+    "empty_without_huge_pages",
     "file_sha256",
     "gene_regressors",
     "gene_selection_scores",

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
+from ..core import empty_without_huge_pages
 from ._geo_text import GEOFormatError, lines_of, text_chunks
 
 __all__ = [
@@ -111,11 +112,14 @@ def _parse_table(found: _MatrixText, table: bytes, first: int, path: Path) -> No
     if found.values is None:
         columns = len(names) - 1
         shape = (_expected_rows(path, frame.height, len(table), columns), columns)
-        found.values = np.empty(shape)
+        found.values = empty_without_huge_pages(shape)  # written once: no compaction stall
     if len(found.ids) > found.values.shape[0]:  # grown in place: realloc copies no row
         rows = max(len(found.ids), int(found.values.shape[0] * 1.25))
         found.values.resize((rows, len(names) - 1), refcheck=False)
-    found.values[start : len(found.ids)] = frame.drop(names[0]).to_numpy(order="c")
+    block = found.values[start : len(found.ids)]
+    # polars copies its columns out as they are (column-major); one transposing copy into place
+    block[...] = frame.drop(names[0]).to_numpy(order="fortran")
+    np.putmask(block, np.isinf(block), np.nan)  # missing, never clipped; while in cache
 
 
 def _ragged(header: list[str], table: bytes, first: int, path: Path) -> None:
@@ -225,7 +229,6 @@ def _expression(path: Path, found: _MatrixText) -> pd.DataFrame:
     if values is None:
         values = np.empty((0, len(found.header) - 1))
     values.resize((len(found.ids), values.shape[1]), refcheck=False)  # the estimate's tail
-    np.putmask(values, np.isinf(values), np.nan)  # non-finite cells are missing, never clipped
     index = pd.Index(found.ids, dtype=object, name="ID")
     _refuse_repeats(index, "probe IDs", path)
     columns = pd.Index(found.header[1:], dtype=object)

@@ -13,9 +13,9 @@ import os
 import queue
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from isal import igzip, isal_zlib
 
@@ -111,28 +111,35 @@ def _too_much_text(max_text: int, path: Path) -> GEOFormatError:
 
 #: Decompressed bytes read at once, and table lines parsed by polars at once.
 _CHUNK = 8 << 20
+_Item = TypeVar("_Item")
 
 
-def _decompressed(path: Path, chunk: int) -> Iterator[bytes]:
-    """The file's decompressed bytes, `chunk` at a time, decompressed in a thread one chunk
-    ahead of the reader (ISA-L and polars release the GIL: decompression overlaps parsing).
+def _ahead(items: Generator[_Item, None, None]) -> Iterator[_Item]:
+    """The items of a generator, made in a thread one item ahead of the reader.
+
+    ISA-L and polars release the GIL, so decompressing and cutting the next chunk
+    into whole lines overlaps the parse of this one. An exception is raised in the
+    reader; a reader that stops early stops the thread (and closes the file).
     """
-    chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=2)
+    made: queue.Queue[_Item | BaseException | None] = queue.Queue(maxsize=2)
     stop = threading.Event()
 
     def produce() -> None:
         try:
-            with _open_binary(path) as handle:
-                while not stop.is_set() and (data := handle.read(chunk)):
-                    _put(chunks, data, stop)
-            _put(chunks, None, stop)
+            for item in items:
+                if stop.is_set():
+                    break
+                _put(made, item, stop)
+            _put(made, None, stop)
         except BaseException as exc:  # noqa: BLE001 - every failure is handed to the reader
-            _put(chunks, exc, stop)
+            _put(made, exc, stop)
+        finally:
+            items.close()
 
     thread = threading.Thread(target=produce, name="genotex-gunzip", daemon=True)
     thread.start()
     try:
-        while (item := chunks.get()) is not None:
+        while (item := made.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
             yield item
@@ -141,12 +148,10 @@ def _decompressed(path: Path, chunk: int) -> Iterator[bytes]:
         thread.join()
 
 
-def _put(
-    chunks: queue.Queue[bytes | BaseException | None], item: Any, stop: threading.Event
-) -> None:
+def _put(made: queue.Queue[Any], item: Any, stop: threading.Event) -> None:
     while not stop.is_set():
         try:
-            chunks.put(item, timeout=0.1)
+            made.put(item, timeout=0.1)
             return
         except queue.Full:
             continue
@@ -158,26 +163,34 @@ def text_chunks(path: Path, *, chunk: int | None = None) -> Iterator[tuple[int, 
     (a small gzip can hold one line of hundreds of MB).
 
     Whole chunks cost a fraction of `readline` on a gzip stream, and the table's
-    lines are never split into Python objects (scripts/bench_preprocess.py).
+    lines are never split into Python objects (scripts/bench_preprocess.py). The
+    chunks are made in a thread one chunk ahead of the reader (`_ahead`).
     """
-    chunk = chunk or _CHUNK
+    return _ahead(_whole_lines(path, chunk or _CHUNK))
+
+
+def _whole_lines(path: Path, chunk: int) -> Generator[tuple[int, bytes], None, None]:
     max_line, max_text = _limits()
     total = first = 0
     carry = b""
     try:
-        for data in _decompressed(path, chunk):
-            total += len(data)
-            if total > max_text:
-                raise _too_much_text(max_text, path)
-            cut = data.rfind(b"\n") + 1
-            whole, carry = (carry + data[:cut], data[cut:]) if cut else (b"", carry + data)
-            if max_line <= chunk:  # a line within a chunk may pass the limit: look at each
-                _check_lengths(whole.split(b"\n")[:-1], first, max_line, path)
-            lines = whole.count(b"\n")
-            _check_lengths([carry], first + lines, max_line - 1, path)
-            if whole:
-                yield first, whole
-            first += lines
+        with _open_binary(path) as handle:
+            while data := handle.read(chunk):
+                total += len(data)
+                if total > max_text:
+                    raise _too_much_text(max_text, path)
+                cut = data.rfind(b"\n") + 1
+                if cut:  # one copy: the carried part line, then this chunk's whole lines
+                    whole, carry = b"".join((carry, memoryview(data)[:cut])), data[cut:]
+                else:
+                    whole, carry = b"", carry + data
+                if max_line <= chunk:  # a line within a chunk may pass the limit: look at each
+                    _check_lengths(whole.split(b"\n")[:-1], first, max_line, path)
+                lines = whole.count(b"\n")
+                _check_lengths([carry], first + lines, max_line - 1, path)
+                if whole:
+                    yield first, whole
+                first += lines
     except (OSError, EOFError, zlib.error, _IsalError) as exc:
         raise GEOFormatError(f"is a truncated or corrupt gzip file ({exc})", path=path) from None
     if carry:
