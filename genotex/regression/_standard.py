@@ -34,7 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import SELECT_BY, AlphaGrid, SelectBy, SolverFallback, StandardMethod, check_select_by
+from ..core import (
+    SELECT_BY,
+    AlphaGrid,
+    SelectBy,
+    SolverFallback,
+    StandardMethod,
+    check_select_by,
+    empty_without_huge_pages,
+)
 from ._blas import one_blas_thread
 from ._constants import N_FOLDS
 from ._homotopy import HomotopyFailed, lasso_path, relative_duality_gap
@@ -216,8 +224,8 @@ class _FoldBuffers:
 
     def __init__(self, rows: int, columns: int) -> None:
         self.columns = columns
-        self._rows = np.empty(rows * columns)
-        self._scaled = np.empty(rows * columns)
+        self._rows = empty_without_huge_pages(rows * columns)
+        self._scaled = empty_without_huge_pages(rows * columns)
 
     def rows(self, samples: np.ndarray, chosen: np.ndarray) -> np.ndarray:
         """samples[chosen] (C order), in the first buffer."""
@@ -248,7 +256,8 @@ def _fold_scores(
     folds: list[FoldRows] = []
     fallbacks: list[str] = []
     worst_gap = 0.0
-    samples = np.ascontiguousarray(x)  # a fold's rows are gathered ~4x faster from rows
+    samples = empty_without_huge_pages(x.shape)  # a fold's rows are gathered ~4x faster from rows
+    samples[...] = x
     folds_of = legacy_fold_indices(len(y), N_FOLDS)
     buffers = _FoldBuffers(max(len(train) for train, _ in folds_of), x.shape[1])
     for train, test in folds_of:
@@ -309,7 +318,8 @@ def fit_standard(
     select_by = check_select_by(select_by)
     # one layout whatever the caller's: a column's sums then have the same bits either way
     x = np.asfortranarray(x, dtype=np.float64)
-    centred = x - np.mean(x, axis=0)  # the batch test's and the normalization's
+    # the batch test's and the normalization's (written once: core.empty_without_huge_pages)
+    centred = np.subtract(x, np.mean(x, axis=0), out=empty_without_huge_pages(x.shape, order="F"))
     lmm = batch_effect_of_centred(centred)
     present = set(genes)
     known = [g for g in known_genes if g in present]
