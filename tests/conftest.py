@@ -18,6 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Under CI=true the property tests draw the same examples every run (a landing is never
+# decided by the draw); elsewhere they explore afresh, and a case they find becomes an
+# explicit @example
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI", "").lower() == "true":
+    settings.load_profile("ci")
 
 # the suite's caches (parsed tables, the provenance hashes, synonym tables) stay out of the
 # user's cache folder, and go when the session ends
