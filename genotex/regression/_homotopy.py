@@ -162,7 +162,7 @@ class _WorkingSet:
         if not self.active:
             return y
         places = np.asarray(self.active)
-        return y - self.x[:, self.genes[places]] @ self.w[places]
+        return y - self._columns[:, places] @ self.w[places]  # x[:, genes[places]], gathered
 
     def follow(self, target: float, max_steps: int) -> None:
         """Follow the kinks from the current λ down to `target` (λ = nα) on the working set."""

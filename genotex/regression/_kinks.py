@@ -217,7 +217,7 @@ class _Inverse:
         self.k = k + 1
 
     def shrink(self, place: int) -> None:
-        """Without the gene at `place`, whose slot the last gene takes (`_Segment._remove`).
+        """Without the gene at `place`, whose slot the last gene takes (`Segment._remove`).
 
         G⁻¹ − G⁻¹[:, place]·G⁻¹[place, :] / G⁻¹[place, place] (the Schur
         complement), then the last row and column moved into `place`.

@@ -108,7 +108,8 @@ def _sum_of_squares(centred: np.ndarray) -> np.ndarray:
     are each reduced on their own (pairwise), so blocks of columns give the same
     sums through one block-sized buffer.
     """
-    if centred.ndim != 2 or centred.shape[1] < _ROW_BY_ROW:
+    contiguous = centred.flags.c_contiguous or centred.flags.f_contiguous
+    if centred.ndim != 2 or centred.shape[1] < _ROW_BY_ROW or not contiguous:
         return np.add.reduce(centred * centred, axis=0)
     if centred.flags.c_contiguous:
         total = centred[0] * centred[0]
@@ -117,8 +118,6 @@ def _sum_of_squares(centred: np.ndarray) -> np.ndarray:
             np.multiply(row, row, out=square)
             total += square
         return total
-    if not centred.flags.f_contiguous:
-        return np.add.reduce(centred * centred, axis=0)
     p = centred.shape[1]
     total = np.empty(p)
     block = np.empty((centred.shape[0], _ROW_BY_ROW), order="F")
