@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from sklearn.linear_model import Lasso
 
 from genotex.regression import HomotopyFailed, fit_standard, lasso_path, solve_path
+from genotex.regression import _paths as paths
 from genotex.regression import _standard as standard
 
 
@@ -100,11 +101,11 @@ def test_a_failed_homotopy_falls_back_to_coordinate_descent_and_says_so(monkeypa
     def fails(*args, **kwargs):
         raise HomotopyFailed("the active genes' Gram matrix is singular")
 
-    monkeypatch.setattr(standard, "lasso_path", fails)
+    monkeypatch.setattr(paths, "lasso_path", fails)
     path = solve_path(x, y, [0.1])
     assert path.fallback == "the homotopy failed: the active genes' Gram matrix is singular"
     ((coef, iterations, gap),) = path.points
-    assert gap <= standard.STANDARD_TOL and iterations >= 1
+    assert gap <= paths.STANDARD_TOL and iterations >= 1
     np.testing.assert_allclose(coef, _tight(x, y, 0.1), atol=5e-3)
     genes = [f"G{i}" for i in range(200)]
     fit = fit_standard(x, (y > 0).astype(float), None, genes, genes[:8], binary=True)
@@ -184,4 +185,24 @@ def test_optimality_holds_on_any_design(seed, n, p, kind, depth):
         active = point.coefficients != 0
         np.testing.assert_allclose(
             gradient[active], alpha * np.sign(point.coefficients[active]), rtol=1e-7
+        )
+
+
+@pytest.mark.parametrize("keep", [1, 4, 9])
+def test_a_path_begins_with_the_path_over_the_first_alphas_bit_for_bit(keep):
+    """fit_standard solves the whole data's path over the whole grid beside the folds and
+    keeps the points down to the chosen α: that is only the shorter path if the homotopy
+    never looks ahead (its screen, working set and steps up to an α use no later α)."""
+    x, y = _problem(70, 900, 12)
+    alpha_max = np.abs(x.T @ y).max() / len(y)
+    grid = alpha_max * np.logspace(0, -2, 10)
+    whole = lasso_path(x, y, grid)
+    shorter = lasso_path(x, y, grid[:keep])
+    assert len(shorter) == keep
+    for long, short in zip(whole, shorter, strict=False):
+        assert long.coefficients.tobytes() == short.coefficients.tobytes()
+        assert (long.steps, long.relative_gap, long.working_set) == (
+            short.steps,
+            short.relative_gap,
+            short.working_set,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import platform
@@ -17,6 +18,8 @@ from sklearn.linear_model import Lasso
 from genotex.cli import main
 from genotex.core import CohortInfo, CohortRecord, ResultFile, TaskInfo, write_table
 from genotex.regression import STANDARD_TOL, fit_standard, solve_path
+from genotex.regression import _folds as folds
+from genotex.regression import _paths as paths
 from genotex.regression import _standard as standard
 
 
@@ -55,7 +58,7 @@ def test_kkt_conditions_hold_with_unpenalized_covariates():
     x = rng.normal(size=(n, p))
     z = rng.normal(size=n)
     y = 2.0 + 1.5 * z + x[:, 0] - x[:, 1] + rng.normal(scale=0.5, size=n)
-    design = standard._design(np.asfortranarray(x), y, standard._covariates(z, n), lmm=False)
+    design = folds.design_of(np.asfortranarray(x), y, folds.covariate_columns(z, n), lmm=False)
     alpha = 0.05
     ((coef, _, _),) = solve_path(design.x, design.y, [alpha], tol=1e-10).points
     # stationarity: |x_j'r|/n <= alpha everywhere, = alpha with the sign of w_j where w_j != 0
@@ -230,3 +233,84 @@ def test_the_standard_model_is_a_scikit_learn_estimator_of_the_same_fit():
     assert ranked and all(g in genes for g, _ in ranked)
     with pytest.raises(ValueError, match="select_by"):
         StandardModel(select_by="loss").fit(x, y, genes=genes)
+
+
+def _conditioned(n=90, p=400, seed=3):
+    """A problem with a condition Z (partialled out in every fold) and 6 planted genes."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, p)) + rng.normal(size=(n, 1)) * rng.normal(size=p)
+    z = rng.normal(size=n)
+    y = x[:, :6] @ np.array([1.0, -0.8, 0.7, 0.6, -0.5, 0.4]) + 0.5 * z + rng.normal(size=n)
+    return x, y, z, [f"G{i}" for i in range(p)]
+
+
+@pytest.mark.parametrize("kind", ["lasso with a condition", "lmm"])
+def test_the_answer_does_not_depend_on_how_many_threads_solve_the_folds(monkeypatch, kind):
+    """The folds and the whole data's path run on a pool of threads, each fold from its own
+    buffers: shared buffers, or results taken in the order they finish, would show here."""
+    if kind == "lmm":
+        x, y, genes = _batched()
+        z, binary = None, True
+    else:
+        x, y, z, genes = _conditioned()
+        binary = False
+    fits = []
+    for threads in (1, 2, 5):
+        monkeypatch.setattr(standard, "FOLD_THREADS", threads)
+        fits.append(fit_standard(x, y, z, genes, genes[:5], binary=binary))
+    assert fits[0].lmm == (kind == "lmm")
+    for fit in fits[1:]:
+        assert fit.coefficients.tobytes() == fits[0].coefficients.tobytes()
+        assert fit.cv_performance == fits[0].cv_performance
+        assert fit.method == fits[0].method
+
+
+def test_the_coordinate_descent_fallback_runs_on_the_calling_thread(monkeypatch):
+    """scikit-learn's fallback loads SciPy's BLAS, whose thread count a pool thread cannot
+    limit (measured: OpenBLAS 0.3.30 kept 2 threads): every fallback path, the five folds'
+    and the whole data's, must be solved on the thread that called fit_standard."""
+    import threading
+
+    from genotex.regression import HomotopyFailed
+
+    def fails(*args, **kwargs):
+        raise HomotopyFailed("the active genes' Gram matrix is singular")
+
+    threads = []
+    descend = paths._coordinate_descent_path
+
+    def recorded(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return descend(*args, **kwargs)
+
+    monkeypatch.setattr(paths, "lasso_path", fails)
+    monkeypatch.setattr(paths, "_coordinate_descent_path", recorded)
+    x, y, z, genes = _conditioned()
+    fit = fit_standard(x, y, z, genes, genes[:5], binary=False)
+    assert fit.method.fallback is not None and fit.method.fallback.paths == "6 of 6"
+    assert threads == [threading.main_thread()] * 6
+
+
+def test_an_lmm_fit_in_a_process_whose_blas_starts_threaded_equals_the_one_thread_fit(tmp_path):
+    """The folds' eigh run on pool threads, where threadpoolctl's limit did not hold for
+    SciPy's OpenBLAS once the main thread had used it: the caller's thread limits it for
+    them. Two processes, one started on one BLAS thread, must give the same bytes."""
+    script = (
+        "import sys\nimport numpy as np\n"
+        + inspect.getsource(_batched)
+        + "from genotex.regression import fit_standard\n"
+        "x, y, genes = _batched()\n"
+        "fit = fit_standard(x, y, None, genes, genes[:5], binary=True)\n"
+        "assert fit.lmm\n"
+        "sys.stdout.write(fit.coefficients.tobytes().hex() + repr(fit.cv_performance))\n"
+    )
+    outputs = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads}
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        assert "BlasThreadWarning" not in done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]

@@ -12,11 +12,15 @@ and then read gains nothing from huge pages worth that stall.
 
 from __future__ import annotations
 
+import threading
 from typing import Literal
 
 import numpy as np
 
 __all__ = ["empty_without_huge_pages"]
+
+#: The switch is process-wide: two threads switching it at once could leave it off.
+_SWITCH = threading.Lock()
 
 
 def _toggle() -> object:
@@ -30,15 +34,17 @@ def empty_without_huge_pages(
 ) -> np.ndarray:
     """`np.empty(shape)` (float64), allocated without NumPy's huge-page advice.
 
-    The advice is switched off for this allocation only and then restored (it is
-    process-wide: an allocation by another thread meanwhile only goes without it
-    too). Where NumPy has no such switch this is `np.empty`.
+    The advice is switched off for this allocation only and then restored, under a
+    lock (it is process-wide: an allocation by another thread meanwhile only goes
+    without it too, and two of these calls never interleave their switching).
+    Where NumPy has no such switch this is `np.empty`.
     """
     toggle = _toggle()
     if not callable(toggle):
         return np.empty(shape, order=order)
-    previous = toggle(False)
-    try:
-        return np.empty(shape, order=order)
-    finally:
-        toggle(previous)
+    with _SWITCH:
+        previous = toggle(False)
+        try:
+            return np.empty(shape, order=order)
+        finally:
+            toggle(previous)

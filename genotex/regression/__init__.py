@@ -29,19 +29,10 @@ from ._numerics import (
     selection_scores,
     significant_genes,
 )
+from ._paths import STANDARD_TOL, SolvedPath, exact_path, solve_path
 from ._pipeline import RegressionResult, analyse, answer_problem, is_done, result_path, write_result
 from ._run import ProblemOutcome, run_problems, solve
-from ._standard import (
-    ALPHA_RATIO,
-    N_ALPHAS,
-    SELECT_BY,
-    SOLVER,
-    STANDARD_TOL,
-    SolvedPath,
-    StandardFit,
-    fit_standard,
-    solve_path,
-)
+from ._standard import ALPHA_RATIO, N_ALPHAS, SELECT_BY, SOLVER, StandardFit, fit_standard
 
 #: The reference mode's scikit-learn estimators, imported when first used (PEP 562), so that
 #: `--mode standard` never pays scikit-learn's import (~1.3 s, more than its solver takes).
@@ -82,6 +73,7 @@ __all__ = [
     "lasso_path",
     "mean_scores",
     "fit_standard",
+    "exact_path",
     "solve_path",
     "BATCH_GAP_NUMERATOR",
     "FALLBACK_ALPHA",
