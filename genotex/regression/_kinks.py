@@ -60,7 +60,7 @@ class Segment:
         self.closed = np.zeros(m)  # inf for genes that may not enter (the active ones), else 0
         self.closed[self.places] = np.inf
         self.columns = np.empty((m, max(2 * k, 16)))  # gram[:, active], kept in order
-        self.columns[:, :k] = gram[:, self.places]
+        self.columns[:, :k] = gram[self.places].T  # rows: gram is symmetric, rows gather faster
         self.inverse = _Inverse(self.columns, self.places)
         self.c = state.xty - self.columns[:, :k] @ state.w[self.places]  # updated along the path
 
