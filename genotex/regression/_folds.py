@@ -33,7 +33,15 @@ from ._numerics import (
 )
 from ._paths import SolvedPath, exact_path, solve_path
 
-__all__ = ["Design", "FoldAnswer", "FoldRows", "covariate_columns", "design_of", "fold_scores"]
+__all__ = [
+    "Design",
+    "FoldAnswer",
+    "FoldRows",
+    "covariate_columns",
+    "design_of",
+    "fold_scores",
+    "rows_copy",
+]
 
 T = TypeVar("T")
 
@@ -202,9 +210,16 @@ def _in_order(pool: ThreadPoolExecutor, tasks: list[Callable[[], T]]) -> list[T]
         raise
 
 
+def rows_copy(x: np.ndarray) -> np.ndarray:
+    """x in C order, written once without huge pages: a fold's rows gather ~4x faster from it."""
+    samples = empty_without_huge_pages(x.shape)
+    samples[...] = x
+    return samples
+
+
 def fold_scores(
     pool: ThreadPoolExecutor,
-    x: np.ndarray,
+    samples: np.ndarray,
     y: np.ndarray,
     z: np.ndarray | None,
     *,
@@ -216,15 +231,13 @@ def fold_scores(
 ) -> tuple[list[FoldRows], float, list[str]]:
     """Per fold and α: prediction numbers (with the squared error) and selection numbers.
 
-    The folds are solved on `pool`'s threads, each from its own copies, so the
-    numbers do not depend on how many threads there are or which finishes first.
-    A fold the homotopy cannot solve is solved again on this thread, with the
-    fallback (`exact_path`).
+    `samples` is the genes table in C order (`rows_copy`). The folds are solved
+    on `pool`'s threads, each from its own copies, so the numbers do not depend
+    on how many threads there are or which finishes first. A fold the homotopy
+    cannot solve is solved again on this thread, with the fallback (`exact_path`).
     """
-    samples = empty_without_huge_pages(x.shape)
-    samples[...] = x
     folds_of = legacy_fold_indices(len(y), N_FOLDS)
-    buffers = _FoldBuffers(max(len(train) for train, _ in folds_of), x.shape[1])
+    buffers = _FoldBuffers(max(len(train) for train, _ in folds_of), samples.shape[1])
     folds = _Folds(samples, y, z, genes, known, grid, lmm, binary, buffers)
     tasks: list[Callable[[], FoldAnswer | None]] = [
         functools.partial(folds.scores, *fold, exact_only=True) for fold in folds_of

@@ -30,7 +30,7 @@ What differs from the reference (regression.md), and why:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -47,7 +47,7 @@ from ..core import (
 )
 from ._blas import one_blas_thread
 from ._constants import N_FOLDS
-from ._folds import Design, covariate_columns, design_of, fold_scores
+from ._folds import Design, covariate_columns, design_of, fold_scores, rows_copy
 from ._numerics import batch_effect_of_centred, mean_scores, normalize, scale_centred
 from ._paths import STANDARD_TOL, SolvedPath, exact_path, solve_path
 
@@ -129,31 +129,38 @@ def fit_standard(
     select_by = check_select_by(select_by)
     # one layout whatever the caller's: a column's sums then have the same bits either way
     x = np.asfortranarray(x, dtype=np.float64)
-    with one_blas_thread(reference=False), contextlib.ExitStack() as stack:
+    present = set(genes)
+    known = [g for g in known_genes if g in present]
+    with one_blas_thread(reference=False), ThreadPoolExecutor(FOLD_THREADS) as pool:
+        samples = pool.submit(rows_copy, x)  # the folds' rows, copied beside the batch test
         # the batch test's and the normalization's (written once: core.empty_without_huge_pages)
-        centred = np.subtract(
-            x, np.mean(x, axis=0), out=empty_without_huge_pages(x.shape, order="F")
-        )
-        lmm = batch_effect_of_centred(centred)
-        if lmm:  # the folds' eigh run on pool threads, from which SciPy's BLAS cannot be limited
-            stack.enter_context(one_blas_thread(libraries=("scipy.linalg",)))
-        present = set(genes)
-        known = [g for g in known_genes if g in present]
-        x_all, _ = scale_centred(centred)
-        z_all = None if z is None else normalize(z)[0]
-        full = design_of(x_all, y, covariate_columns(z_all, len(y)), lmm)
-        grid = _grid(full)
-        pool = stack.enter_context(ThreadPoolExecutor(FOLD_THREADS))  # joined before the limits
-        whole = pool.submit(exact_path, full.x, full.y, grid)  # beside the folds; α picks a prefix
-        folds, cv_gap, fallbacks = fold_scores(
-            pool, x, y, z, genes=genes, known=known, grid=grid, lmm=lmm, binary=binary
-        )
-        per_alpha = [
-            (mean_scores([f[i][0] for f in folds]), mean_scores([f[i][1] for f in folds]))
-            for i in range(len(grid))
-        ]
-        chosen, rule = _chosen_alpha(per_alpha, select_by)
-        path = _prefix(whole.result(), full, grid, chosen)
+        centred = empty_without_huge_pages(x.shape, order="F")
+        lmm = batch_effect_of_centred(np.subtract(x, np.mean(x, axis=0), out=centred))
+        # the folds' eigh run on pool threads, from which SciPy's BLAS cannot be limited
+        limit = one_blas_thread(libraries=("scipy.linalg",)) if lmm else contextlib.nullcontext()
+        with limit, _joined(pool):
+            x_all, _ = scale_centred(centred)
+            z_all = None if z is None else normalize(z)[0]
+            full = design_of(x_all, y, covariate_columns(z_all, len(y)), lmm)
+            grid = _grid(full)
+            whole = pool.submit(exact_path, full.x, full.y, grid)  # α then picks a prefix
+            folds, cv_gap, fallbacks = fold_scores(
+                pool,
+                samples.result(),
+                y,
+                z,
+                genes=genes,
+                known=known,
+                grid=grid,
+                lmm=lmm,
+                binary=binary,
+            )
+            per_alpha = [
+                (mean_scores([f[i][0] for f in folds]), mean_scores([f[i][1] for f in folds]))
+                for i in range(len(grid))
+            ]
+            chosen, rule = _chosen_alpha(per_alpha, select_by)
+            path = _prefix(whole.result(), full, grid, chosen)
     fallbacks += [path.fallback] if path.fallback else []
     coef, _, gap = path.points[-1]
     iterations = sum(point[1] for point in path.points)  # from alpha_max down to the chosen one
@@ -178,6 +185,15 @@ def fit_standard(
     prediction, selection = per_alpha[chosen]
     performance = {"prediction": prediction, "selection": selection}
     return StandardFit(coef, float(grid[chosen]), lmm, performance, method)
+
+
+@contextlib.contextmanager
+def _joined(pool: ThreadPoolExecutor) -> Iterator[None]:
+    """Leave the block only when the pool's threads are done (its work not begun: cancelled)."""
+    try:
+        yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _chosen_alpha(
