@@ -206,3 +206,19 @@ def test_a_path_begins_with_the_path_over_the_first_alphas_bit_for_bit(keep):
             short.relative_gap,
             short.working_set,
         )
+
+
+def test_the_working_sets_gram_matrix_is_exactly_symmetric():
+    """A segment reads the active genes' Gram columns as rows (they gather faster): the
+    same numbers only if the Gram matrix grown block by block is symmetric bit for bit."""
+    from genotex.regression._homotopy import _WorkingSet
+
+    x, y = _problem(70, 900, 13)
+    state = _WorkingSet(x, y)
+    rng = np.random.default_rng(0)
+    for size in (5, 40, 3, 200, 1):
+        state.grow(rng.choice(900, size=size, replace=False))
+    gram = state.gram
+    assert len(gram) > 200
+    assert np.array_equal(gram, gram.T)
+    np.testing.assert_allclose(gram, x[:, state.genes].T @ x[:, state.genes], rtol=1e-12)
