@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from genotex.cli import main
 from genotex.core import TableCache, parse_size, read_table
 from genotex.core import _cache as cache_module
+from genotex.core import _digest as digest_module
 from genotex.workflows import SynthSpec, write_example
 from tests.conftest import example_eval_report
 
@@ -122,14 +123,14 @@ def test_a_file_changed_after_its_hash_is_stored_under_what_was_parsed(tmp_path,
     are hashed again, so an entry never holds another content than its key's."""
     path = _write_linked(tmp_path / "GSE1.csv", seed=1)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
-    hash_file = cache_module.file_sha256
+    hash_file = digest_module.file_sha256
 
     def hash_then_change(file):
         digest = hash_file(file)
         _write_linked(path, seed=2)  # rewritten between the hash and the parse
         return digest
 
-    monkeypatch.setattr(cache_module, "file_sha256", hash_then_change)
+    monkeypatch.setattr(digest_module, "file_sha256", hash_then_change)
     cache = TableCache(tmp_path / "cache")
     table = read_table(path, features_are_rows=False, cache=cache)
     _assert_same_as_pandas(table, path)  # the new content
@@ -343,3 +344,103 @@ def test_the_cache_folder_is_genotex_cache_then_xdg_then_home(monkeypatch, tmp_p
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_folder() == tmp_path / "home" / ".cache" / "genotex"
+
+
+def _counting_hashes(monkeypatch) -> list[str]:
+    """Patch the digest memo's hashing to record each file it really hashes."""
+    hashed: list[str] = []
+    hash_file = digest_module.file_sha256
+
+    def counted(file):
+        hashed.append(str(file))
+        return hash_file(file)
+
+    monkeypatch.setattr(digest_module, "file_sha256", counted)
+    return hashed
+
+
+def test_an_unchanged_table_is_hashed_once_then_remembered(tmp_path, monkeypatch):
+    path = _write_linked(tmp_path / "GSE1.csv")
+    monkeypatch.setattr(digest_module, "RACY_SECONDS", 0.0)  # (the file was written just now)
+    hashed = _counting_hashes(monkeypatch)
+    cache = TableCache(tmp_path / "cache")
+    for _ in range(3):
+        _assert_same_as_pandas(read_table(path, features_are_rows=False, cache=cache), path)
+    assert hashed == [str(path.resolve())]  # three reads, one hash of the file
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert [entry.name.split(".")[0] for entry in _entries(cache)] == [expected]
+
+
+def test_a_table_rewritten_with_its_old_size_and_mtime_is_hashed_again(tmp_path, monkeypatch):
+    """The memo's key holds the status-change time, which os.utime cannot set back: a memo
+    keyed by size and modification time alone would map the new content to the old entry."""
+    path = _write_linked(tmp_path / "GSE1.csv")
+    monkeypatch.setattr(digest_module, "RACY_SECONDS", 0.0)
+    cache = TableCache(tmp_path / "cache")
+    first = read_table(path, features_are_rows=False, cache=cache).values.copy()
+    assert len(list((cache.folder / "digests").glob("*.sha256"))) == 1  # remembered
+    stat = path.stat()
+    text = path.read_text()
+    position = text.index("\n") + 1 + text.splitlines()[1].index(",") + 3
+    assert text[position].isdigit()
+    path.write_text(text[:position] + str((int(text[position]) + 1) % 10) + text[position + 1 :])
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    second = read_table(path, features_are_rows=False, cache=cache)
+    _assert_same_as_pandas(second, path)
+    assert not np.array_equal(first, second.values, equal_nan=True)
+
+
+def test_a_table_changed_just_before_it_was_hashed_is_not_remembered(tmp_path, monkeypatch):
+    """A second write within one tick of the file system's clock could leave every stat
+    field the same, so a file changed in the last RACY_SECONDS is hashed every time."""
+    path = _write_linked(tmp_path / "GSE1.csv")
+    hashed = _counting_hashes(monkeypatch)
+    cache = TableCache(tmp_path / "cache")
+    for _ in range(2):
+        read_table(path, features_are_rows=False, cache=cache)
+    assert len(hashed) == 2
+    assert not list((cache.folder / "digests").glob("*.sha256"))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "another file's line", "a folder", "a fifo"])
+def test_a_damaged_digest_memo_only_costs_hashing(tmp_path, monkeypatch, damage):
+    path = _write_linked(tmp_path / "GSE1.csv")
+    monkeypatch.setattr(digest_module, "RACY_SECONDS", 0.0)
+    cache = TableCache(tmp_path / "cache")
+    read_table(path, features_are_rows=False, cache=cache)
+    (memo,) = (cache.folder / "digests").glob("*.sha256")
+    digest, line = memo.read_text().splitlines()
+    memo.unlink()
+    if damage == "garbage":
+        memo.write_bytes(b"\xff" * 100)
+    elif damage == "another file's line":  # a digest that is not this file's: never used
+        memo.write_text(f"{'0' * 64}\n{line.replace(str(path.resolve()), '/elsewhere')}\n")
+    elif damage == "a folder":
+        memo.mkdir()
+    elif not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this system")
+    else:
+        os.mkfifo(memo)  # opening it to read must not block
+    hashed = _counting_hashes(monkeypatch)
+    table = read_table(path, features_are_rows=False, cache=cache)
+    _assert_same_as_pandas(table, path)
+    assert len(hashed) == 1
+    assert [entry.name.split(".")[0] for entry in _entries(cache)] == [digest]
+
+
+def test_clear_and_the_bound_remove_digest_memos_but_no_other_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(digest_module, "RACY_SECONDS", 0.0)
+    cache = TableCache(tmp_path / "cache")
+    kept, gone = _write_linked(tmp_path / "A.csv"), _write_linked(tmp_path / "B.csv", seed=3)
+    for path in (kept, gone):
+        read_table(path, features_are_rows=False, cache=cache)
+    digests = cache.folder / "digests"
+    assert len(list(digests.glob("*.sha256"))) == 2
+    mine = digests / "notes.sha256"
+    mine.write_text("the user's own file")
+    gone.unlink()
+    cache.evict()  # B's memo describes a file that is gone
+    assert len(list(digests.glob("[0-9a-f]*.sha256"))) == 1 and mine.exists()
+    cache.clear()
+    assert not list(digests.glob("[0-9a-f]*.sha256")) and mine.exists()

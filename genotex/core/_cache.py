@@ -12,10 +12,13 @@ An entry is one file, `tables/<sha256 of the CSV>.v<FORMAT>.table`:
 
 Safety, in the order a reader meets it:
 
-- **The key is the content.** The file is hashed each time it is asked for (as
-  a stream: a hit never holds the CSV's bytes); a changed file is a new key, so
-  an entry is never trusted over its file. On a miss the bytes parsed are hashed
-  again, so a file changed in between is stored under what was parsed.
+- **The key is the content.** The file's sha256 is the key; a changed file is a
+  new key, so an entry is never trusted over its file. The sha256 is hashed (as
+  a stream: a hit never holds the CSV's bytes) unless `digests/` remembers it for
+  the file's very stat: device, inode, size, modification and status-change
+  times, which any write changes (`DigestMemo`; a file changed in the two
+  seconds before it was hashed is not remembered). On a miss the bytes parsed
+  are hashed again, so a file changed in between is stored under what was parsed.
 - **No half-written entry is read.** An entry is written under a temporary name
   (`.<name>.<pid>-<random>.tmp`) and renamed into place, so concurrent writers of
   one key each rename a complete file and readers see one of them.
@@ -47,7 +50,7 @@ import numpy as np
 from isal.isal_zlib import crc32  # zlib's CRC-32, ~7x faster (an entry is checked on every read)
 
 from ._atomic import remove_stale_temporaries
-from ._digest import file_sha256
+from ._digest import DigestMemo
 from ._tables import ParsedRows, label_array, parse_rows
 
 __all__ = [
@@ -160,6 +163,11 @@ class TableCache:
         """The folder of the entries."""
         return self.folder / "tables"
 
+    @property
+    def digests(self) -> DigestMemo:
+        """The CSVs' sha256 by their stat, in `digests/` (an unchanged file is hashed once)."""
+        return DigestMemo(self.folder / "digests")
+
     def rows(self, path: Path, header: list[str]) -> ParsedRows:
         """The parsed rows of a CSV whose header `read_table` checked: mapped from the entry of
         its content's sha256, or parsed and stored.
@@ -167,7 +175,7 @@ class TableCache:
         Raises `OSError` when the CSV cannot be read (the cache's own faults are said
         on the log and cost only the parse).
         """
-        key = file_sha256(path)
+        key = self.digests.sha256(path)
         found = self._lookup(self._entry(key), key, header)
         if found is None:
             data = path.read_bytes()
@@ -208,10 +216,12 @@ class TableCache:
             log.warning("%s", message)
 
     def evict(self, *, keep: Path | None = None) -> int:
-        """Remove the least recently used entries until the total is within the bound, and
-        the temporaries of writers that are no longer running; return how many entries went.
+        """Remove the least recently used entries until the total is within the bound, the
+        temporaries of writers that are no longer running and the sha256 memos of files that
+        changed or are gone; return how many entries went.
         """
         remove_stale_temporaries(self.tables)
+        self.digests.prune()
         entries = []
         for path in self._entries(_ANY_ENTRY):
             with contextlib.suppress(FileNotFoundError):
@@ -241,12 +251,14 @@ class TableCache:
         return CacheInfo(self.tables, len(current), size, self.max_bytes, len(others))
 
     def clear(self) -> int:
-        """Remove every entry (and dead writers' temporaries); return how many entries went.
+        """Remove every entry and sha256 memo (and dead writers' temporaries); return how many
+        entries went.
 
-        Only files named as entries are removed: a cache folder pointed at a folder
-        of the user's loses nothing else.
+        Only files named as entries and memos are removed: a cache folder pointed at a
+        folder of the user's loses nothing else.
         """
         remove_stale_temporaries(self.tables)
+        self.digests.prune(everything=True)
         removed = 0
         for path in self._entries(_ANY_ENTRY):
             with contextlib.suppress(FileNotFoundError):
