@@ -314,3 +314,27 @@ def test_an_lmm_fit_in_a_process_whose_blas_starts_threaded_equals_the_one_threa
         assert "BlasThreadWarning" not in done.stderr
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
+
+
+def test_no_fold_reads_its_buffers_after_handing_them_back(monkeypatch):
+    """A fold's buffers go back to the pool for the next fold (on another thread) when it is
+    done: its scores, which read its design (the scaled buffer itself without a batch
+    effect), must be computed before. Buffers filled with NaN as they are handed back
+    must change nothing."""
+    import contextlib
+
+    x, y, z, genes = _conditioned()
+    expected = fit_standard(x, y, z, genes, genes[:5], binary=False)
+    take = folds._FoldBuffers.take
+
+    @contextlib.contextmanager
+    def scribbled(self):
+        with take(self) as pair:
+            yield pair
+            for buffer in pair:
+                buffer.fill(np.nan)
+
+    monkeypatch.setattr(folds._FoldBuffers, "take", scribbled)
+    again = fit_standard(x, y, z, genes, genes[:5], binary=False)
+    assert again.cv_performance == expected.cv_performance
+    assert again.coefficients.tobytes() == expected.coefficients.tobytes()

@@ -182,14 +182,15 @@ class _Folds:
             if not isinstance(solved, SolvedPath):
                 return None
             path = solved
-        numbers: FoldRows = []
-        c_test, y_test = covariate_columns(z_test, len(test)), y[test]  # the same for every α
-        for coef, _, _ in path.points:
-            predicted = _product(x_test, coef) + c_test @ design.covariates(coef)
-            scores = prediction_scores(y_test, predicted, binary=self.binary)
-            scores["mse"] = float(np.mean((y_test - predicted) ** 2))
-            selected = [gene for gene, _ in significant_genes(coef, self.genes)]
-            numbers.append((scores, selection_scores(selected, self.known)))
+            # inside the block: the design may be the buffers themselves (design.covariates)
+            numbers: FoldRows = []
+            c_test, y_test = covariate_columns(z_test, len(test)), y[test]  # the same for every α
+            for coef, _, _ in path.points:
+                predicted = _product(x_test, coef) + c_test @ design.covariates(coef)
+                scores = prediction_scores(y_test, predicted, binary=self.binary)
+                scores["mse"] = float(np.mean((y_test - predicted) ** 2))
+                selected = [gene for gene, _ in significant_genes(coef, self.genes)]
+                numbers.append((scores, selection_scores(selected, self.known)))
         worst = 0.0
         for _, _, gap in path.points:
             worst = max(worst, gap)
