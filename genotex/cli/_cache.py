@@ -53,7 +53,8 @@ def cache_info_command(*, cache_dir: Path | None) -> None:
 @common_options
 @handle_errors
 def cache_clear_command(*, cache_dir: Path | None) -> None:
-    """Remove every entry of the table cache (only files named as its entries).
+    """Remove every entry of the table cache and the sha256 it remembers of each CSV
+    (only files named as its entries and digests).
 
     \b
     Examples:

@@ -125,6 +125,16 @@ def fit_standard(
     StandardFit
         The coefficients, α, the CV numbers and the `StandardMethod` behind them.
         `StandardModel` is the same fit as a scikit-learn estimator.
+
+    Notes
+    -----
+    The fit runs on one BLAS thread, as `answer_problem` does, so a call from a
+    notebook gives the CLI's answer bit for bit. The five folds and the whole
+    data's path are solved on `FOLD_THREADS` threads, each from its own copies:
+    the answer does not depend on their number. SciPy's BLAS (a batch effect's
+    `eigh`) is limited on the calling thread for them, since a limit set from a
+    pool thread did not hold (SciPy's OpenBLAS 0.3.30), and scikit-learn's
+    fallback only ever runs on the calling thread.
     """
     select_by = check_select_by(select_by)
     # one layout whatever the caller's: a column's sums then have the same bits either way
