@@ -53,7 +53,7 @@ class DigestMemo:
     place), so concurrent runs need no lock, and read as untrusted (anything but
     a regular file holding a digest for this very stat line is ignored), so a
     damaged memo only costs hashing. A folder that cannot be written costs the
-    same.
+    same. On Windows, whose `st_ctime` is the creation time, every file is hashed.
     """
 
     folder: Path
@@ -64,6 +64,8 @@ class DigestMemo:
         Raises `OSError` when the file cannot be read.
         """
         real = os.path.realpath(path)
+        if os.name == "nt":  # st_ctime is the creation time there: a rewrite would not change it
+            return file_sha256(real)
         before = os.stat(real)
         line = _stat_line(real, before)
         memo = self.folder / f"{hashlib.sha256(line.encode()).hexdigest()}.sha256"
