@@ -216,9 +216,8 @@ def _chosen_alpha(
     # α_max selects nothing on the whole data by definition: the rule looks below it
     precision = [s["precision"] for _, s in per_alpha]
     if max(precision[1:]) > 0:
-        return 1 + int(
-            np.argmax(precision[1:])
-        ), "highest mean CV selection precision (below alpha_max)"
+        chosen = 1 + int(np.argmax(precision[1:]))
+        return chosen, "highest mean CV selection precision (below alpha_max)"
     return by_loss, "highest mean CV selection precision; none found a known gene: least CV error"
 
 
