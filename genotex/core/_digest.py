@@ -13,12 +13,11 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._atomic import remove_stale_temporaries
+from ._atomic import remove_stale_temporaries, write_text_atomic
 
 __all__ = ["RACY_SECONDS", "DigestMemo", "file_sha256"]
 
@@ -79,7 +78,8 @@ class DigestMemo:
         settled = started - max(before.st_mtime_ns, before.st_ctime_ns) >= RACY_SECONDS * 1e9
         if settled and _stat_line(real, os.stat(real)) == line:  # unchanged while it was read
             with contextlib.suppress(OSError):  # read-only, full: hashing again next time
-                _write_memo(memo, f"{digest}\n{line}\n")
+                # not flushed to disk: a memo lost or damaged by a crash is ignored, one hash
+                write_text_atomic(memo, f"{digest}\n{line}\n", durable=False)
         return digest
 
     def prune(self, *, everything: bool = False) -> int:
@@ -93,33 +93,13 @@ class DigestMemo:
         except OSError:  # no folder (nothing remembered yet), or not a folder
             return 0
         for name in names:
-            line = None if everything else _memo_line(self.folder / name)
-            if line is not None and _current(line):
+            found = None if everything else _memo(self.folder / name)
+            if found is not None and _current(found[1]):
                 continue
             with contextlib.suppress(OSError):
                 (self.folder / name).unlink()
                 removed += 1
         return removed
-
-
-def _write_memo(memo: Path, text: str) -> None:
-    """Write a memo under a temporary name and rename it into place (never half-visible).
-
-    Not flushed to disk (as `write_text_atomic` would, ~0.4 ms a file): a memo lost or
-    damaged by a crash is ignored on reading and costs one hash.
-    """
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{memo.name}.{os.getpid()}-", suffix=".tmp", dir=memo.parent
-    )
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, memo)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _stat_line(real: str, info: os.stat_result) -> str:
@@ -158,12 +138,15 @@ def _memo_text(memo: Path) -> str | None:
         return None
 
 
+def _memo(memo: Path) -> tuple[str, str] | None:
+    """A memo's (digest, stat line), if it is one."""
+    match = _MEMO.match(_memo_text(memo) or "")
+    if match is None or match.group(2).count("\t") < 5:
+        return None
+    return match.group(1), match.group(2)
+
+
 def _read_memo(memo: Path, line: str) -> str | None:
     """The digest a memo holds for exactly this stat line, else None."""
-    match = _MEMO.match(_memo_text(memo) or "")
-    return match.group(1) if match and match.group(2) == line else None
-
-
-def _memo_line(memo: Path) -> str | None:
-    match = _MEMO.match(_memo_text(memo) or "")
-    return match.group(2) if match and match.group(2).count("\t") >= 5 else None
+    found = _memo(memo)
+    return found[0] if found is not None and found[1] == line else None
