@@ -189,10 +189,7 @@ class _Folds:
                 scores["mse"] = float(np.mean((y_test - predicted) ** 2))
                 selected = [gene for gene, _ in significant_genes(coef, self.genes)]
                 numbers.append((scores, selection_scores(selected, self.known)))
-        worst = 0.0
-        for _, _, gap in path.points:
-            worst = max(worst, gap)
-        return numbers, worst, path.fallback
+        return numbers, _worst(gap for _, _, gap in path.points), path.fallback
 
 
 def rows_copy(x: np.ndarray) -> np.ndarray:
@@ -232,7 +229,10 @@ def fold_scores(
         for done, train, test in zip(exact, trains, tests, strict=True)
     ]
     fallbacks = [fallback for _, _, fallback in results if fallback]
-    worst_gap = 0.0
-    for _, gap, _ in results:
-        worst_gap = max(worst_gap, gap)
+    worst_gap = _worst(gap for _, gap, _ in results)
     return [numbers for numbers, _, _ in results], worst_gap, fallbacks
+
+
+def _worst(gaps: Iterator[float]) -> float:
+    """The largest duality gap, 0 for none (a NaN gap never compares greater, so never wins)."""
+    return functools.reduce(max, gaps, 0.0)
