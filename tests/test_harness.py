@@ -51,8 +51,12 @@ def _values(log):
     return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
 
 
+def _ref(bench):
+    return bench / "reference" / "output"
+
+
 def test_gold_scores_what_the_reference_scores_against_itself(bench, tmp_path):
-    log = _run(e2e(root=str(bench), outputs=str(tmp_path / "out")), gold(), tmp=tmp_path)
+    log = _run(e2e(root=str(bench)), gold(), tmp=tmp_path)
     values = _values(log)
     ref = bench / "reference" / "output"
     info = Benchmark(bench).task_info
@@ -67,8 +71,8 @@ def test_gold_scores_what_the_reference_scores_against_itself(bench, tmp_path):
 
 
 def test_baseline_scores_what_genotex_baseline_then_eval_scores(bench, tmp_path):
-    log = _run(e2e(root=str(bench), outputs=str(tmp_path / "out")), baseline(), tmp=tmp_path)
-    exported = load_report(export_run(log.location, tmp_path / "run"))
+    log = _run(e2e(root=str(bench)), baseline(), tmp=tmp_path)
+    exported = load_report(export_run(log.location, tmp_path / "run", reference=_ref(bench)))
     copy = tmp_path / "copy"
     shutil.copytree(bench, copy)
     run_baseline(copy)
@@ -109,12 +113,13 @@ def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_a
         f"mkdir -p {folder} && echo '{json.dumps(wrong)}' > {target}",
         "mkdir -p ../escaped && echo x > ../escaped/file",  # outside its folder: never collected
     ]
-    task = analysis(root=str(bench), traits="Asthma", limit=1, outputs=str(tmp_path / "out"))
+    task = analysis(root=str(bench), traits="Asthma", limit=1)
     log = _run(task, model=_scripted(commands), tmp=tmp_path)
     sample = log.samples[0]
     assert sample.id == "Asthma__None"
     score = next(iter(sample.scores.values()))
-    produced = tmp_path / "out" / "Asthma__None" / "output"
+    report = load_report(export_run(log.location, tmp_path / "run", reference=_ref(bench)))
+    produced = tmp_path / "run" / "output"
     assert sorted(
         p.relative_to(produced).as_posix() for p in produced.rglob("*") if p.is_file()
     ) == ["regress/Asthma/significant_genes_condition_None.json"]
@@ -132,7 +137,6 @@ def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_a
     assert score.value["f1"] == pytest.approx(expected.f1)
     assert score.value["auroc"] == pytest.approx(expected.auroc)
     assert score.value["trait_pred_f1"] == pytest.approx(expected.trait_pred_f1)
-    report = load_report(export_run(log.location, tmp_path / "run"))
     runtime = report.run["runtime"]
     assert runtime["tokens_in_k"] == pytest.approx(3.0) and runtime[
         "tokens_out_k"
@@ -197,7 +201,7 @@ def test_the_docker_sandbox_is_shipped_without_network_and_with_limits():
 
 @pytest.mark.skipif(not _docker_daemon(), reason="no Docker daemon on this machine")
 def test_gold_in_the_docker_sandbox_scores_one(bench, tmp_path):
-    task = e2e(root=str(bench), outputs=str(tmp_path / "out"), sandbox="docker", limit=1)
+    task = e2e(root=str(bench), sandbox="docker", limit=1)
     values = _values(_run(task, gold(), tmp=tmp_path))
     assert values["f1"] == pytest.approx(100.0) and values["auroc"] == pytest.approx(1.0)
 
@@ -231,20 +235,20 @@ def test_every_samples_task_info_is_one_genotex_reads(bench):
 
 
 def test_the_analysis_baseline_answers_its_problem(bench, tmp_path):
-    task = analysis(root=str(bench), traits="Psoriasis", outputs=str(tmp_path / "out"))
+    task = analysis(root=str(bench), traits="Psoriasis")
     log = _run(task, baseline(), tmp=tmp_path)
     values = _values(log)
     assert values["success"] == pytest.approx(100.0) and values["f1"] > 0
 
 
 def test_several_epochs_are_scored_apart_and_give_a_range(bench, tmp_path):
-    task = e2e(root=str(bench), outputs=str(tmp_path / "out"), traits="Psoriasis")
+    task = e2e(root=str(bench), traits="Psoriasis")
     log = inspect_eval(
         task, model="none", solver=gold(), epochs=2, log_dir=str(tmp_path / "logs"), display="none"
     )[0]
     assert log.status == "success"
-    assert (tmp_path / "out" / "Psoriasis" / "epoch-2" / "output").is_dir()
-    report = load_report(export_run(log.location, tmp_path / "run"))
+    report = load_report(export_run(log.location, tmp_path / "run", reference=_ref(bench)))
+    assert (tmp_path / "run" / "epochs" / "epoch-2" / "output" / "regress" / "Psoriasis").is_dir()
     assert sorted(report.run["epochs"]) == ["1", "2"]
     assert report.run["epochs"]["2"]["f1"] == pytest.approx(100.0)
     assert report.run["runtime"]["epochs"] == 2 and len(report.run["runtime"]["per_epoch"]) == 2

@@ -25,16 +25,18 @@ def harness_group() -> None:
     help="The run folder to write: OUT/output (the agents' tree) and OUT/eval.json.",
 )
 @click.option(
-    "--root",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The benchmark root (default: the one the task ran on, from the log).",
-)
-@click.option(
+    "-r",
     "--reference",
     type=click.Path(path_type=Path),
-    default=None,
-    help="The reference output/ folder (default: the root's).",
+    required=True,
+    help="The reference output/ folder the run was scored against (checked against the log).",
+)
+@click.option(
+    "--max-output-mb",
+    type=click.IntRange(min=1),
+    default=4096,
+    show_default=True,
+    help="The largest output tree taken from one sample of the log.",
 )
 @click.option(
     "--price-in",
@@ -54,16 +56,21 @@ def export_command(
     *,
     log: Path,
     out: Path,
-    root: Path | None,
-    reference: Path | None,
+    reference: Path,
+    max_output_mb: int,
     price_in: float | None,
     price_out: float | None,
 ) -> None:
-    """Merge the samples' outputs of LOG, score them with genotex eval, add tokens, cost, time.
+    """Score LOG's samples from the log alone; write the run's tree, eval report and costs.
+
+    The outputs come from the log (each sample's tree, per epoch), never from
+    disk; REFERENCE must be the reference the run was scored against, file for
+    file (the log holds each file's sha256), or nothing is written.
 
     \b
     Example:
-      genotex harness export logs/2026-11-23T12-00-00_e2e_abc.eval --out runs/mymodel
+      genotex harness export logs/2026-11-23T12-00-00_e2e_abc.eval \\
+          --reference bench/reference/output --out runs/mymodel
     """
     if (price_in is None) != (price_out is None):
         raise click.UsageError("--price-in and --price-out go together")
@@ -74,7 +81,12 @@ def export_command(
             "the harness needs Inspect: pip install 'genotex[harness]'"
         ) from None
     path = export_run(
-        log, out, root=root, reference=reference, price_in=price_in, price_out=price_out
+        log,
+        out,
+        reference=reference,
+        price_in=price_in,
+        price_out=price_out,
+        max_output_mb=max_output_mb,
     )
     say(f"genotex eval report with the run's runtime: {path}")
 

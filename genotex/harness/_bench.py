@@ -1,20 +1,22 @@
 """What the harness needs of a benchmark root, without Inspect: samples, slices, scores, export.
 
 A benchmark root is GenoTEX's layout: `input/` (GEO and TCGA), `metadata/`
-(`task_info.json`, `gene_synonym.json`) and the reference `output/` (or the
-demo's `reference/output/`, or a folder given as `reference`). Each sample of a
-task is one slice of it: the files the agent is given, the problems it must
-answer, and how its `output/` is scored (genotex's own evaluation on the
-sample's slice of the reference).
+(`task_info.json`, `gene_synonym.json`) and the reference answers: a folder
+given as `reference`, else the one of `ROOT/reference/output` and `ROOT/output`
+that holds answers (both holding answers is ambiguous, and an error). Each
+sample of a task is one slice of it: the files the agent is given, the
+problems it must answer, and how its `output/` is scored (genotex's own
+evaluation on the sample's slice of the reference).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,22 +26,31 @@ from ..core import (
     ProblemId,
     TaskInfo,
     check_safe_name,
+    file_sha256,
     nanmean,
     output_path,
     regress_file_name,
 )
-from ..evaluation import EvalOptions, EvalReport, evaluate
+from ..evaluation import EvalOptions, EvalReport, ProblemScore, evaluate
+from ._capture import tree_digest_of
 
 __all__ = [
+    "EVAL_TASKS",
     "TASKS",
     "Benchmark",
+    "SampleScoring",
     "SampleSpec",
-    "pooled_average",
-    "EVAL_TASKS",
     "add_given",
+    "find_reference",
+    "item_key",
     "link_slice",
-    "merge_outputs",
+    "pooled_average",
+    "plan_samples",
+    "reference_manifest",
+    "reference_slice",
+    "score_files",
     "score_output",
+    "write_tree",
 ]
 
 TaskName = Literal["preprocess", "analysis", "e2e"]
@@ -79,19 +90,17 @@ class Benchmark:
     root
         The benchmark root (`input/`, `metadata/`).
     reference
-        The reference `output/` folder; default `ROOT/output`, else the demo's
-        `ROOT/reference/output`.
+        The reference `output/` folder; by default the one of
+        `ROOT/reference/output` (the demo's layout) and `ROOT/output` (the
+        published layout) that holds answers (`find_reference`).
     """
 
     def __init__(self, root: str | Path, reference: str | Path | None = None) -> None:
         self.root = Path(root)
-        if reference is None:
-            candidates = [self.root / "output", self.root / "reference" / "output"]
-            reference = next((c for c in candidates if (c / "regress").is_dir()), candidates[0])
-        self.reference = Path(reference)
+        if not self.root.is_dir():
+            raise GenotexError("the benchmark root is not a folder", path=self.root)
+        self.reference = find_reference(self.root, reference)
         self.task_info = TaskInfo.read(self.root / "metadata" / "task_info.json")
-        if not (self.reference / "regress").is_dir():
-            raise GenotexError("the reference folder has no regress/", path=self.reference)
 
     def traits(self, wanted: Iterable[str] = ()) -> list[str]:
         """The traits to sample (all of task_info's, or those named), refusing unknown ones."""
@@ -103,13 +112,7 @@ class Benchmark:
 
     # ---- what the agent is given ------------------------------------------------------
     def _tree_files(self, folder: Path, prefix: str) -> dict[str, Path]:
-        """Every regular file under `folder`, keyed by `prefix/<relative path>`."""
-        files = {}
-        if folder.is_dir():
-            for path in sorted(folder.rglob("*")):
-                if path.is_file() and not path.is_symlink():
-                    files[f"{prefix}/{path.relative_to(folder).as_posix()}"] = path
-        return files
+        return _tree_files(folder, prefix)
 
     def _inputs(self, trait: str) -> dict[str, Path]:
         files = self._tree_files(self.root / "input" / "GEO" / trait, f"input/GEO/{trait}")
@@ -148,54 +151,19 @@ class Benchmark:
                 }
         return data
 
-    def _condition_traits(self, problems: Iterable[ProblemId]) -> list[str]:
-        return [
-            p.condition
-            for p in problems
-            if p.condition is not None
-            and not p.one_step
-            and p.condition in self.task_info.related_genes
-        ]
-
     def samples(self, task: TaskName, traits: Iterable[str] = ()) -> list[SampleSpec]:
         """The samples of a task: one per trait (preprocess, e2e) or per problem (analysis)."""
-        if task not in TASKS:
-            raise GenotexError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
         specs = []
-        for trait in self.traits(traits):
-            check_safe_name(trait, what="trait name")
-            problems = [p for p in self.task_info.problems() if p.trait == trait]
+        for plan in plan_samples(self.task_info, task, self.traits(traits)):
             if task == "analysis":
-                for problem in problems:
-                    needed = [trait, *self._condition_traits([problem])]
-                    specs.append(
-                        SampleSpec(
-                            id=problem.key.replace("|", "__"),
-                            task=task,
-                            trait=trait,
-                            problems=(problem,),
-                            files=self._given(needed),
-                            given=tuple(needed),
-                            task_info=self._cut_task_info(trait, [problem], needed),
-                        )
-                    )
-                continue
-            conditions = self._condition_traits(problems) if task == "e2e" else []
-            files = self._inputs(trait)
-            files.update(self._given(conditions))
-            specs.append(
-                SampleSpec(
-                    id=trait,
-                    task=task,
-                    trait=trait,
-                    problems=tuple(problems) if task == "e2e" else (),
-                    files=files,
-                    given=tuple(conditions),
-                    task_info=self._cut_task_info(
-                        trait, problems if task == "e2e" else [], conditions
-                    ),
-                )
-            )
+                files = self._given(plan.given)
+            else:
+                files = self._inputs(plan.trait)
+                files.update(self._given(plan.given))
+            # preprocess asks no problem, but its task_info still names the trait
+            asked = plan.problems if task != "preprocess" else ()
+            cut = self._cut_task_info(plan.trait, asked, plan.given)
+            specs.append(replace(plan, files=files, task_info=cut))
         return specs
 
     # ---- the reference's answers (the gold agent) --------------------------------------
@@ -211,6 +179,112 @@ class Benchmark:
             if path.is_file():
                 files[f"output/regress/{problem.trait}/{name}"] = path
         return files
+
+    def slice_files(self, specs: Iterable[SampleSpec]) -> dict[str, Path]:
+        """The reference files that score `specs` (`reference_slice`)."""
+        return reference_slice(self.reference, specs)
+
+
+def _tree_files(folder: Path, prefix: str) -> dict[str, Path]:
+    """Every regular file under `folder`, keyed by `prefix/<relative path>`."""
+    files = {}
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                files[f"{prefix}/{path.relative_to(folder).as_posix()}"] = path
+    return files
+
+
+def reference_slice(reference: Path, specs: Iterable[SampleSpec]) -> dict[str, Path]:
+    """The reference files that score `specs`, keyed by their path under the reference.
+
+    Each sample's trait (its preprocessed data and every answer of the trait),
+    and the preprocessed data of the traits it was given.
+    """
+    files: dict[str, Path] = {}
+    for spec in specs:
+        for trait in (spec.trait, *spec.given):
+            files.update(_tree_files(reference / "preprocess" / trait, f"preprocess/{trait}"))
+        files.update(_tree_files(reference / "regress" / spec.trait, f"regress/{spec.trait}"))
+    return files
+
+
+def _condition_traits(task_info: TaskInfo, problems: Iterable[ProblemId]) -> list[str]:
+    """The traits that two-step problems take as conditions (their data is given)."""
+    return [
+        p.condition
+        for p in problems
+        if p.condition is not None and not p.one_step and p.condition in task_info.related_genes
+    ]
+
+
+def plan_samples(task_info: TaskInfo, task: TaskName, traits: Iterable[str]) -> list[SampleSpec]:
+    """The samples of a task over `traits`, without their files: ids, problems, given traits.
+
+    What a log's samples must be: `genotex harness export` checks every sample
+    it reads against this plan of the log's own task_info.
+    """
+    if task not in TASKS:
+        raise GenotexError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    specs = []
+    for trait in traits:
+        check_safe_name(trait, what="trait name")
+        problems = [p for p in task_info.problems() if p.trait == trait]
+        if task == "analysis":
+            for problem in problems:
+                needed = (trait, *_condition_traits(task_info, [problem]))
+                specs.append(
+                    SampleSpec(problem.key.replace("|", "__"), task, trait, (problem,), {}, needed)
+                )
+            continue
+        given = tuple(_condition_traits(task_info, problems)) if task == "e2e" else ()
+        asked = tuple(problems) if task == "e2e" else ()
+        specs.append(SampleSpec(trait, task, trait, asked, {}, given))
+    return specs
+
+
+def find_reference(root: Path, reference: str | Path | None) -> Path:
+    """The reference answers of a benchmark root: the one given, or the only one there.
+
+    The demo's layout keeps them in `ROOT/reference/output` beside its own
+    pipeline's `ROOT/output`; the published layout keeps them in `ROOT/output`.
+    Where both hold answers, which one is the reference cannot be guessed (one
+    may be an agent's or a pipeline's output), so it is an error naming both.
+    """
+    if reference is not None:
+        chosen = Path(reference)
+        if not (chosen / "regress").is_dir():
+            raise GenotexError("the reference folder has no regress/", path=chosen)
+        return chosen
+    candidates = [root / "reference" / "output", root / "output"]
+    found = [c for c in candidates if (c / "regress").is_dir()]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise GenotexError(
+            f"holds no reference answers ({candidates[0]} or {candidates[1]}, each with "
+            "regress/); give the reference folder (-T reference=DIR)",
+            path=root,
+        )
+    raise GenotexError(
+        f"holds two folders of answers, {found[0]} and {found[1]}, and which one is the "
+        "reference cannot be guessed; give it (-T reference=DIR)",
+        path=root,
+    )
+
+
+def reference_manifest(reference: Path, files: Mapping[str, Path]) -> dict[str, Any]:
+    r"""What a run records of its reference: the folder, each file's size and sha256, the digest.
+
+    The digest is the sha256 of the sorted `<path>\t<size>\t<sha256>` lines, so
+    a reference whose scored files differ by one byte has another digest.
+    """
+    entries: dict[str, tuple[int, str]] = {}
+    for relative, path in sorted(files.items()):
+        entries[relative] = (path.stat().st_size, file_sha256(path))
+    digest = tree_digest_of((p, n, h) for p, (n, h) in entries.items())
+    listed = {p: list(e) for p, e in entries.items()}  # JSON's lists, as read back from a log
+    return {"path": str(reference), "sha256": digest, "files": listed}
 
 
 # ---- scoring ----------------------------------------------------------------------------
@@ -242,92 +316,156 @@ def add_given(tree: Path, reference: Path, traits: Iterable[str]) -> None:
             shutil.copytree(source, target)
 
 
-def _items(report: EvalReport, spec: SampleSpec) -> dict[str, Any]:
-    """The per-item scores of the sample's own scope (not the given traits'), for pooling."""
-    asked = {p.key for p in spec.problems}
-    items: dict[str, Any] = {"filtering": {}, "selection": {}, "preprocessing": {}, "analysis": {}}
-    for score in report.filtering or ():
-        if score.trait == spec.trait:
-            items["filtering"][score.trait] = {"f1": score.f1, "accuracy": score.accuracy}
-    for chosen in report.selection or ():
-        if chosen.problem.trait == spec.trait:
-            items["selection"][chosen.problem.key] = chosen.accuracy
-    for subtask, scores in (report.preprocessing or {}).items():
-        items["preprocessing"][subtask] = {
-            s.file: s.composite_similarity_correlation
-            for s in scores or ()
-            if s.trait == spec.trait
-        }
-    for answer in report.analysis or ():
-        if answer.problem.key in asked:
-            items["analysis"][answer.problem.key] = {m: answer.value(m) for m in ANALYSIS_METRICS}
-    return items
-
-
 _PREPROCESS_VALUES = (
     ("filtering_f1", "filtering", "f1"),
-    ("selection_accuracy", "selection", ""),
-    ("csc_linked", "preprocessing.linked", ""),
-    ("csc_gene", "preprocessing.gene", ""),
-    ("csc_clinical", "preprocessing.clinical", ""),
+    ("selection_accuracy", "selection", "accuracy"),
+    ("csc_linked", "preprocessing.linked", "composite_similarity_correlation"),
+    ("csc_gene", "preprocessing.gene", "composite_similarity_correlation"),
+    ("csc_clinical", "preprocessing.clinical", "composite_similarity_correlation"),
 )
 _ANALYSIS_VALUES = tuple((m, "analysis", m) for m in ANALYSIS_METRICS)
-#: The numbers of `Score.value`, by task: (name, section, metric) pooled over items.
+#: The numbers of `Score.value`, by task: (name, section, metric), each pooled over items.
 VALUE_METRICS: dict[TaskName, tuple[tuple[str, str, str], ...]] = {
     "preprocess": _PREPROCESS_VALUES,
     "analysis": _ANALYSIS_VALUES,
     "e2e": _ANALYSIS_VALUES + _PREPROCESS_VALUES,
 }
+#: Separates a metric's name from its item in `Score.value` keys (`f1@Asthma|None`).
+ITEM_SEPARATOR = "@"
 
 
-def _values(items: Mapping[str, Any], section: str, metric: str) -> list[float]:
-    node: Any = items
-    for part in section.split("."):
-        node = node.get(part, {}) if isinstance(node, Mapping) else {}
-    values = node.values() if isinstance(node, Mapping) else []
-    return [float(v[metric] if metric else v) for v in values if v is not None]
+def item_key(name: str, item: str) -> str:
+    """The `Score.value` key of one item's value of a metric."""
+    return f"{name}{ITEM_SEPARATOR}{item}"
 
 
-def pooled_average(all_items: Iterable[Mapping[str, Any]], section: str, metric: str) -> float:
+def own_report(report: EvalReport, spec: SampleSpec) -> EvalReport:
+    """The sample's own scope of a report: its trait's items, not the given traits'."""
+    asked = {p.key for p in spec.problems}
+    others = [f"/{t}/" for t in spec.given if t != spec.trait]
+    preprocessing = None
+    if report.preprocessing is not None:
+        preprocessing = {
+            subtask: None if scores is None else tuple(s for s in scores if s.trait == spec.trait)
+            for subtask, scores in report.preprocessing.items()
+        }
+    return replace(
+        report,
+        filtering=None
+        if report.filtering is None
+        else tuple(s for s in report.filtering if s.trait == spec.trait),
+        selection=None
+        if report.selection is None
+        else tuple(s for s in report.selection if s.problem.trait == spec.trait),
+        preprocessing=preprocessing,
+        analysis=None
+        if report.analysis is None
+        else tuple(s for s in report.analysis if s.problem.key in asked),
+        findings=tuple(f for f in report.findings if not any(o in f"/{f.file}" for o in others)),
+    )
+
+
+def report_items(report: EvalReport, task: TaskName) -> dict[str, dict[str, float]]:
+    """Each value metric's items in a report: name -> {item: value} (NaN where undefined)."""
+    items: dict[str, dict[str, float]] = {}
+    for name, section, metric in VALUE_METRICS[task]:
+        rows: Iterable[Any]
+        if section == "filtering":
+            rows, key = report.filtering or (), lambda s: s.trait
+        elif section == "selection":
+            rows, key = report.selection or (), lambda s: s.problem.key
+        elif section == "analysis":
+            rows, key = report.analysis or (), lambda s: s.problem.key
+        else:
+            subtask = section.split(".", 1)[1]
+            rows, key = (report.preprocessing or {}).get(subtask) or (), lambda s: s.file
+        items[name] = {key(row): _row_value(row, metric) for row in rows}
+    return items
+
+
+def _row_value(row: object, metric: str) -> float:
+    return float(row.value(metric) if isinstance(row, ProblemScore) else getattr(row, metric))
+
+
+def pooled_average(values: Iterable[float]) -> float:
     """The paper's average over every item of every sample (not a mean of per-sample means)."""
-    pooled: list[float] = []
-    for items in all_items:
-        pooled.extend(_values(items, section, metric))
-    return nanmean(pooled)
+    return nanmean(list(values))
+
+
+@dataclass(frozen=True)
+class SampleScoring:
+    """A sample's output scored: its own report, its items and its `Score.value`."""
+
+    report: EvalReport
+    items: Mapping[str, Mapping[str, float]]
+
+    def values(self) -> dict[str, float]:
+        """Each metric's average over the sample's items, then every item's value.
+
+        An undefined average (no item, or only undefined ones) is 0, as Inspect's
+        displays need a number; an undefined item stays NaN, which the pooled
+        metrics pass over as the paper's averages do.
+        """
+        values: dict[str, float] = {}
+        for name, items in self.items.items():
+            average = pooled_average(items.values())
+            values[name] = 0.0 if math.isnan(average) else average
+        for name, items in self.items.items():
+            values.update({item_key(name, item): v for item, v in items.items()})
+        return values
 
 
 def score_output(
-    bench: Benchmark, spec: SampleSpec, output: Path, *, exact: bool = False
-) -> dict[str, Any]:
-    """Score an agent's `output/` (already on the host) with genotex's evaluation.
+    reference: Path,
+    task_info: TaskInfo,
+    spec: SampleSpec,
+    output: Path | None,
+    *,
+    exact: bool = False,
+) -> SampleScoring:
+    """Score an agent's `output/` (on the host; None: nothing) with genotex's evaluation.
 
-    Returns the sample's values (`VALUE_METRICS`), its items (for pooling) and
-    the findings. The given traits' reference data are put beside the agent's
-    preprocessing (`add_given`), so that a two-step problem's selection sees its
-    condition's cohorts.
+    The given traits' reference data are put beside the agent's preprocessing
+    (`add_given`), so that a two-step problem's selection sees its condition's
+    cohorts, and only the sample's own items are kept.
     """
     with tempfile.TemporaryDirectory(prefix="genotex-score-") as scratch:
         pred = Path(scratch) / "pred"
-        shutil.copytree(output, pred, symlinks=True) if output.is_dir() else pred.mkdir()
-        add_given(pred, bench.reference, [t for t in spec.given if t != spec.trait])
-        ref = link_slice(
-            bench.reference, [spec.trait], Path(scratch) / "ref", also_preprocess=spec.given
-        )
+        if output is not None and output.is_dir():
+            shutil.copytree(output, pred, symlinks=True)
+        else:
+            pred.mkdir()
+        add_given(pred, reference, [t for t in spec.given if t != spec.trait])
+        ref = link_slice(reference, [spec.trait], Path(scratch) / "ref", also_preprocess=spec.given)
         report = evaluate(
             pred,
             ref,
-            bench.task_info.restricted_to([spec.trait]),
+            task_info.restricted_to([spec.trait]),
             options=EvalOptions(tasks=EVAL_TASKS[spec.task], exact=exact),
         )
-    items = _items(report, spec)
-    values = {name: pooled_average([items], s, m) for name, s, m in VALUE_METRICS[spec.task]}
-    others = [f"/{t}/" for t in spec.given if t != spec.trait]
-    findings = [
-        {"file": f.file, "reason": f.reason}
-        for f in report.findings
-        if not any(other in f"/{f.file}" for other in others)
-    ]
-    return {"values": values, "items": items, "findings": findings}
+    report = own_report(report, spec)
+    return SampleScoring(report, report_items(report, spec.task))
+
+
+def write_tree(files: Mapping[str, bytes], into: Path) -> Path:
+    """Write an output tree's files (path under `output/` -> bytes) into a new folder."""
+    into.mkdir(parents=True, exist_ok=True)
+    for name, data in sorted(files.items()):
+        target = output_path(into, *name.split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return into
+
+
+def score_files(
+    reference: Path, task_info: TaskInfo, spec: SampleSpec, files: Mapping[str, bytes] | None
+) -> SampleScoring:
+    """`score_output` of a tree given as its files (None: the agent failed; nothing is scored)."""
+    if files is None:
+        return score_output(reference, task_info, spec, None)
+    with tempfile.TemporaryDirectory(prefix="genotex-output-") as scratch:
+        tree = write_tree(files, Path(scratch) / "output")
+        return score_output(reference, task_info, spec, tree)
 
 
 def merge_outputs(outputs: Iterable[Path], into: Path) -> Path:

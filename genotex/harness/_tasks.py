@@ -1,13 +1,21 @@
 """GenoTEX as Inspect tasks: `genotex/preprocess`, `genotex/analysis`, `genotex/e2e`.
 
 Each sample's working folder holds its inputs (copies), `metadata/` cut to its
-problems and an `output/` to write; the reference is never in it. The scorer
-copies the agent's `output/` out of the sandbox into `OUTPUTS/<sample>/output/`
-on the host and scores it with genotex's own evaluation; each metric is the
-paper's average over all items of all samples. `genotex/gold` writes the
-reference answers (every score 1.0: the wiring works); `genotex/baseline` runs
-genotex's non-LLM pipeline in the sandbox. Both read what they need from the
-sample's metadata, so they take no arguments.
+problems and an `output/` to write; the reference is never in it. A run is
+self-contained: the task records in its log genotex's version, its arguments,
+its sandbox, the sample slice of task_info and the reference's files with
+their sha256 (`reference_manifest`); the scorer puts each sample's `output/`,
+per epoch, into the sample's store (`_capture.STORE_KEY`) and scores it with
+genotex's own evaluation. `genotex harness export` needs the log and the
+reference, nothing else.
+
+Every sample counts: one that errors or hits a limit scores what an empty
+output scores (0 on every metric, the problem a failure for Succ.), with the
+reason in its score's metadata. Each metric is the paper's average over all
+items of all samples (problems, files, traits), taken on the epoch-reduced
+item values, with its standard error. `genotex/gold` writes the reference
+answers (every score 1.0: the wiring works); `genotex/baseline` runs genotex's
+non-LLM pipeline in the sandbox.
 """
 
 from __future__ import annotations
@@ -16,21 +24,41 @@ import json
 import math
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+import anyio
 from inspect_ai import Task, task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.agent import react
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.event import ErrorEvent, SampleLimitEvent, SpanBeginEvent, SpanEndEvent
+from inspect_ai.log import transcript
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import bash, mcp_server_sandbox, python
-from inspect_ai.util import sandbox
+from inspect_ai.util import OutputLimitExceededError, sandbox
 
-from ..core import GenotexError, output_path
-from ._bench import VALUE_METRICS, Benchmark, SampleSpec, TaskName, pooled_average, score_output
+from .._version import __version__
+from ..core import GenotexError, TaskInfo
+from ._bench import (
+    ITEM_SEPARATOR,
+    VALUE_METRICS,
+    Benchmark,
+    SampleSpec,
+    TaskName,
+    reference_manifest,
+    score_files,
+)
+from ._capture import STORE_KEY, check_relative, pack_output
 
 __all__ = ["analysis", "baseline", "e2e", "genotex_scorer", "gold", "preprocess"]
+
+#: The largest output tree a sample's log keeps, by default (`-T max_output_mb`).
+DEFAULT_MAX_OUTPUT_MB = 1024
+#: How long the scorer may take to copy a sample's output out of its sandbox.
+CAPTURE_SECONDS = 900
 
 
 def _instructions(spec: SampleSpec) -> str:
@@ -147,14 +175,27 @@ def _sample(bench: Benchmark, spec: SampleSpec, python_exe: str) -> Sample:
     )
 
 
-def _paper_metric(name: str, section: str, what: str) -> Metric:
-    """A metric averaging every item of every sample, as the paper averages (not per sample)."""
+def _item_values(scores: list[SampleScore], name: str) -> list[float]:
+    """Every item's (epoch-reduced) value of a metric, over all samples; undefined ones left out."""
+    prefix = f"{name}{ITEM_SEPARATOR}"
+    values = []
+    for sample in scores:
+        value = sample.score.value
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key.startswith(prefix) and isinstance(item, (int, float)):
+                    if math.isfinite(float(item)):
+                        values.append(float(item))
+    return values
+
+
+def _pooled(name: str) -> Metric:
+    """The paper's average of a metric over every item of every sample (not of sample means)."""
 
     def factory() -> Metric:
         def compute(scores: list[SampleScore]) -> float:
-            items = [s.score.metadata.get("items", {}) for s in scores if s.score.metadata]
-            value = pooled_average(items, section, what)
-            return 0.0 if math.isnan(value) else value
+            values = _item_values(scores, name)
+            return sum(values) / len(values) if values else 0.0
 
         return compute
 
@@ -162,36 +203,100 @@ def _paper_metric(name: str, section: str, what: str) -> Metric:
     return metric(name=name)(factory)()
 
 
+def _stderr(name: str) -> Metric:
+    """The standard error of that average, items taken as the units (0 below two items)."""
+
+    def factory() -> Metric:
+        def compute(scores: list[SampleScore]) -> float:
+            values = _item_values(scores, name)
+            if len(values) < 2:
+                return 0.0
+            mean = sum(values) / len(values)
+            variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+            return math.sqrt(variance / len(values))
+
+        return compute
+
+    factory.__name__ = f"{name}_stderr"
+    return metric(name=f"{name}_stderr")(factory)()
+
+
+def _task_info_slice(info: TaskInfo, specs: Sequence[SampleSpec]) -> dict[str, Any]:
+    """task_info of the run's traits (whole) and of the traits they name as conditions (their
+    genes only): a valid file that asks what the run asked.
+    """
+    asked = {s.trait for s in specs}
+    named = {c for t in asked for c in info.conditions.get(t, ()) if c in info.related_genes}
+    data: dict[str, Any] = {}
+    for trait in sorted(asked | named):
+        conditions = list(info.conditions.get(trait, ())) if trait in asked else []
+        data[trait] = {"related_genes": list(info.genes_of(trait)), "conditions": conditions}
+    return data
+
+
 def _make(task_name: TaskName) -> Callable[..., Task]:
     def build(
-        root: str,
+        root: str | None = None,
         *,
         reference: str | None = None,
         traits: str | list[str] | None = None,
         limit: int | None = None,
-        outputs: str | None = None,
         sandbox: str = "local",
         time_limit: int | None = 3600,
         message_limit: int | None = 200,
         tools: str | None = None,
+        max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
     ) -> Task:
-        bench = Benchmark(root, reference)
-        # `-T traits=A,B` reaches a task as a list; the Python API may pass "A,B"
-        listed = traits.split(",") if isinstance(traits, str) else list(traits or [])
-        wanted = [t.strip() for t in listed if t.strip()]
-        specs = bench.samples(task_name, wanted)[: limit if limit else None]
-        where = Path(outputs) if outputs else Path("genotex-outputs") / task_name
+        arguments = {
+            "root": root,
+            "reference": reference,
+            "traits": traits,
+            "limit": limit,
+            "sandbox": sandbox,
+            "time_limit": time_limit,
+            "message_limit": message_limit,
+            "tools": tools,
+            "max_output_mb": max_output_mb,
+        }
+        try:
+            if root is None:
+                raise GenotexError(f"genotex/{task_name} needs the benchmark root: -T root=BENCH")
+            bench = Benchmark(root, reference)
+            # `-T traits=A,B` reaches a task as a list; the Python API may pass "A,B"
+            listed = traits.split(",") if isinstance(traits, str) else list(traits or [])
+            wanted = [t.strip() for t in listed if t.strip()]
+            specs = bench.samples(task_name, wanted)[: limit if limit else None]
+            chosen = _sandbox(sandbox)
+            if max_output_mb < 1:
+                raise GenotexError(f"max_output_mb must be at least 1, not {max_output_mb}")
+            manifest = reference_manifest(bench.reference, bench.slice_files(specs))
+        except (GenotexError, OSError) as exc:  # one sentence, not Inspect's traceback
+            raise PrerequisiteError(f"genotex/{task_name}: {exc}") from None
         python_exe = "python" if sandbox == "docker" else sys.executable  # the image's, or ours
         samples = [_sample(bench, s, python_exe) for s in specs]
         return Task(
             dataset=MemoryDataset(samples, name=f"genotex-{task_name}"),
             solver=react(tools=_agent_tools(tools, python_exe)),
-            scorer=genotex_scorer(str(bench.root), str(bench.reference), task_name, str(where)),
-            metrics=[_paper_metric(n, s, w) for n, s, w in VALUE_METRICS[task_name]],
-            sandbox=_sandbox(sandbox),
+            scorer=genotex_scorer(
+                str(bench.root), str(bench.reference), task_name, max_output_mb=max_output_mb
+            ),
+            metrics=[m for n, _, _ in VALUE_METRICS[task_name] for m in (_pooled(n), _stderr(n))],
+            sandbox=chosen,
             time_limit=time_limit,
             message_limit=message_limit,
-            metadata={"genotex_task": task_name, "root": str(bench.root)},
+            # a sample that errors is scored (as what it left: nothing), not left out
+            score_on_error=True,
+            metadata={
+                "genotex_task": task_name,
+                "genotex_version": __version__,
+                "root": str(bench.root),
+                "reference": manifest,
+                "task_info": _task_info_slice(bench.task_info, specs),
+                "traits": sorted({s.trait for s in specs}),
+                "samples": [s.id for s in specs],
+                "arguments": arguments,
+                "sandbox": sandbox,
+            },
         )
 
     build.__name__ = task_name
@@ -204,50 +309,98 @@ analysis = task(name="analysis")(_make("analysis"))
 e2e = task(name="e2e")(_make("e2e"))
 
 
-async def _copy_out(where: Path) -> Path:
-    """Copy the sandbox's `output/` to `where` on the host: regular files, never outside it."""
-    listing = await sandbox().exec(["find", "output", "-type", "f"])
-    where.mkdir(parents=True, exist_ok=True)
-    for line in sorted(listing.stdout.splitlines()):
-        relative = Path(line.strip()).relative_to("output")
+def _failure() -> str | None:
+    """Why the agent stopped, when it did not finish: the sample's error or limit, else None.
+
+    The last event of the sample before scoring (spans and log lines aside) is
+    the sample-level error or limit that ended the solver, when one did.
+    """
+    for event in reversed(transcript().events):
+        if isinstance(event, (SpanBeginEvent, SpanEndEvent)) or event.event in ("logger", "state"):
+            continue
+        if isinstance(event, ErrorEvent):
+            return f"error: {event.error.message}"[:500]
+        if isinstance(event, SampleLimitEvent):
+            return f"{event.type} limit: {event.message}"[:500]
+        return None
+    return None
+
+
+async def _collect(max_bytes: int) -> tuple[dict[str, bytes], list[tuple[str, str]], str | None]:
+    """The regular files under the sandbox's `output/` (links are not followed or collected).
+
+    Returns the files, those skipped with why, and a failure when the tree is
+    larger than the log may hold.
+    """
+    listing = await sandbox().exec(
+        ["find", "output", "-type", "f", "-printf", "%s\\t%P\\0"], timeout=300
+    )
+    if not listing.success:
+        return {}, [], None  # no output/ at all: nothing written
+    files: dict[str, bytes] = {}
+    skipped: list[tuple[str, str]] = []
+    total = 0
+    for entry in sorted(e for e in listing.stdout.split("\0") if e):
+        size_text, _, name = entry.partition("\t")
         try:
-            target = output_path(where, *relative.parts)
-        except GenotexError:
-            continue  # a name that would leave the folder is not copied
-        data = await sandbox().read_file(f"output/{relative.as_posix()}", text=False)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return where
+            check_relative(name, what="file name")
+        except GenotexError as exc:
+            skipped.append((name[:200], str(exc)))
+            continue
+        total += int(size_text) if size_text.isdigit() else 0
+        if total > max_bytes:
+            return {}, skipped, f"output limit: output/ holds more than {max_bytes:,} bytes"
+        try:
+            files[name] = await sandbox().read_file(f"output/{name}", text=False)
+        except (OutputLimitExceededError, FileNotFoundError, PermissionError, IsADirectoryError):
+            skipped.append((name, "could not be read from the sandbox (too large, or gone)"))
+    return files, skipped, None
 
 
 @scorer(metrics=[])
-def genotex_scorer(root: str, reference: str, task_name: str, outputs: str) -> Scorer:
-    """genotex's evaluation of the sample's `output/`, copied out of the sandbox first."""
+def genotex_scorer(
+    root: str, reference: str, task_name: TaskName, max_output_mb: int = DEFAULT_MAX_OUTPUT_MB
+) -> Scorer:
+    """genotex's evaluation of the sample's `output/`, which is kept in the log first."""
     bench = Benchmark(root, reference)
 
     async def score(state: TaskState, target: Target) -> Score:
         # the sample's own trait only: listing every trait's inputs would walk the benchmark
         trait = (state.metadata or {})["trait"]
-        spec = next(
-            s
-            for s in bench.samples(task_name, [trait])  # type: ignore[arg-type]
-            if s.id == str(state.sample_id)
-        )
-        # each epoch's output apart: OUTPUTS/<sample>/output, then .../epoch-<k>/output
-        folder = Path(outputs) / spec.id
-        epoch = getattr(state, "epoch", 1) or 1
-        where = await _copy_out((folder if epoch == 1 else folder / f"epoch-{epoch}") / "output")
-        result = score_output(bench, spec, where)
+        spec = next(s for s in bench.samples(task_name, [trait]) if s.id == str(state.sample_id))
+        failure = _failure()
+        files: dict[str, bytes] = {}
+        skipped: list[tuple[str, str]] = []
+        # not under the agent's limit: Inspect gives scoring half the sample's time limit,
+        # and a sample that used its time must still be kept and scored; bounded on its own
+        with anyio.CancelScope(shield=True):
+            if failure is None:
+                with anyio.move_on_after(CAPTURE_SECONDS) as capture:
+                    files, skipped, failure = await _collect(max_output_mb * 1024 * 1024)
+                if capture.cancelled_caught:
+                    files, failure = {}, f"scorer: output/ not copied in {CAPTURE_SECONDS} s"
+            packed = pack_output(files, skipped)
+            state.store.set(STORE_KEY, packed)
+            scoring = await anyio.to_thread.run_sync(
+                score_files, bench.reference, bench.task_info, spec, None if failure else files
+            )
+        values = scoring.values()
         return Score(
-            value={k: (0.0 if math.isnan(v) else v) for k, v in result["values"].items()},
-            answer=str(where),
+            value=values,
+            answer=f"{len(files)} files, {packed['bytes']:,} bytes, sha256 {packed['sha256']}",
+            explanation=failure,
             metadata={
-                "items": result["items"],
-                "findings": result["findings"],
-                "output_dir": str(where.resolve()),
                 "genotex_task": spec.task,
                 "trait": spec.trait,
-                "epoch": epoch,
+                "epoch": state.epoch,
+                "failure": failure,
+                "output": {
+                    "sha256": packed["sha256"],
+                    "files": len(files),
+                    "bytes": packed["bytes"],
+                },
+                "skipped": [{"path": p, "reason": r} for p, r in skipped],
+                "findings": [{"file": f.file, "reason": f.reason} for f in scoring.report.findings],
             },
         )
 
