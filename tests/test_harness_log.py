@@ -379,7 +379,9 @@ def test_the_agents_tree_in_the_log_is_what_genotex_eval_scores(bench, tmp_path)
     name = "significant_genes_condition_None.json"
     (pred / name).write_bytes(files[f"regress/Asthma/{name}"])
     direct = evaluate(
-        tmp_path / "pred", _ref(bench), bench / "metadata" / "task_info.json",
+        tmp_path / "pred",
+        _ref(bench),
+        bench / "metadata" / "task_info.json",
         options=EvalOptions(tasks=("analysis",)),
     )
     expected = next(s for s in direct.analysis if s.problem.key == "Asthma|None")

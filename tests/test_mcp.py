@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import sys
+import time
 
 import pytest
 
@@ -23,10 +26,23 @@ from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
+def full_bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("mcp") / "bench"
     write_raw_benchmark(root, recipes=False)
     return root
+
+
+@pytest.fixture(scope="module")
+def bench(full_bench, tmp_path_factory):
+    """What an agent is given: the benchmark without its reference answers."""
+    root = tmp_path_factory.mktemp("agent") / "bench"
+    shutil.copytree(full_bench, root, ignore=shutil.ignore_patterns("reference"))
+    (root / "output").mkdir()
+    return root
+
+
+def _server(bench):
+    return build_server([bench], writable=[bench / "output"])
 
 
 def _call(server, tool, arguments):
@@ -42,7 +58,7 @@ def _text(result) -> str:
 
 
 def test_the_problems_and_cohorts_of_a_root(bench):
-    server = build_server([bench])
+    server = _server(bench)
     result = _call(server, "list_problems", {})
     assert not result.is_error
     keys = [p["key"] for p in result.structured_content["result"]]
@@ -52,7 +68,7 @@ def test_the_problems_and_cohorts_of_a_root(bench):
 
 
 def test_propose_preprocess_answer_validate_and_score(bench):
-    server = build_server([bench])
+    server = _server(bench)
     geo = next(
         c
         for c in _call(server, "list_cohorts", {"trait": "Asthma"}).structured_content["result"]
@@ -84,7 +100,7 @@ def test_propose_preprocess_answer_validate_and_score(bench):
 
 
 def test_paths_outside_the_roots_and_errors_are_one_sentence_tool_errors(bench, tmp_path):
-    server = build_server([bench])
+    server = _server(bench)
     outside = _call(server, "inspect_geo_cohort", {"cohort_path": "../../etc"})
     assert outside.is_error and "outside the root" in _text(outside)
     missing = _call(
@@ -97,7 +113,8 @@ def test_paths_outside_the_roots_and_errors_are_one_sentence_tool_errors(bench, 
 
 def test_one_stdio_round_trip(bench):
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "genotex", "mcp", "--root", str(bench)]
+        command=sys.executable,
+        args=["-m", "genotex", "mcp", "--root", str(bench), "--write", str(bench / "output")],
     )
 
     async def run():
@@ -110,3 +127,100 @@ def test_one_stdio_round_trip(bench):
     assert {"list_problems", "answer", "validate_output", "score_genes"} <= set(names)
     keys = [p["key"] for p in result.structured_content["result"]]
     assert keys == [p.key for p in TaskInfo.read(bench / "metadata" / "task_info.json").problems()]
+
+
+# ---- confinement (issue #34): links, the reference, writes, schemas, bounds ---------------------
+def test_a_link_inside_the_root_does_not_let_a_tool_read_a_host_file(bench, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("!Series_title\t'the host secret'\n")
+    cohort = bench / "input" / "GEO" / "Asthma" / "GSE999"
+    cohort.mkdir()
+    os.symlink(secret, cohort / "GSE999_series_matrix.txt")
+    os.symlink(tmp_path, bench / "hostlink")
+    try:
+        server = _server(bench)
+        for tool, arguments in [
+            ("inspect_geo_cohort", {"cohort_path": "input/GEO/Asthma/GSE999"}),
+            ("propose_recipe", {"cohort_path": "input/GEO/Asthma/GSE999", "trait": "Asthma"}),
+            ("validate_output", {"output": "hostlink"}),
+            ("validate_output", {"output": "input/GEO/Asthma"}),
+        ]:
+            result = _call(server, tool, arguments)
+            assert result.is_error, (tool, _text(result))
+            assert "host secret" not in _text(result)
+            assert "outside the root" in _text(result) or "links out of the root" in _text(result)
+    finally:
+        shutil.rmtree(cohort)
+        (bench / "hostlink").unlink()
+
+
+def test_the_server_refuses_a_root_that_holds_the_reference(full_bench):
+    from genotex.core import GenotexError
+
+    for root in (full_bench, full_bench / "reference", full_bench / "reference" / "output"):
+        with pytest.raises(GenotexError, match="holds reference answers"):
+            build_server([root])
+    build_server([full_bench], allow_reference=True)  # when told explicitly
+
+
+def test_the_cli_refuses_the_reference_in_one_sentence(full_bench):
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "genotex", "mcp", "--root", str(full_bench)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0 and "holds reference answers" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_tools_write_only_under_a_writable_folder(bench):
+    server = build_server([bench])  # no writable folder
+    cohort = next(
+        c
+        for c in _call(server, "list_cohorts", {"trait": "Psoriasis"}).structured_content["result"]
+        if c["source"] == "TCGA"
+    )
+    before = sorted(p.relative_to(bench).as_posix() for p in bench.rglob("*"))
+    for out in ("output/preprocess", "metadata", "."):
+        arguments = {"cohort_path": cohort["path"], "trait": "Psoriasis", "out": out}
+        result = _call(server, "preprocess", arguments)
+        assert result.is_error and "not under a writable folder" in _text(result)
+    assert sorted(p.relative_to(bench).as_posix() for p in bench.rglob("*")) == before
+
+
+@pytest.mark.parametrize("genes", [[], ["NOTAGENE"], [f"G{i}" for i in range(25_000)]])
+def test_score_genes_replies_in_its_own_schema(bench, genes):
+    result = _call(_server(bench), "score_genes", {"genes": genes, "trait": "Asthma"})
+    assert not result.is_error, _text(result)
+    scored = result.structured_content
+    info = TaskInfo.read(bench / "metadata" / "task_info.json")
+    expected = score_gene_list(genes, list(info.genes_of("Asthma")))
+    for name in ("precision", "recall", "f1", "auroc", "gsea_es"):
+        value = getattr(expected, name)
+        assert scored[name] == (None if value != value else pytest.approx(value))
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        ("list_cohorts", {"trait": "Asthma", "root": 7}, "there is no root 7"),
+        ("list_cohorts", {"trait": "A" * 5000}, "file names hold at most"),
+        ("list_cohorts", {"trait": "../.."}, "would escape"),
+        ("inspect_geo_cohort", {"cohort_path": "x/" * 200_000}, "longer than a path can be"),
+        ("score_genes", {"genes": ["A"] * 60_000, "trait": "Asthma"}, "at most 50,000"),
+        (
+            "answer",
+            {"trait": "Asthma", "mode": "fast"},
+            "Input should be 'reference' or 'standard'",
+        ),
+    ],
+)
+def test_bad_arguments_are_one_sentence_tool_errors_in_bounded_time(bench, tool, arguments, says):
+    started = time.monotonic()
+    result = _call(_server(bench), tool, arguments)
+    assert result.is_error and says in _text(result)
+    assert "Traceback" not in _text(result) and time.monotonic() - started < 20

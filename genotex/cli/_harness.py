@@ -98,16 +98,31 @@ def export_command(
     type=click.Path(path_type=Path),
     multiple=True,
     required=True,
-    help="A folder the tools may read and write (repeatable; a tool's `root` is its index).",
+    help="A folder the tools may read (repeatable; a tool's `root` is its index).",
+)
+@click.option(
+    "--write",
+    "writable",
+    type=click.Path(path_type=Path, file_okay=False),
+    multiple=True,
+    help="A folder the tools may write in (repeatable; none by default).",
+)
+@click.option(
+    "--allow-reference",
+    is_flag=True,
+    help="Serve a root holding reference answers (refused by default: an agent could read them).",
 )
 @common_options
 @handle_errors
-def mcp_command(roots: tuple[Path, ...]) -> None:
+def mcp_command(roots: tuple[Path, ...], writable: tuple[Path, ...], allow_reference: bool) -> None:
     """Serve genotex's library as MCP tools over stdio (pip install 'genotex[mcp]').
+
+    Paths are confined to the roots, links included; tools write only under a
+    --write folder; a root holding reference answers is refused.
 
     \b
     Example:
-      genotex mcp --root demo-bench
+      genotex mcp --root bench-inputs --write bench-inputs/output
     """
     try:
         from ..harness._mcp import build_server
@@ -115,4 +130,5 @@ def mcp_command(roots: tuple[Path, ...]) -> None:
         raise click.UsageError(
             "the MCP server needs the mcp package: pip install 'genotex[mcp]'"
         ) from None
-    build_server(list(roots)).run("stdio")
+    server = build_server(list(roots), writable=writable, allow_reference=allow_reference)
+    server.run("stdio")

@@ -1,18 +1,31 @@
-"""`genotex mcp --root BENCH`: genotex's library as tools an agent calls over MCP (stdio).
+"""`genotex mcp --root DIR [--write DIR]`: genotex's library as tools an agent calls over MCP.
 
-Every path a tool takes is relative to one of the roots the server was started
-with and must stay inside it (links followed); every tool error is one sentence
-(an MCP tool error), never a traceback. Results are typed (dataclasses), so a
-client gets structured content.
+Confinement, for an agent that may be hostile:
+
+- every path a tool takes is relative to one of the roots the server was
+  started with; its real path (links followed) must lie under that root, and so
+  must every file a tool reads inside a folder it was given;
+- a tool writes only under a writable folder the user named (`--write`);
+- the server refuses to start on a root that holds reference answers (a
+  `regress/` folder of `significant_genes_condition_*.json` files), unless told
+  (`allow_reference`), so an agent cannot read them through it;
+- arguments are bounded (lengths, counts) before any work, and every error is
+  one sentence as an MCP tool error, never a traceback.
+
+Results are typed (dataclasses), so a client gets structured content; a
+number that can be undefined (AUROC, GSEA-ES of an empty list) is declared
+optional and is `null` then.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,6 +37,8 @@ from ..core import (
     ProblemId,
     ResultFile,
     TaskInfo,
+    UnsafeNameError,
+    check_safe_name,
     read_json,
     read_table,
 )
@@ -32,7 +47,15 @@ from ..preprocessing import inspect_cohort, preprocess_cohort, propose_cohort
 from ..preprocessing import load_synonyms as _load_synonyms
 from ..regression import answer_problem as _answer_problem
 
-__all__ = ["build_server"]
+__all__ = ["MAX_GENES", "MAX_PATH_CHARS", "build_server", "reference_inside"]
+
+#: Bounds on arguments, checked before any work.
+MAX_PATH_CHARS = 4096
+MAX_PATH_PARTS = 64
+MAX_GENES = 50_000
+MAX_GENE_CHARS = 100
+#: Entries a tool may look at inside one folder it was given (links checked, files listed).
+MAX_FOLDER_ENTRIES = 200_000
 
 
 @dataclass
@@ -68,81 +91,184 @@ class Validation:
 
 @dataclass
 class GeneListScore:
-    precision: float
-    recall: float
-    f1: float
-    auroc: float
-    gsea_es: float
-    scales: str = "precision, recall and F1 in percent (0-100); AUROC and GSEA-ES on 0-1"
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    auroc: float | None
+    gsea_es: float | None
+    scales: str = (
+        "precision, recall and F1 in percent (0-100); AUROC and GSEA-ES on 0-1; "
+        "null where undefined (no known gene in the list)"
+    )
+
+
+def _bounded_path(relative: object) -> str:
+    """A path argument, refused before any work when it is not text or is too long."""
+    if not isinstance(relative, str):
+        raise ToolError("a path must be text")
+    if len(relative) > MAX_PATH_CHARS or relative.count("/") >= MAX_PATH_PARTS:
+        raise ToolError(f"the path {relative[:60]!r}... is longer than a path can be")
+    if "\x00" in relative:
+        raise ToolError("a path may not hold a NUL character")
+    return relative
+
+
+def _name(value: object, what: str) -> str:
+    """A trait or condition name: text that names one folder, of bounded length."""
+    try:
+        return check_safe_name(value, what=what)  # type: ignore[arg-type]
+    except UnsafeNameError as exc:
+        raise ToolError(str(exc)[:300]) from None
+
+
+def _under(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
 
 
 class _Roots:
-    """The folders the server may read and write; a path outside all of them is refused."""
+    """The folders the server may read (and those it may write); anything else is refused."""
 
-    def __init__(self, roots: list[Path]) -> None:
+    def __init__(self, roots: list[Path], writable: Iterable[Path] = ()) -> None:
         self.roots = [Path(os.path.realpath(r)) for r in roots]
+        self.writable = [Path(os.path.realpath(w)) for w in writable]
 
-    def path(self, relative: str, root: int = 0) -> Path:
-        if not 0 <= root < len(self.roots):
-            raise ToolError(f"there is no root {root}; the server has {len(self.roots)}")
-        base = self.roots[root]
-        real = Path(os.path.realpath(base / relative))
-        if real != base and base not in real.parents:
-            raise ToolError(f"{relative!r} is outside the root the server was started with")
+    def base(self, root: object) -> Path:
+        if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < len(self.roots):
+            raise ToolError(f"there is no root {str(root)[:20]}; the server has {len(self.roots)}")
+        return self.roots[root]
+
+    def path(self, relative: object, root: object = 0) -> Path:
+        """The real path of `relative` under root `root`, refused when it leaves the root."""
+        base = self.base(root)
+        real = Path(os.path.realpath(base / _bounded_path(relative)))
+        if not _under(real, base):
+            raise ToolError(
+                f"{str(relative)[:200]!r} is outside the root the server was started with"
+            )
         return real
+
+    def folder(self, relative: object, root: object = 0) -> Path:
+        """A folder to read: its real path, refused if anything inside it links out of the root."""
+        real, base = self.path(relative, root), self.base(root)
+        seen = 0
+        for current, folders, files in os.walk(real):
+            for name in folders + files:
+                seen += 1
+                if seen > MAX_FOLDER_ENTRIES:
+                    raise ToolError(f"{str(relative)[:200]!r} holds too many files to read")
+                entry = os.path.join(current, name)
+                if os.path.islink(entry) and not _under(Path(os.path.realpath(entry)), base):
+                    inside = os.path.relpath(entry, real)
+                    raise ToolError(f"{inside!r} in {str(relative)[:200]!r} links out of the root")
+        return real
+
+    def writable_path(self, relative: object, root: object = 0) -> Path:
+        """Where a tool may write: under the root, and under a folder named writable."""
+        real = self.path(relative, root)
+        if not any(_under(real, w) for w in self.writable):
+            named = ", ".join(str(w) for w in self.writable) or "none was named (--write DIR)"
+            raise ToolError(f"{str(relative)[:200]!r} is not under a writable folder ({named})")
+        return real
+
+
+def reference_inside(root: Path, *, depth: int = 3) -> Path | None:
+    """A folder of reference answers within `depth` levels of `root` (a `regress/` folder holding
+    `significant_genes_condition_*.json` files), or None.
+    """
+    base = Path(os.path.realpath(root))
+    for current, folders, _ in os.walk(base):
+        level = len(Path(current).relative_to(base).parts)
+        if level >= depth:
+            folders[:] = []
+        if Path(current).name == "regress" and any(
+            f.startswith("significant_genes_condition_")
+            for _, _, names in os.walk(current)
+            for f in names
+        ):
+            return Path(current)
+    return None
 
 
 T = TypeVar("T")
 
 
 def _guard(call: Callable[[], T]) -> T:
-    """Run a library call; a genotex error (or a file error) is one sentence, as a tool error."""
+    """Run a library call; any failure is one sentence, as a tool error (never a traceback)."""
     try:
         return call()
     except ToolError:
         raise
     except GenotexError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(str(exc)[:1000]) from None
     except OSError as exc:
-        raise ToolError(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from None
+        raise ToolError(
+            f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")[:1000]
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - a tool error names it; the server stays up
+        raise ToolError(f"{exc.__class__.__name__}: {str(exc)[:500]}") from None
+
+
+def _tool(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A tool method whose every failure, argument checks included, is one sentence."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return _guard(lambda: method(*args, **kwargs))
+
+    return run
+
+
+def _optional(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 class GenotexTools:
     """The tools, each a method: typed arguments and results, errors as one-sentence tool errors."""
 
-    def __init__(self, roots: list[Path]) -> None:
-        self.guard = _Roots(roots)
+    def __init__(self, roots: list[Path], writable: Iterable[Path] = ()) -> None:
+        self.guard = _Roots(roots, writable)
 
     def _task_info(self, root: int) -> TaskInfo:
         return TaskInfo.read(self.guard.path("metadata/task_info.json", root))
 
+    @_tool
     def list_problems(self, root: int = 0) -> list[Problem]:
         """The problems of a root's metadata/task_info.json, in benchmark order."""
-        info = _guard(lambda: self._task_info(root))
+        info = self._task_info(root)
         return [Problem(p.trait, p.condition, p.key) for p in info.problems()]
 
+    @_tool
     def list_cohorts(self, trait: str, root: int = 0) -> list[Cohort]:
         """The GEO series folders (input/GEO/<trait>/) and the TCGA cohort of a trait."""
         from ..preprocessing import find_xena_folder
 
-        base, cohorts = self.guard.roots[root], []
+        trait = _name(trait, "trait name")
+        base, cohorts = self.guard.base(root), []
         geo = self.guard.path(f"input/GEO/{trait}", root)
         for folder in sorted(p for p in geo.iterdir() if p.is_dir()) if geo.is_dir() else []:
-            cohorts.append(Cohort(trait, folder.name, "GEO", folder.relative_to(base).as_posix()))
+            if _under(Path(os.path.realpath(folder)), base):
+                relative = folder.relative_to(base).as_posix()
+                cohorts.append(Cohort(trait, folder.name, "GEO", relative))
         tcga = self.guard.path("input/TCGA", root)
         xena = find_xena_folder(tcga, trait) if tcga.is_dir() else None
-        if xena is not None:
+        if xena is not None and _under(Path(os.path.realpath(xena)), base):
             cohorts.append(Cohort(trait, "Xena", "TCGA", Path(xena).relative_to(base).as_posix()))
         return cohorts
 
+    @_tool
     def inspect_geo_cohort(self, cohort_path: str, trait: str | None = None, root: int = 0) -> str:
         """Background, characteristics rows and platforms of a GEO cohort folder (text)."""
-        return _guard(lambda: inspect_cohort(self.guard.path(cohort_path, root), trait=trait))
+        if trait is not None:
+            trait = _name(trait, "trait name")
+        return inspect_cohort(self.guard.folder(cohort_path, root), trait=trait)
 
+    @_tool
     def propose_recipe(self, cohort_path: str, trait: str, root: int = 0) -> str:
         """genotex's proposed recipe (TOML, with its evidence as comments) for a GEO cohort."""
-        return _guard(lambda: propose_cohort(self.guard.path(cohort_path, root), trait).toml())
+        trait = _name(trait, "trait name")
+        return propose_cohort(self.guard.folder(cohort_path, root), trait).toml()
 
+    @_tool
     def preprocess(
         self,
         cohort_path: str,
@@ -152,16 +278,14 @@ class GenotexTools:
         root: int = 0,
     ) -> str:
         """Preprocess a cohort (GEO with a recipe file, TCGA without) into OUT/<trait>/."""
-        path = self.guard.path
+        trait = _name(trait, "trait name")
+        target = self.guard.writable_path(out, root)
+        synonyms = _load_synonyms(self.guard.path("metadata/gene_synonym.json", root))
+        recipe = self.guard.path(recipe_path, root) if recipe_path is not None else None
+        cohort = self.guard.folder(cohort_path, root)
+        return preprocess_cohort(cohort, trait, synonyms, target, recipe=recipe).outcome.text
 
-        def run() -> str:
-            synonyms = _load_synonyms(path("metadata/gene_synonym.json", root))
-            recipe = path(recipe_path, root) if recipe_path else None
-            cohort, target = path(cohort_path, root), path(out, root)
-            return preprocess_cohort(cohort, trait, synonyms, target, recipe=recipe).outcome.text
-
-        return _guard(run)
-
+    @_tool
     def answer(
         self,
         trait: str,
@@ -173,33 +297,30 @@ class GenotexTools:
         root: int = 0,
     ) -> Answer:
         """Answer one problem with genotex's regression (`mode` standard or reference)."""
-        unconditional = (condition or "None").lower() == "none"
-        problem = ProblemId(trait, None if unconditional else condition)
+        trait = _name(trait, "trait name")
+        unconditional = condition is None or condition.lower() == "none"
+        problem = ProblemId(trait, None if unconditional else _name(condition, "condition"))
+        if mode not in ("standard", "reference"):
+            raise ToolError(f"mode must be standard or reference, not {str(mode)[:40]!r}")
+        info, folder = self._task_info(root), self.guard.folder(data, root)
+        result = _answer_problem(folder, problem, info, mode=mode)
+        genes = result.genes[: max(0, min(top, MAX_GENES))]
+        names, coefficients = [g for g, _ in genes], [c for _, c in genes]
+        return Answer(
+            problem.key, result.model, result.alpha, names, coefficients, list(result.cohorts)
+        )
 
-        def run() -> Answer:
-            info, folder = self._task_info(root), self.guard.path(data, root)
-            result = _answer_problem(folder, problem, info, mode=mode)
-            genes = result.genes[: max(0, top)]
-            names, coefficients = [g for g, _ in genes], [c for _, c in genes]
-            return Answer(
-                problem.key, result.model, result.alpha, names, coefficients, list(result.cohorts)
-            )
-
-        try:
-            return _guard(run)
-        except ToolError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a problem without data is a tool error too
-            raise ToolError(str(exc) or exc.__class__.__name__) from None
-
+    @_tool
     def validate_output(self, output: str = "output", root: int = 0) -> Validation:
         """Check an output tree against the contract: result JSONs, cohort_info.json, CSVs."""
-        folder = self.guard.path(output, root)
+        folder = self.guard.folder(output, root)
         problems: list[str] = []
         checked = 0
         for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
             relative = path.relative_to(folder).as_posix()
             try:
+                if path.is_symlink():  # followed nowhere: folder() checked it stays inside
+                    continue
                 if path.name.startswith("significant_genes_condition_"):
                     ResultFile.read(path)
                 elif path.name == "cohort_info.json":
@@ -214,20 +335,26 @@ class GenotexTools:
             checked += 1
         return Validation(checked, problems)
 
+    @_tool
     def score_genes(self, genes: list[str], trait: str, root: int = 0) -> GeneListScore:
         """Score a ranked gene list against a trait's known related genes (task_info)."""
-        if isinstance(genes, str):
+        if not isinstance(genes, list):
             raise ToolError("genes must be a list of gene symbols, not one string")
-        info = _guard(lambda: self._task_info(root))
+        if len(genes) > MAX_GENES:
+            raise ToolError(f"genes holds {len(genes):,} symbols; at most {MAX_GENES:,}")
+        if not all(isinstance(g, str) and len(g) <= MAX_GENE_CHARS for g in genes):
+            raise ToolError(f"each gene must be a symbol of at most {MAX_GENE_CHARS} characters")
+        trait = _name(trait, "trait name")
+        info = self._task_info(root)
         if trait not in info.related_genes:
             raise ToolError(f"task_info has no trait {trait!r}")
         scores = score_gene_list(list(genes), list(info.genes_of(trait)))
         return GeneListScore(
-            float(scores.precision),
-            float(scores.recall),
-            float(scores.f1),
-            float(scores.auroc),
-            float(scores.gsea_es),
+            _optional(scores.precision),
+            _optional(scores.recall),
+            _optional(scores.f1),
+            _optional(scores.auroc),
+            _optional(scores.gsea_es),
         )
 
 
@@ -244,14 +371,37 @@ TOOLS = (
 )
 
 
-def build_server(roots: list[str | Path]) -> MCPServer:
-    """An MCP server exposing genotex's library on `roots` (each a benchmark root or a folder)."""
+def build_server(
+    roots: list[str | Path], *, writable: Iterable[str | Path] = (), allow_reference: bool = False
+) -> MCPServer:
+    """An MCP server exposing genotex's library on `roots` (each a benchmark root or a folder).
+
+    Parameters
+    ----------
+    roots
+        The folders the tools may read; a tool's `root` argument is an index.
+    writable
+        The folders the tools may write (`preprocess`'s `out`); none by default.
+    allow_reference
+        Serve a root that holds reference answers (refused by default: an agent
+        given the server could read them).
+    """
     if not roots:
         raise GenotexError("the MCP server needs at least one root folder")
     for root in roots:
         if not Path(root).is_dir():
             raise GenotexError("the root is not a folder", path=root)
-    tools = GenotexTools([Path(r) for r in roots])
+        found = None if allow_reference else reference_inside(Path(root))
+        if found is not None:
+            raise GenotexError(
+                f"holds reference answers ({found}), which an agent could read through the "
+                "server; serve a folder without them, or allow it explicitly (--allow-reference)",
+                path=root,
+            )
+    for folder in writable:
+        if not Path(folder).is_dir():
+            raise GenotexError("the writable folder is not a folder", path=folder)
+    tools = GenotexTools([Path(r) for r in roots], [Path(w) for w in writable])
     server = MCPServer("genotex")
     for name in TOOLS:
         server.tool(name=name)(getattr(tools, name))

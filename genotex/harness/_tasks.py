@@ -151,7 +151,9 @@ def _agent_tools(tools: str | None, python_exe: str) -> list:
         raise GenotexError(f"tools must be genotex or none, not {tools!r}")
     chosen.append(
         mcp_server_sandbox(
-            name="genotex", command=python_exe, args=["-m", "genotex", "mcp", "--root", "."]
+            name="genotex",
+            command=python_exe,
+            args=["-m", "genotex", "mcp", "--root", ".", "--write", "output"],
         )
     )
     return chosen
