@@ -135,7 +135,7 @@ def test_the_reference_is_never_guessed_between_two_folders_of_answers(tmp_path)
 
 
 def test_a_task_without_root_is_one_sentence():
-    with pytest.raises(PrerequisiteError, match=r"needs the benchmark root: -T root=BENCH"):
+    with pytest.raises(PrerequisiteError, match=r"the benchmark root is not given: -T root=BENCH"):
         e2e()
 
 
@@ -259,15 +259,15 @@ def test_a_sample_that_errors_scores_zero_and_counts(bench, tmp_path):
 
 def test_the_scorer_is_not_bound_by_the_agents_time_limit(bench, tmp_path, monkeypatch):
     # Inspect gives scoring half the sample's time limit; the capture and scoring are shielded
-    from genotex.harness import _tasks
+    from genotex.harness import _scorer
 
-    real = _tasks._collect
+    real = _scorer._collect
 
     async def slow_collect(max_bytes):
         await anyio.sleep(2.5)
         return await real(max_bytes)
 
-    monkeypatch.setattr(_tasks, "_collect", slow_collect)
+    monkeypatch.setattr(_scorer, "_collect", slow_collect)
     log = _run(analysis(root=str(bench), traits="Asthma", limit=1, time_limit=4), gold(), tmp_path)
     assert log.status == "success" and log.samples[0].error is None
     assert _metrics(log)["f1"] == pytest.approx(100.0)

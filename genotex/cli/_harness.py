@@ -125,10 +125,13 @@ def mcp_command(roots: tuple[Path, ...], writable: tuple[Path, ...], allow_refer
       genotex mcp --root bench-inputs --write bench-inputs/output
     """
     try:
-        from ..harness._mcp import build_server
+        from ..harness._mcp import ReferenceRootError, build_server
     except ImportError:
         raise click.UsageError(
             "the MCP server needs the mcp package: pip install 'genotex[mcp]'"
         ) from None
-    server = build_server(list(roots), writable=writable, allow_reference=allow_reference)
+    try:
+        server = build_server(list(roots), writable=writable, allow_reference=allow_reference)
+    except ReferenceRootError as exc:
+        raise ReferenceRootError(f"{exc.reason} (--allow-reference)", path=exc.path) from None
     server.run("stdio")

@@ -8,8 +8,9 @@ time. Nothing imports this package but the CLI and Inspect's entry point, so
 `import genotex` never imports Inspect.
 """
 
-from ._bench import TASKS, Benchmark, SampleSpec, pooled_average, score_output
+from ._bench import TASKS, Benchmark, SampleSpec
 from ._export import RuntimeSummary, export_run
+from ._scoring import pooled_average, score_output
 
 __all__ = [
     "TASKS",

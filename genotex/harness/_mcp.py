@@ -37,8 +37,6 @@ from ..core import (
     ProblemId,
     ResultFile,
     TaskInfo,
-    UnsafeNameError,
-    check_safe_name,
     read_json,
     read_table,
 )
@@ -46,16 +44,13 @@ from ..evaluation import score_gene_list
 from ..preprocessing import inspect_cohort, preprocess_cohort, propose_cohort
 from ..preprocessing import load_synonyms as _load_synonyms
 from ..regression import answer_problem as _answer_problem
+from ._confine import MAX_GENE_CHARS, MAX_GENES, Roots, check_name, is_under, reference_inside
 
-__all__ = ["MAX_GENES", "MAX_PATH_CHARS", "build_server", "reference_inside"]
+__all__ = ["TOOLS", "GenotexTools", "ReferenceRootError", "build_server"]
 
-#: Bounds on arguments, checked before any work.
-MAX_PATH_CHARS = 4096
-MAX_PATH_PARTS = 64
-MAX_GENES = 50_000
-MAX_GENE_CHARS = 100
-#: Entries a tool may look at inside one folder it was given (links checked, files listed).
-MAX_FOLDER_ENTRIES = 200_000
+
+class ReferenceRootError(GenotexError):
+    """A root the server was asked to serve holds reference answers."""
 
 
 @dataclass
@@ -102,93 +97,6 @@ class GeneListScore:
     )
 
 
-def _bounded_path(relative: object) -> str:
-    """A path argument, refused before any work when it is not text or is too long."""
-    if not isinstance(relative, str):
-        raise ToolError("a path must be text")
-    if len(relative) > MAX_PATH_CHARS or relative.count("/") >= MAX_PATH_PARTS:
-        raise ToolError(f"the path {relative[:60]!r}... is longer than a path can be")
-    if "\x00" in relative:
-        raise ToolError("a path may not hold a NUL character")
-    return relative
-
-
-def _name(value: object, what: str) -> str:
-    """A trait or condition name: text that names one folder, of bounded length."""
-    try:
-        return check_safe_name(value, what=what)  # type: ignore[arg-type]
-    except UnsafeNameError as exc:
-        raise ToolError(str(exc)[:300]) from None
-
-
-def _under(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
-
-
-class _Roots:
-    """The folders the server may read (and those it may write); anything else is refused."""
-
-    def __init__(self, roots: list[Path], writable: Iterable[Path] = ()) -> None:
-        self.roots = [Path(os.path.realpath(r)) for r in roots]
-        self.writable = [Path(os.path.realpath(w)) for w in writable]
-
-    def base(self, root: object) -> Path:
-        if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < len(self.roots):
-            raise ToolError(f"there is no root {str(root)[:20]}; the server has {len(self.roots)}")
-        return self.roots[root]
-
-    def path(self, relative: object, root: object = 0) -> Path:
-        """The real path of `relative` under root `root`, refused when it leaves the root."""
-        base = self.base(root)
-        real = Path(os.path.realpath(base / _bounded_path(relative)))
-        if not _under(real, base):
-            raise ToolError(
-                f"{str(relative)[:200]!r} is outside the root the server was started with"
-            )
-        return real
-
-    def folder(self, relative: object, root: object = 0) -> Path:
-        """A folder to read: its real path, refused if anything inside it links out of the root."""
-        real, base = self.path(relative, root), self.base(root)
-        seen = 0
-        for current, folders, files in os.walk(real):
-            for name in folders + files:
-                seen += 1
-                if seen > MAX_FOLDER_ENTRIES:
-                    raise ToolError(f"{str(relative)[:200]!r} holds too many files to read")
-                entry = os.path.join(current, name)
-                if os.path.islink(entry) and not _under(Path(os.path.realpath(entry)), base):
-                    inside = os.path.relpath(entry, real)
-                    raise ToolError(f"{inside!r} in {str(relative)[:200]!r} links out of the root")
-        return real
-
-    def writable_path(self, relative: object, root: object = 0) -> Path:
-        """Where a tool may write: under the root, and under a folder named writable."""
-        real = self.path(relative, root)
-        if not any(_under(real, w) for w in self.writable):
-            named = ", ".join(str(w) for w in self.writable) or "none was named (--write DIR)"
-            raise ToolError(f"{str(relative)[:200]!r} is not under a writable folder ({named})")
-        return real
-
-
-def reference_inside(root: Path, *, depth: int = 3) -> Path | None:
-    """A folder of reference answers within `depth` levels of `root` (a `regress/` folder holding
-    `significant_genes_condition_*.json` files), or None.
-    """
-    base = Path(os.path.realpath(root))
-    for current, folders, _ in os.walk(base):
-        level = len(Path(current).relative_to(base).parts)
-        if level >= depth:
-            folders[:] = []
-        if Path(current).name == "regress" and any(
-            f.startswith("significant_genes_condition_")
-            for _, _, names in os.walk(current)
-            for f in names
-        ):
-            return Path(current)
-    return None
-
-
 T = TypeVar("T")
 
 
@@ -226,7 +134,7 @@ class GenotexTools:
     """The tools, each a method: typed arguments and results, errors as one-sentence tool errors."""
 
     def __init__(self, roots: list[Path], writable: Iterable[Path] = ()) -> None:
-        self.guard = _Roots(roots, writable)
+        self.guard = Roots(roots, writable)
 
     def _task_info(self, root: int) -> TaskInfo:
         return TaskInfo.read(self.guard.path("metadata/task_info.json", root))
@@ -242,16 +150,16 @@ class GenotexTools:
         """The GEO series folders (input/GEO/<trait>/) and the TCGA cohort of a trait."""
         from ..preprocessing import find_xena_folder
 
-        trait = _name(trait, "trait name")
+        trait = check_name(trait, "trait name")
         base, cohorts = self.guard.base(root), []
         geo = self.guard.path(f"input/GEO/{trait}", root)
         for folder in sorted(p for p in geo.iterdir() if p.is_dir()) if geo.is_dir() else []:
-            if _under(Path(os.path.realpath(folder)), base):
+            if is_under(Path(os.path.realpath(folder)), base):
                 relative = folder.relative_to(base).as_posix()
                 cohorts.append(Cohort(trait, folder.name, "GEO", relative))
         tcga = self.guard.path("input/TCGA", root)
         xena = find_xena_folder(tcga, trait) if tcga.is_dir() else None
-        if xena is not None and _under(Path(os.path.realpath(xena)), base):
+        if xena is not None and is_under(Path(os.path.realpath(xena)), base):
             cohorts.append(Cohort(trait, "Xena", "TCGA", Path(xena).relative_to(base).as_posix()))
         return cohorts
 
@@ -259,13 +167,13 @@ class GenotexTools:
     def inspect_geo_cohort(self, cohort_path: str, trait: str | None = None, root: int = 0) -> str:
         """Background, characteristics rows and platforms of a GEO cohort folder (text)."""
         if trait is not None:
-            trait = _name(trait, "trait name")
+            trait = check_name(trait, "trait name")
         return inspect_cohort(self.guard.folder(cohort_path, root), trait=trait)
 
     @_tool
     def propose_recipe(self, cohort_path: str, trait: str, root: int = 0) -> str:
         """genotex's proposed recipe (TOML, with its evidence as comments) for a GEO cohort."""
-        trait = _name(trait, "trait name")
+        trait = check_name(trait, "trait name")
         return propose_cohort(self.guard.folder(cohort_path, root), trait).toml()
 
     @_tool
@@ -278,7 +186,7 @@ class GenotexTools:
         root: int = 0,
     ) -> str:
         """Preprocess a cohort (GEO with a recipe file, TCGA without) into OUT/<trait>/."""
-        trait = _name(trait, "trait name")
+        trait = check_name(trait, "trait name")
         target = self.guard.writable_path(out, root)
         synonyms = _load_synonyms(self.guard.path("metadata/gene_synonym.json", root))
         recipe = self.guard.path(recipe_path, root) if recipe_path is not None else None
@@ -297,9 +205,9 @@ class GenotexTools:
         root: int = 0,
     ) -> Answer:
         """Answer one problem with genotex's regression (`mode` standard or reference)."""
-        trait = _name(trait, "trait name")
+        trait = check_name(trait, "trait name")
         unconditional = condition is None or condition.lower() == "none"
-        problem = ProblemId(trait, None if unconditional else _name(condition, "condition"))
+        problem = ProblemId(trait, None if unconditional else check_name(condition, "condition"))
         if mode not in ("standard", "reference"):
             raise ToolError(f"mode must be standard or reference, not {str(mode)[:40]!r}")
         info, folder = self._task_info(root), self.guard.folder(data, root)
@@ -344,7 +252,7 @@ class GenotexTools:
             raise ToolError(f"genes holds {len(genes):,} symbols; at most {MAX_GENES:,}")
         if not all(isinstance(g, str) and len(g) <= MAX_GENE_CHARS for g in genes):
             raise ToolError(f"each gene must be a symbol of at most {MAX_GENE_CHARS} characters")
-        trait = _name(trait, "trait name")
+        trait = check_name(trait, "trait name")
         info = self._task_info(root)
         if trait not in info.related_genes:
             raise ToolError(f"task_info has no trait {trait!r}")
@@ -393,9 +301,9 @@ def build_server(
             raise GenotexError("the root is not a folder", path=root)
         found = None if allow_reference else reference_inside(Path(root))
         if found is not None:
-            raise GenotexError(
+            raise ReferenceRootError(
                 f"holds reference answers ({found}), which an agent could read through the "
-                "server; serve a folder without them, or allow it explicitly (--allow-reference)",
+                "server; serve a folder without them, or allow it explicitly",
                 path=root,
             )
     for folder in writable:

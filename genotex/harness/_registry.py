@@ -1,3 +1,4 @@
 """Inspect's entry point (`[project.entry-points.inspect_ai]`): genotex's tasks and agents."""
 
-from ._tasks import analysis, baseline, e2e, genotex_scorer, gold, preprocess  # noqa: F401
+from ._scorer import genotex_scorer  # noqa: F401
+from ._tasks import analysis, baseline, e2e, gold, preprocess  # noqa: F401

@@ -21,44 +21,27 @@ non-LLM pipeline in the sandbox.
 from __future__ import annotations
 
 import json
-import math
 import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 from inspect_ai import Task, task
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.agent import react
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.event import ErrorEvent, SampleLimitEvent, SpanBeginEvent, SpanEndEvent
-from inspect_ai.log import transcript
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import bash, mcp_server_sandbox, python
-from inspect_ai.util import OutputLimitExceededError, sandbox
+from inspect_ai.util import sandbox
 
 from .._version import __version__
 from ..core import GenotexError, TaskInfo
-from ._bench import (
-    ITEM_SEPARATOR,
-    VALUE_METRICS,
-    Benchmark,
-    SampleSpec,
-    TaskName,
-    reference_manifest,
-    score_files,
-)
-from ._capture import STORE_KEY, check_relative, pack_output
+from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
+from ._scorer import DEFAULT_MAX_OUTPUT_MB, genotex_scorer, pooled, stderr
+from ._scoring import VALUE_METRICS
 
 __all__ = ["analysis", "baseline", "e2e", "genotex_scorer", "gold", "preprocess"]
-
-#: The largest output tree a sample's log keeps, by default (`-T max_output_mb`).
-DEFAULT_MAX_OUTPUT_MB = 1024
-#: How long the scorer may take to copy a sample's output out of its sandbox.
-CAPTURE_SECONDS = 900
 
 
 def _instructions(spec: SampleSpec) -> str:
@@ -177,52 +160,6 @@ def _sample(bench: Benchmark, spec: SampleSpec, python_exe: str) -> Sample:
     )
 
 
-def _item_values(scores: list[SampleScore], name: str) -> list[float]:
-    """Every item's (epoch-reduced) value of a metric, over all samples; undefined ones left out."""
-    prefix = f"{name}{ITEM_SEPARATOR}"
-    values = []
-    for sample in scores:
-        value = sample.score.value
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key.startswith(prefix) and isinstance(item, (int, float)):
-                    if math.isfinite(float(item)):
-                        values.append(float(item))
-    return values
-
-
-def _pooled(name: str) -> Metric:
-    """The paper's average of a metric over every item of every sample (not of sample means)."""
-
-    def factory() -> Metric:
-        def compute(scores: list[SampleScore]) -> float:
-            values = _item_values(scores, name)
-            return sum(values) / len(values) if values else 0.0
-
-        return compute
-
-    factory.__name__ = name
-    return metric(name=name)(factory)()
-
-
-def _stderr(name: str) -> Metric:
-    """The standard error of that average, items taken as the units (0 below two items)."""
-
-    def factory() -> Metric:
-        def compute(scores: list[SampleScore]) -> float:
-            values = _item_values(scores, name)
-            if len(values) < 2:
-                return 0.0
-            mean = sum(values) / len(values)
-            variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-            return math.sqrt(variance / len(values))
-
-        return compute
-
-    factory.__name__ = f"{name}_stderr"
-    return metric(name=f"{name}_stderr")(factory)()
-
-
 def _task_info_slice(info: TaskInfo, specs: Sequence[SampleSpec]) -> dict[str, Any]:
     """task_info of the run's traits (whole) and of the traits they name as conditions (their
     genes only): a valid file that asks what the run asked.
@@ -234,6 +171,19 @@ def _task_info_slice(info: TaskInfo, specs: Sequence[SampleSpec]) -> dict[str, A
         conditions = list(info.conditions.get(trait, ())) if trait in asked else []
         data[trait] = {"related_genes": list(info.genes_of(trait)), "conditions": conditions}
     return data
+
+
+def _run_record(bench: Benchmark, specs: Sequence[SampleSpec], task: TaskName) -> dict[str, Any]:
+    """What the log records of a run for its export: the task, version, plan and reference."""
+    return {
+        "genotex_task": task,
+        "genotex_version": __version__,
+        "root": str(bench.root),
+        "reference": reference_manifest(bench.reference, bench.slice_files(specs)),
+        "task_info": _task_info_slice(bench.task_info, specs),
+        "traits": sorted({s.trait for s in specs}),
+        "samples": [s.id for s in specs],
+    }
 
 
 def _make(task_name: TaskName) -> Callable[..., Task]:
@@ -249,29 +199,19 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
         tools: str | None = None,
         max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
     ) -> Task:
-        arguments = {
-            "root": root,
-            "reference": reference,
-            "traits": traits,
-            "limit": limit,
-            "sandbox": sandbox,
-            "time_limit": time_limit,
-            "message_limit": message_limit,
-            "tools": tools,
-            "max_output_mb": max_output_mb,
-        }
+        arguments = dict(locals())  # the task's arguments, as given, for the log
         try:
             if root is None:
-                raise GenotexError(f"genotex/{task_name} needs the benchmark root: -T root=BENCH")
+                raise GenotexError("the benchmark root is not given: -T root=BENCH")
+            if max_output_mb < 1:
+                raise GenotexError(f"max_output_mb must be at least 1, not {max_output_mb}")
             bench = Benchmark(root, reference)
             # `-T traits=A,B` reaches a task as a list; the Python API may pass "A,B"
             listed = traits.split(",") if isinstance(traits, str) else list(traits or [])
             wanted = [t.strip() for t in listed if t.strip()]
             specs = bench.samples(task_name, wanted)[: limit if limit else None]
             chosen = _sandbox(sandbox)
-            if max_output_mb < 1:
-                raise GenotexError(f"max_output_mb must be at least 1, not {max_output_mb}")
-            manifest = reference_manifest(bench.reference, bench.slice_files(specs))
+            record = _run_record(bench, specs, task_name)
         except (GenotexError, OSError) as exc:  # one sentence, not Inspect's traceback
             raise PrerequisiteError(f"genotex/{task_name}: {exc}") from None
         python_exe = "python" if sandbox == "docker" else sys.executable  # the image's, or ours
@@ -282,23 +222,13 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
             scorer=genotex_scorer(
                 str(bench.root), str(bench.reference), task_name, max_output_mb=max_output_mb
             ),
-            metrics=[m for n, _, _ in VALUE_METRICS[task_name] for m in (_pooled(n), _stderr(n))],
+            metrics=[m for n, _, _ in VALUE_METRICS[task_name] for m in (pooled(n), stderr(n))],
             sandbox=chosen,
             time_limit=time_limit,
             message_limit=message_limit,
             # a sample that errors is scored (as what it left: nothing), not left out
             score_on_error=True,
-            metadata={
-                "genotex_task": task_name,
-                "genotex_version": __version__,
-                "root": str(bench.root),
-                "reference": manifest,
-                "task_info": _task_info_slice(bench.task_info, specs),
-                "traits": sorted({s.trait for s in specs}),
-                "samples": [s.id for s in specs],
-                "arguments": arguments,
-                "sandbox": sandbox,
-            },
+            metadata={**record, "arguments": arguments, "sandbox": sandbox},
         )
 
     build.__name__ = task_name
@@ -309,104 +239,6 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
 preprocess = task(name="preprocess")(_make("preprocess"))
 analysis = task(name="analysis")(_make("analysis"))
 e2e = task(name="e2e")(_make("e2e"))
-
-
-def _failure() -> str | None:
-    """Why the agent stopped, when it did not finish: the sample's error or limit, else None.
-
-    The last event of the sample before scoring (spans and log lines aside) is
-    the sample-level error or limit that ended the solver, when one did.
-    """
-    for event in reversed(transcript().events):
-        if isinstance(event, (SpanBeginEvent, SpanEndEvent)) or event.event in ("logger", "state"):
-            continue
-        if isinstance(event, ErrorEvent):
-            return f"error: {event.error.message}"[:500]
-        if isinstance(event, SampleLimitEvent):
-            return f"{event.type} limit: {event.message}"[:500]
-        return None
-    return None
-
-
-async def _collect(max_bytes: int) -> tuple[dict[str, bytes], list[tuple[str, str]], str | None]:
-    """The regular files under the sandbox's `output/` (links are not followed or collected).
-
-    Returns the files, those skipped with why, and a failure when the tree is
-    larger than the log may hold.
-    """
-    listing = await sandbox().exec(
-        ["find", "output", "-type", "f", "-printf", "%s\\t%P\\0"], timeout=300
-    )
-    if not listing.success:
-        return {}, [], None  # no output/ at all: nothing written
-    files: dict[str, bytes] = {}
-    skipped: list[tuple[str, str]] = []
-    total = 0
-    for entry in sorted(e for e in listing.stdout.split("\0") if e):
-        size_text, _, name = entry.partition("\t")
-        try:
-            check_relative(name, what="file name")
-        except GenotexError as exc:
-            skipped.append((name[:200], str(exc)))
-            continue
-        total += int(size_text) if size_text.isdigit() else 0
-        if total > max_bytes:
-            return {}, skipped, f"output limit: output/ holds more than {max_bytes:,} bytes"
-        try:
-            files[name] = await sandbox().read_file(f"output/{name}", text=False)
-        except (OutputLimitExceededError, FileNotFoundError, PermissionError, IsADirectoryError):
-            skipped.append((name, "could not be read from the sandbox (too large, or gone)"))
-    return files, skipped, None
-
-
-@scorer(metrics=[])
-def genotex_scorer(
-    root: str, reference: str, task_name: TaskName, max_output_mb: int = DEFAULT_MAX_OUTPUT_MB
-) -> Scorer:
-    """genotex's evaluation of the sample's `output/`, which is kept in the log first."""
-    bench = Benchmark(root, reference)
-
-    async def score(state: TaskState, target: Target) -> Score:
-        # the sample's own trait only: listing every trait's inputs would walk the benchmark
-        trait = (state.metadata or {})["trait"]
-        spec = next(s for s in bench.samples(task_name, [trait]) if s.id == str(state.sample_id))
-        failure = _failure()
-        files: dict[str, bytes] = {}
-        skipped: list[tuple[str, str]] = []
-        # not under the agent's limit: Inspect gives scoring half the sample's time limit,
-        # and a sample that used its time must still be kept and scored; bounded on its own
-        with anyio.CancelScope(shield=True):
-            if failure is None:
-                with anyio.move_on_after(CAPTURE_SECONDS) as capture:
-                    files, skipped, failure = await _collect(max_output_mb * 1024 * 1024)
-                if capture.cancelled_caught:
-                    files, failure = {}, f"scorer: output/ not copied in {CAPTURE_SECONDS} s"
-            packed = pack_output(files, skipped)
-            state.store.set(STORE_KEY, packed)
-            scoring = await anyio.to_thread.run_sync(
-                score_files, bench.reference, bench.task_info, spec, None if failure else files
-            )
-        values = scoring.values()
-        return Score(
-            value=values,
-            answer=f"{len(files)} files, {packed['bytes']:,} bytes, sha256 {packed['sha256']}",
-            explanation=failure,
-            metadata={
-                "genotex_task": spec.task,
-                "trait": spec.trait,
-                "epoch": state.epoch,
-                "failure": failure,
-                "output": {
-                    "sha256": packed["sha256"],
-                    "files": len(files),
-                    "bytes": packed["bytes"],
-                },
-                "skipped": [{"path": p, "reason": r} for p, r in skipped],
-                "findings": [{"file": f.file, "reason": f.reason} for f in scoring.report.findings],
-            },
-        )
-
-    return score
 
 
 @solver(name="gold")
