@@ -210,6 +210,13 @@ def export_run(
             failures.append({"sample": item.spec.id, "epoch": item.epoch, "reason": item.failure})
     if not by_epoch:
         raise GenotexError("holds no sample", path=log_path)
+    per_epoch = {k: sorted(s.spec.id for s, _ in v) for k, v in by_epoch.items()}
+    if len({tuple(ids) for ids in per_epoch.values()}) > 1:
+        raise GenotexError(
+            "holds different samples in different epochs (an interrupted run?); export a "
+            "complete run",
+            path=log_path,
+        )
     out = prepare_output_folder(out)
     reports = {}
     for epoch, scored in sorted(by_epoch.items()):
@@ -289,6 +296,6 @@ def _write_outputs(samples: Iterable[LoggedSample], into: Path) -> None:
     into.mkdir(parents=True)
     for stage in ("preprocess", "regress"):
         (into / stage).mkdir()
-    for sample in samples:  # in id order; a file two samples wrote is the first one's
+    for sample in sorted(samples, key=lambda s: s.spec.id):  # a file two wrote: the first's
         written = {n: d for n, d in (sample.files or {}).items() if not (into / n).exists()}
         write_tree(written, into)

@@ -29,6 +29,7 @@ def _refuse(reason: str, log: str | Path) -> GenotexError:
 
 
 def read_log(log_path: str | Path) -> Any:
+    """An Inspect log (`.eval` or `.json`); anything unreadable is one sentence."""
     from inspect_ai.log import read_eval_log
 
     try:
@@ -50,6 +51,9 @@ class LoggedRun:
 
 
 def logged_run(log: Any, log_path: str | Path) -> LoggedRun:
+    """The run a genotex log records, checked: a genotex task, a valid task_info, traits it
+    holds, samples it plans, and a reference manifest.
+    """
     metadata = log.eval.metadata or {}
     task = metadata.get("genotex_task")
     if task not in TASKS:
