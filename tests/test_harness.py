@@ -217,7 +217,7 @@ def test_with_tools_genotex_the_agent_calls_genotex_over_mcp(bench, tmp_path):
     for output in outputs:
         output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
     model = get_model("mockllm/model", custom_outputs=outputs)
-    task = analysis(root=str(bench), traits="Asthma", limit=1, tools="genotex")
+    task = analysis(root=str(bench), traits="Asthma", limit=1, tools="genotex", sandbox="local")
     log = _run(task, model=model, tmp=tmp_path)
     results = [m for m in log.samples[0].messages if m.role == "tool"]
     assert len(results) == 2 and all(m.error is None for m in results)
@@ -274,3 +274,10 @@ def test_the_readmes_inspect_command_runs_as_written(bench, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "e2e (2 samples)" in done.stdout and "f1" in done.stdout
+
+
+def test_tools_genotex_in_the_bwrap_sandbox_is_refused_in_one_sentence(bench):
+    from inspect_ai._util.error import PrerequisiteError
+
+    with pytest.raises(PrerequisiteError, match="cannot run in the bwrap sandbox yet"):
+        analysis(root=str(bench), traits="Asthma", tools="genotex", sandbox="bwrap")

@@ -142,7 +142,7 @@ def test_a_task_without_root_is_one_sentence():
 def test_the_log_records_version_arguments_sandbox_and_the_references_digest(bench, tmp_path):
     log = _run(analysis(root=str(bench), traits="Asthma", limit=1), gold(), tmp_path)
     metadata = log.eval.metadata
-    assert metadata["genotex_version"] and metadata["sandbox"] == "local"
+    assert metadata["genotex_version"] and metadata["sandbox"] == "bwrap"  # the default here
     assert metadata["arguments"]["traits"] == "Asthma" and metadata["arguments"]["limit"] == 1
     files = metadata["reference"]["files"]
     # every file that scores the sample, with its size and sha256 as computed independently

@@ -31,9 +31,11 @@ from ._html import render_html, write_report
 from ._html_runs import write_runs_report
 from ._item_tables import FRAME_LEVELS, item_tables, report_frame, write_csv_tables
 from ._leaderboard import (
+    ISOLATED_SANDBOXES,
     Leaderboard,
     leaderboard,
     leaderboard_notes,
+    not_isolated,
     published_rows,
     render_leaderboard,
 )
@@ -75,6 +77,7 @@ __all__ = [
     "FIGURE_FORMATS",
     "EXTRA_ANALYSIS_METRICS",
     "FRAME_LEVELS",
+    "ISOLATED_SANDBOXES",
     "OVERALL",
     "SUBTASKS",
     "TASKS",
@@ -112,6 +115,7 @@ __all__ = [
     "provenance",
     "published_rows",
     "leaderboard_notes",
+    "not_isolated",
     "reference_csvs",
     "reference_results",
     "render_comparison",

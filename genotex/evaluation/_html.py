@@ -38,7 +38,7 @@ from ._html_parts import (
     with_interval,
     write_files,
 )
-from ._leaderboard import paper_comparison, paper_table
+from ._leaderboard import not_isolated, paper_comparison, paper_table
 from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
 from ._report import EvalReport, group_key
@@ -294,7 +294,15 @@ def render_html(report: EvalReport, figures: Mapping[str, RenderedFigure]) -> st
         provenance=_provenance_table(report),
         intervals=bool(report.intervals),
         exact="exact_statistics" in report.run,
+        not_isolated=_not_isolated_sandbox(report),
     )
+
+
+def _not_isolated_sandbox(report: EvalReport) -> str | None:
+    """The sandbox of an agent run that was not isolated from the host, for the page's warning."""
+    if not not_isolated(report):
+        return None
+    return str(report.run["harness"].get("sandbox"))[:40]
 
 
 def write_report(

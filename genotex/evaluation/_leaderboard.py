@@ -120,7 +120,19 @@ def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
     )
 
 
+#: A harness run's sandboxes that isolate the agent from the host (and so from the answers).
+ISOLATED_SANDBOXES = ("bwrap", "podman", "docker")
+
+
+def not_isolated(report: EvalReport) -> bool:
+    """Whether a report is of an agent run whose agent could have read the answers."""
+    harness = report.run.get("harness")
+    return isinstance(harness, dict) and harness.get("sandbox") not in ISOLATED_SANDBOXES
+
+
 def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
+    if not_isolated(report):
+        name = f"{name} (not isolated)"
     overall = report.analysis_by_category().get(OVERALL, {})
     values = {metric: overall.get(metric) for metric, _, _ in COLUMNS}
     interval = report.interval(group_key("analysis", OVERALL), "auroc")
@@ -226,10 +238,17 @@ def leaderboard(
     rows = [_row_of(name, report) for name, report in zip(names, reports.values(), strict=True)]
     rows.sort(key=lambda r: -(auroc if (auroc := r.values.get("auroc")) is not None else -1))
     warnings: list[str] = []
+    for name, report in zip(names, reports.values(), strict=True):
+        if not_isolated(report):
+            sandbox = str(report.run["harness"].get("sandbox"))[:20]
+            warnings.append(
+                f"{name} ran its agent in the {sandbox!r} sandbox, not isolated from the host: "
+                "it could have read the reference answers"
+            )
     if paper:
         checked = [against_paper(row) for row in rows]
         rows = [row for row, _ in checked]
-        warnings = [warning for _, warning in checked if warning]
+        warnings += [warning for _, warning in checked if warning]
         rows += published_rows(paper)
     best = {}
     for metric, _, _ in COLUMNS:

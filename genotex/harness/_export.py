@@ -27,7 +27,7 @@ from typing import Any
 
 from .._version import __version__
 from ..core import GenotexError, prepare_output_folder, write_text_atomic
-from ..evaluation import EvalReport, provenance
+from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
 from ._epochs import merge_reports, reduce_reports
 from ._logged import LoggedRun, LoggedSample, check_reference, logged_run, logged_samples, read_log
 from ._scoring import SampleScoring, link_slice, score_files, write_tree
@@ -284,6 +284,7 @@ def _run_block(
         "reference_sha256": run.reference.get("sha256"),
         "reference_checked": str(reference),
         "sandbox": str(run.metadata.get("sandbox"))[:40],
+        "isolated": run.metadata.get("sandbox") in ISOLATED_SANDBOXES,
         "epochs": epochs,
         "reducer": reducer,
     }

