@@ -85,7 +85,8 @@ def _probes(bench: Path, port: int, marker: str) -> list[str]:
         f"cat {answer} 2>&1; echo read-reference-exit=$?",
         "find / -name 'significant_genes_condition_*' -not -path '*/proc/*' 2>/dev/null"
         " | head -3; echo searched",
-        f"ls {home} /root {bench.resolve()} 2>&1 | head -5; echo listed-homes",
+        f"ls {home} /root {bench.resolve()} 2>&1 | head -5; cat {home}/.{marker} 2>&1;"
+        " echo listed-homes",
         "env",
         "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '; echo; echo listed-processes",
         "cat /proc/net/dev",
@@ -112,13 +113,18 @@ def test_the_bwrap_sandbox_stops_every_escape_and_still_scores(
 ):
     monkeypatch.setenv("GENOTEX_CANARY", CANARY)
     marker = f"escape-{uuid.uuid4().hex}"
-    log = _run(bench, _probes(bench, service, marker), "bwrap", tmp_path)
+    secret = Path.home() / f".{marker}"  # a file in the host user's home
+    secret.write_text(CANARY)
+    try:
+        log = _run(bench, _probes(bench, service, marker), "bwrap", tmp_path)
+    finally:
+        secret.unlink()
     assert log.status == "success" and log.results is not None  # it finished and scored
     assert log.eval.metadata["sandbox"] == "bwrap"
     (read, search, homes, env, processes, network, reach, writes, inputs) = _results(log)
     assert "No such file" in read and "read-reference-exit=1" in read
     assert "significant_genes_condition_" not in search
-    assert "No such file" in homes and "listed-homes" in homes
+    assert "No such file" in homes and "listed-homes" in homes and CANARY not in homes
     assert CANARY not in env and "GENOTEX_CANARY" not in env
     assert "HOME=/home/agent" in env and len(env.strip().splitlines()) <= 12
     assert "pytest" not in processes and "inspect" not in processes

@@ -5,6 +5,7 @@ and the bwrap binary, with a probe of whether it can isolate a process on this m
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -110,8 +111,12 @@ def bwrap_binary() -> str | None:
     return shutil.which("bwrap")
 
 
+@functools.cache
 def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot isolate a process here, in one sentence, or None when it can."""
+    """Why bubblewrap cannot isolate a process here, in one sentence, or None when it can.
+
+    Probed once per process (a bwrap that runs `true` in fresh namespaces).
+    """
     if not sys.platform.startswith("linux"):
         return "bubblewrap runs on Linux only"
     binary = bwrap_binary()
