@@ -187,9 +187,10 @@ class BubblewrapSandbox(SandboxEnvironment):
             f"--as={limits.memory_mb * _MiB}",
             f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}",
             f"--fsize={limits.file_mb * _MiB}",
-            f"--nproc={limits.processes}",
             "--core=0",
         ]
+        if not self.cgroup.procs:  # a pids cgroup bounds the sandbox itself, else RLIMIT_NPROC
+            limited.insert(1, f"--nproc={self.spec.limits.processes + _user_tasks()}")
         # join the sample's cgroup (where there is one), drop the arguments file, become bwrap
         script = (
             'f="$1"; c="$2"; shift 2; exec 3< "$f"; rm -f "$f"; '
@@ -287,6 +288,24 @@ class BubblewrapSandbox(SandboxEnvironment):
         with os.fdopen(handle, "rb") as source:
             data = source.read()
         return data.decode("utf-8") if text else data
+
+
+def _user_tasks() -> int:
+    """How many tasks (threads) this user runs now: RLIMIT_NPROC counts every task of the
+    user, so the sandbox's bound goes on top of them.
+    """
+    uid, count = os.getuid(), 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = dict(
+                line.split(":", 1)
+                for line in Path(f"/proc/{entry}/status").read_text().splitlines()
+            )
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"].strip())
+    return count
 
 
 def _said(limits: SandboxLimits, what: str) -> str:

@@ -94,9 +94,8 @@ _SETUP = (
 )
 
 
-#: The sandboxes a task may ask for by name; without one, the first that works of ISOLATED.
+#: The sandboxes a task may ask for by name; without one, `bwrap` where it works.
 SANDBOXES = ("bwrap", "docker", "local")
-ISOLATED = ("bwrap",)
 
 
 def choose_sandbox(kind: str | None) -> str:
