@@ -129,3 +129,21 @@ def require_program(name: str, debian: str) -> str:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true but {name} is absent (.ci/run installs Debian's {debian})")
     pytest.skip(f"{name} is absent (apt-get install {debian})")
+
+
+def scripted_agent(commands: list[str], *, tokens: tuple[int, int] = (1000, 200)):
+    """Inspect's mockllm as an agent: a bash call per command, then submit; each output with
+    its usage (offline, mockllm would otherwise load a tokenizer to count).
+    """
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    outputs = [
+        ModelOutput.for_tool_call("mockllm/model", "bash", {"command": command})
+        for command in commands
+    ]
+    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}))
+    for output in outputs:
+        output.usage = ModelUsage(
+            input_tokens=tokens[0], output_tokens=tokens[1], total_tokens=sum(tokens)
+        )
+    return get_model("mockllm/model", custom_outputs=outputs)

@@ -32,6 +32,7 @@ from genotex.evaluation import EvalOptions, evaluate, load_report, write_report 
 from genotex.harness import Benchmark, export_run  # noqa: E402
 from genotex.harness._tasks import analysis, baseline, e2e, gold  # noqa: E402
 from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
+from tests.conftest import scripted_agent  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -88,18 +89,6 @@ def test_baseline_scores_what_genotex_baseline_then_eval_scores(bench, tmp_path)
     assert _values(log)["f1"] == pytest.approx(direct.analysis_by_category()["Overall"]["f1"])
 
 
-def _scripted(commands):
-    """mockllm outputs: a bash call per command, then the submit call; each with its usage."""
-    outputs = [
-        ModelOutput.for_tool_call("mockllm/model", "bash", {"command": command})
-        for command in commands
-    ]
-    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}))
-    for output in outputs:
-        output.usage = ModelUsage(input_tokens=1000, output_tokens=200, total_tokens=1200)
-    return get_model("mockllm/model", custom_outputs=outputs)
-
-
 def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_are_exported(
     bench, tmp_path
 ):
@@ -114,7 +103,7 @@ def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_a
         "mkdir -p ../escaped && echo x > ../escaped/file",  # outside its folder: never collected
     ]
     task = analysis(root=str(bench), traits="Asthma", limit=1)
-    log = _run(task, model=_scripted(commands), tmp=tmp_path)
+    log = _run(task, model=scripted_agent(commands), tmp=tmp_path)
     sample = log.samples[0]
     assert sample.id == "Asthma__None"
     score = next(iter(sample.scores.values()))

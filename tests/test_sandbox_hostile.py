@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import threading
 import uuid
 from pathlib import Path
 
@@ -26,11 +25,11 @@ pytestmark = pytest.mark.filterwarnings(
 os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.harness._tasks import e2e  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
+from tests.conftest import local_server, scripted_agent  # noqa: E402
 
 CANARY = f"canary-{uuid.uuid4().hex}"
 NO_BWRAP = bwrap_problem()
@@ -59,22 +58,8 @@ def service():
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-
-
-def _agent(commands: list[str]):
-    outputs = [
-        ModelOutput.for_tool_call("mockllm/model", "bash", {"command": command})
-        for command in commands
-    ]
-    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}))
-    for output in outputs:
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-    return get_model("mockllm/model", custom_outputs=outputs)
+    with local_server(Answer) as url:
+        yield int(url.rsplit(":", 1)[1])
 
 
 def _probes(bench: Path, port: int, marker: str) -> list[str]:
@@ -104,7 +89,12 @@ def _results(log) -> list[str]:
 
 def _run(bench, commands, sandbox, tmp, **task_args):
     task = e2e(root=str(bench), traits="Asthma", sandbox=sandbox, time_limit=300, **task_args)
-    return inspect_eval(task, model=_agent(commands), log_dir=str(tmp / "logs"), display="none")[0]
+    return inspect_eval(
+        task,
+        model=scripted_agent(commands, tokens=(10, 5)),
+        log_dir=str(tmp / "logs"),
+        display="none",
+    )[0]
 
 
 @needs_bwrap
