@@ -8,8 +8,8 @@ IPC, UTS and cgroup namespaces:
   bound read-only at their paths inside it (bound, never copied), a read-only
   system (`/usr`), the Python that runs genotex (its prefix, its base prefix and
   the genotex package, read-only), a private `/tmp` (the sample's own, not the
-  host's), and nothing else of the host: no home, no `/root`, no reference, no
-  other sample;
+  host's), and nothing else of the host: no reference, no other sample, nothing
+  of a home folder but the Python installed there, if it is;
 - no network but its own loopback; only its own processes; an environment of
   only what the sandbox and the task set;
 - limits on address space, processes (a pids cgroup where one can be made,
