@@ -29,13 +29,12 @@ from ._evaluate import TASKS, EvalOptions, evaluate
 from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS
 from ._html import render_html, write_report
 from ._html_runs import write_runs_report
+from ._isolation import ISOLATED_SANDBOXES, not_isolated
 from ._item_tables import FRAME_LEVELS, item_tables, report_frame, write_csv_tables
 from ._leaderboard import (
-    ISOLATED_SANDBOXES,
     Leaderboard,
     leaderboard,
     leaderboard_notes,
-    not_isolated,
     published_rows,
     render_leaderboard,
 )

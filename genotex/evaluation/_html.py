@@ -38,7 +38,8 @@ from ._html_parts import (
     with_interval,
     write_files,
 )
-from ._leaderboard import not_isolated, paper_comparison, paper_table
+from ._isolation import not_isolated
+from ._leaderboard import paper_comparison, paper_table
 from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
 from ._report import EvalReport, group_key

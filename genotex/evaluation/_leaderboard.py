@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..core import get_metric
 from ._compare import check_same_reference, load_report
+from ._isolation import not_isolated, unisolated
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
 
@@ -118,16 +119,6 @@ def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
         f"{row.name} scored {scored:,} of the {PAPER_PROBLEMS:,} problems the published rows "
         "were computed on: its averages are not comparable with theirs"
     )
-
-
-#: A harness run's sandboxes that isolate the agent from the host (and so from the answers).
-ISOLATED_SANDBOXES = ("bwrap", "podman", "docker")
-
-
-def not_isolated(report: EvalReport) -> bool:
-    """Whether a report is of an agent run whose agent could have read the answers."""
-    harness = report.run.get("harness")
-    return isinstance(harness, dict) and harness.get("sandbox") not in ISOLATED_SANDBOXES
 
 
 def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
@@ -238,13 +229,7 @@ def leaderboard(
     rows = [_row_of(name, report) for name, report in zip(names, reports.values(), strict=True)]
     rows.sort(key=lambda r: -(auroc if (auroc := r.values.get("auroc")) is not None else -1))
     warnings: list[str] = []
-    for name, report in zip(names, reports.values(), strict=True):
-        if not_isolated(report):
-            sandbox = str(report.run["harness"].get("sandbox"))[:20]
-            warnings.append(
-                f"{name} ran its agent in the {sandbox!r} sandbox, not isolated from the host: "
-                "it could have read the reference answers"
-            )
+    warnings += [w for n, r in zip(names, reports.values(), strict=True) if (w := unisolated(n, r))]
     if paper:
         checked = [against_paper(row) for row in rows]
         rows = [row for row, _ in checked]

@@ -199,15 +199,9 @@ def export_run(
     run = logged_run(log, log_path)
     reference = Path(reference)
     check_reference(run, reference, log_path)
-    max_bytes = max_output_mb * 1024 * 1024
-    by_epoch: dict[int, list[tuple[LoggedSample, SampleScoring]]] = {}
-    runtimes, failures = [], []
-    for item, sample in logged_samples(log, run, log_path, max_bytes):
-        scoring = score_files(reference, run.task_info, item.spec, item.files)
-        by_epoch.setdefault(item.epoch, []).append((item, scoring))
-        runtimes.append(_runtime(sample, item.failure is None, price_in, price_out))
-        if item.failure is not None:
-            failures.append({"sample": item.spec.id, "epoch": item.epoch, "reason": item.failure})
+    by_epoch, runtimes, failures = _score_samples(
+        log, run, reference, max_bytes=max_output_mb * 1024 * 1024, prices=(price_in, price_out)
+    )
     if not by_epoch:
         raise GenotexError("holds no sample", path=log_path)
     per_epoch = {k: sorted(s.spec.id for s, _ in v) for k, v in by_epoch.items()}
@@ -251,16 +245,40 @@ def export_run(
         "provenance": origin,
     }
     if len(reports) > 1:  # each epoch's headline numbers, and their range across epochs
+        _write_epochs(out, reports, run_block)
         run_block["epochs"] = {str(k): _headline(r) for k, r in sorted(reports.items())}
         run_block["epoch_range"] = _ranges(run_block["epochs"])
-        for epoch, epoch_report in reports.items():
-            path = out / "epochs" / f"epoch-{epoch}" / "eval.json"
-            epoch_run = {**run_block, "prediction": str(path.parent / "output"), "epoch": epoch}
-            epoch_run.pop("epochs"), epoch_run.pop("epoch_range")
-            write_text_atomic(path, replace(epoch_report, run=epoch_run).to_json())
     path = out / "eval.json"
     write_text_atomic(path, replace(report, run=run_block).to_json())
     return path
+
+
+def _score_samples(
+    log: Any,
+    run: LoggedRun,
+    reference: Path,
+    *,
+    max_bytes: int,
+    prices: tuple[float | None, float | None],
+) -> tuple[dict[int, list[tuple[LoggedSample, SampleScoring]]], list[SampleRuntime], list[dict]]:
+    """Each sample of each epoch scored as its scorer scored it, with its cost and failure."""
+    by_epoch: dict[int, list[tuple[LoggedSample, SampleScoring]]] = {}
+    runtimes, failures = [], []
+    for item, sample in logged_samples(log, run, run.source, max_bytes):
+        scoring = score_files(reference, run.task_info, item.spec, item.files)
+        by_epoch.setdefault(item.epoch, []).append((item, scoring))
+        runtimes.append(_runtime(sample, item.failure is None, *prices))
+        if item.failure is not None:
+            failures.append({"sample": item.spec.id, "epoch": item.epoch, "reason": item.failure})
+    return by_epoch, runtimes, failures
+
+
+def _write_epochs(out: Path, reports: Mapping[int, EvalReport], run: Mapping[str, Any]) -> None:
+    """Each epoch's own report, beside its tree: `OUT/epochs/epoch-<k>/eval.json`."""
+    for epoch, report in reports.items():
+        path = out / "epochs" / f"epoch-{epoch}" / "eval.json"
+        epoch_run = {**run, "prediction": str(path.parent / "output"), "epoch": epoch}
+        write_text_atomic(path, replace(report, run=epoch_run).to_json())
 
 
 def _ranges(epochs: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:

@@ -48,6 +48,7 @@ class LoggedRun:
     specs: Mapping[str, SampleSpec]
     reference: Mapping[str, Any]
     metadata: Mapping[str, Any]
+    source: str | Path  # the log's path, as the user gave it (for messages)
 
 
 def logged_run(log: Any, log_path: str | Path) -> LoggedRun:
@@ -86,7 +87,7 @@ def logged_run(log: Any, log_path: str | Path) -> LoggedRun:
         specs = {i: planned[i] for i in listed}
     except (TaskInfoError, UnsafeNameError) as exc:
         raise _refuse(f"holds a task_info genotex refuses ({exc.reason})", log_path) from None
-    return LoggedRun(task, info, specs, recorded, metadata)
+    return LoggedRun(task, info, specs, recorded, metadata, log_path)
 
 
 def check_reference(run: LoggedRun, reference: Path, log_path: str | Path) -> None:
