@@ -155,6 +155,28 @@ def test_ci_json_has_a_sibling_interval_for_every_average(saved):
     assert set(problem["gsea_prerank"]) == {"es", "nes", "pval"}
 
 
+@pytest.mark.parametrize(
+    ("bounds", "says"),
+    [(["0.2", 0.9], "not null or two finite numbers"), ([0.9, 0.2], "lower bound above")],
+    ids=["string-bound", "inverted"],
+)
+def test_a_saved_interval_that_is_not_one_is_one_sentence(saved, tmp_path, bounds, says):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    data = json.loads(saved["agent"].read_text())
+    data["analysis"]["categorized"]["Overall"]["auroc_ci"] = bounds
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    with pytest.raises(ReportError, match=says):
+        load_report(edited)
+    for command in (["leaderboard", str(edited)], ["report", str(edited), "-o", str(tmp_path)]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code != 0 and says in result.output, (command, result.output)
+        assert "Traceback" not in result.output and "unexpected" not in result.output
+
+
 def test_compare_says_the_perfect_run_is_better_and_refuses_mixed_references(
     saved, eval_fixtures, tmp_path
 ):

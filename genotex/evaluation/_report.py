@@ -271,8 +271,25 @@ def _read_intervals(averages: Mapping[str, Any], key: str, into: dict) -> None:
         if name.endswith("_ci"):
             metric = name[: -len("_ci")]
             note = averages.get(f"{name}_note", "")
-            low, high = value if isinstance(value, list) else (None, None)
-            into.setdefault(key, {})[metric] = Interval(low, high, note)
+            low, high = _bounds(value, f"{key} {metric}")
+            into.setdefault(key, {})[metric] = Interval(low, high, str(note))
+
+
+def _bounds(value: Any, what: str) -> tuple[float | None, float | None]:
+    """An interval's bounds as saved: null (none), or two finite numbers, low first."""
+    if value is None or value == [None, None]:
+        return None, None
+    numbers = isinstance(value, list) and len(value) == 2
+    if not numbers or not all(_is_number(v) and math.isfinite(v) for v in value):
+        raise ValueError(f"the interval of {what} is not null or two finite numbers")
+    low, high = float(value[0]), float(value[1])
+    if low > high:
+        raise ValueError(f"the interval of {what} has its lower bound above its upper one")
+    return low, high
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _selection_from(section: Mapping[str, Any], intervals: dict) -> tuple[tuple, tuple]:
