@@ -539,3 +539,26 @@ def test_generated_recipes_and_damaged_matrices_never_escape_crash_or_corrupt(
     if (out / "Asthma/GSE100001.csv").exists():
         record = json.loads((out / "Asthma/cohort_info.json").read_text())["GSE100001"]
         assert len(pd.read_csv(out / "Asthma/GSE100001.csv")) == record["sample_size"]
+
+
+def test_a_xena_expression_table_without_samples_is_one_sentence(bench, tmp_path):
+    import gzip
+
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    xena = bench / "input/TCGA/TCGA_Psoriasis_(DEMO)"
+    table = next(xena.glob("*PANCAN*"))
+    with gzip.open(table, "rt") as source:
+        genes = [line.split("\t", 1)[0].rstrip("\n") for line in source]
+    with gzip.open(table, "wt") as out:  # the gene ID column alone: a cohort of no sample
+        out.write("\n".join(genes) + "\n")
+    result = CliRunner().invoke(
+        main,
+        ["preprocess", str(xena), "--trait", "Psoriasis", "--out", str(tmp_path / "out")]
+        + ["--synonyms", str(bench / "metadata" / "gene_synonym.json")],
+    )
+    assert result.exit_code == 1
+    assert "holds no sample" in result.output and table.name in result.output
+    assert "unexpected" not in result.output and "Traceback" not in result.output

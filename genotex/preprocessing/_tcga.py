@@ -84,6 +84,10 @@ def read_xena(folder: str | Path) -> XenaCohort:
             f"cannot be read as an expression table ({str(exc).splitlines()[0]})",
             path=expression_path,
         ) from None
+    if len(frame.columns) < 2:  # a header of gene IDs only: polars cannot make its matrix
+        raise XenaError(
+            "holds no sample (its header has no column after the gene IDs)", path=expression_path
+        )
     genes = frame.get_column(frame.columns[0]).to_list()
     values = frame.select(
         pl.col(c).cast(pl.Float64, strict=False) for c in frame.columns[1:]
