@@ -172,3 +172,16 @@ def test_a_fifo_named_like_a_series_matrix_is_refused_not_waited_on(tmp_path):
         timeout=60,
     )
     assert done.returncode == 1 and "not a regular file" in done.stderr, done.stderr
+
+
+def test_an_empty_expression_table_is_said_to_be_empty_not_unended(tmp_path):
+    head = '!Series_title\t"x"\n!Sample_geo_accession\t"GSM1"\t"GSM2"\n!series_matrix_table_begin\n'
+    no_header = tmp_path / "GSE1_series_matrix.txt.gz"
+    no_header.write_bytes(gzip.compress((head + "!series_matrix_table_end\n").encode()))
+    with pytest.raises(GEOFormatError, match="its expression table is empty"):
+        read_series_matrix(no_header)
+    no_rows = tmp_path / "GSE2_series_matrix.txt.gz"
+    table = '"ID_REF"\t"GSM1"\t"GSM2"\n!series_matrix_table_end\n'
+    no_rows.write_bytes(gzip.compress((head + table).encode()))
+    matrix = read_series_matrix(no_rows)  # a header and no row: a table of no probe
+    assert matrix.samples == ("GSM1", "GSM2") and len(matrix.expression) == 0

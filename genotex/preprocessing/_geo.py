@@ -71,8 +71,9 @@ def _read_matrix(path: Path, *, parse: bool) -> _MatrixText:
         if found.header is None:
             continue
         table = data[position:] if position else data
-        end = -1 if table.startswith(_TABLE_END.encode()) else table.find(_END_LINE)
-        if end != -1:
+        if table.startswith(_TABLE_END.encode()):  # the end marker right after the last row
+            found.ended, table = True, b""
+        elif (end := table.find(_END_LINE)) != -1:
             found.ended = True
             table = table[: end + 1]
         if parse and table:
@@ -136,6 +137,8 @@ def _ragged(header: list[str], table: bytes, first: int, path: Path) -> None:
 def _in_table(found: _MatrixText, line: bytes, path: Path) -> bool:
     """Whether `line` is the table's begin marker or its header (recorded in `found`)."""
     if found.begun:
+        if line.startswith(_TABLE_END.encode()):  # the end marker where the header should be
+            raise GEOFormatError("its expression table is empty (not even a header row)", path=path)
         text = line.decode("utf-8", "replace").rstrip("\r")
         try:
             found.header = next(csv.reader([text], delimiter="\t"), [])
