@@ -444,3 +444,67 @@ def test_clear_and_the_bound_remove_digest_memos_but_no_other_file(tmp_path, mon
     assert len(list(digests.glob("[0-9a-f]*.sha256"))) == 1 and mine.exists()
     cache.clear()
     assert not list(digests.glob("[0-9a-f]*.sha256")) and mine.exists()
+
+
+# ---- the reference's digests (issue #36, items 2 and 5) -----------------------------------------
+def _eval_json(args: list[str], out: Path) -> dict:
+    import json
+
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    result = CliRunner().invoke(main, [*args, "--no-progress", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())["run"]["provenance"]
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_eval_writes_no_hash_memo_outside_its_cache(eval_fixtures, tmp_path, monkeypatch):
+    from tests.conftest import eval_args
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.delenv("GENOTEX_CACHE", raising=False)
+    case = eval_fixtures / "case1"
+    _eval_json(eval_args(case, "--no-cache"), tmp_path / "a.json")
+    assert _files(home) == []  # nothing at all: no tables, no digests, no sha256-cache.json
+    chosen = tmp_path / "chosen"
+    _eval_json(eval_args(case, "--cache-dir", str(chosen)), tmp_path / "b.json")
+    assert _files(home) == [] and _files(chosen)  # everything under the folder named
+
+
+def test_an_analysis_eval_digests_only_the_answers(eval_fixtures, tmp_path):
+    from tests.conftest import eval_args
+
+    case = eval_fixtures / "case1"
+    digests = _eval_json(eval_args(case, "--no-cache", "-t", "analysis"), tmp_path / "a.json")
+    assert digests["reference_digest"]["preprocess"] is None
+    assert digests["reference_digest"]["regress"]["files"] > 0
+
+
+def test_a_reference_edited_behind_its_old_size_and_mtime_gets_a_new_digest(
+    eval_fixtures, tmp_path
+):
+    import shutil
+
+    from tests.conftest import eval_args
+
+    case = tmp_path / "case"
+    shutil.copytree(eval_fixtures / "case1", case)
+    cache = tmp_path / "cache"
+    args = eval_args(case, "--cache-dir", str(cache), "-t", "analysis")
+    first = _eval_json(args, tmp_path / "a.json")["reference_digest"]["regress"]["sha256"]
+    answer = next((case / "ref" / "output" / "regress").rglob("*.json"))
+    info = answer.stat()
+    text = answer.read_text()
+    digit = next(c for c in text if c.isdigit())
+    answer.write_text(text.replace(digit, str((int(digit) + 1) % 10), 1))  # same size
+    os.utime(answer, ns=(info.st_atime_ns, info.st_mtime_ns))  # and the old mtime (touch -r)
+    assert answer.stat().st_size == info.st_size
+    second = _eval_json(args, tmp_path / "b.json")["reference_digest"]["regress"]["sha256"]
+    assert second != first  # the memo did not hand back the old file's digest

@@ -230,29 +230,32 @@ def test_the_leaderboard_prints_the_papers_rows_exactly(saved, shared):
 
 
 def test_reference_digests_are_cached_and_follow_changes(eval_fixtures, tmp_path, monkeypatch):
+    import hashlib
     import shutil
 
+    from genotex.core import DigestMemo, _digest
     from genotex.evaluation import _provenance
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(_digest, "RACY_SECONDS", 0.0)  # the copies are fresh: remember them
     case = tmp_path / "case"
     shutil.copytree(eval_fixtures / "case4", case)
     calls = []
-    real = _provenance.file_sha256
-    monkeypatch.setattr(_provenance, "file_sha256", lambda path: calls.append(path) or real(path))
+    real = _digest.file_sha256
+    monkeypatch.setattr(_digest, "file_sha256", lambda path: calls.append(path) or real(path))
+    memo = DigestMemo(tmp_path / "digests")
     ref = case / "ref" / "output"
     files = sum(1 for p in (ref / "preprocess").rglob("*") if p.is_file())
-    first = _provenance.tree_digest(ref / "preprocess")
+    first = _provenance.tree_digest(ref / "preprocess", memo=memo)
     assert first["files"] == files and len(calls) == files
-    again = _provenance.tree_digest(ref / "preprocess")
+    again = _provenance.tree_digest(ref / "preprocess", memo=memo)
     assert again == first and len(calls) == files  # nothing re-hashed
     changed = next(p for p in (ref / "preprocess").rglob("*.csv"))
     changed.write_text(changed.read_text() + "\n")
-    third = _provenance.tree_digest(ref / "preprocess")
+    third = _provenance.tree_digest(ref / "preprocess", memo=memo)
     assert third["sha256"] != first["sha256"] and len(calls) == files + 1  # only that file
-    import hashlib
-
     assert real(changed) == hashlib.sha256(changed.read_bytes()).hexdigest()
+    without = _provenance.tree_digest(ref / "preprocess")  # no memo: every file hashed
+    assert without == third and not (tmp_path / "cache").exists()
 
 
 def test_a_lower_p_value_is_the_better_one_in_compare():

@@ -15,7 +15,6 @@ from genotex.cli import main
 from genotex.core import GenotexError, TaskInfo, parse_json, read_json
 from genotex.core._json import MAX_DEPTH
 from genotex.preprocessing import Recipe, propose_records
-from tests.conftest import eval_args
 
 
 def test_a_byte_order_mark_is_read_like_any_editor_does(tmp_path):
@@ -79,16 +78,6 @@ def test_a_record_holding_a_huge_number_is_a_line_error_not_a_crash(tmp_path):
     summary = propose_records(records, tmp_path / "out.jsonl")
     assert summary.written == 3 and list(summary.errors) == [2]
     assert "5000 digits" in summary.errors[2]
-
-
-def test_a_hash_cache_of_the_wrong_shape_does_not_stop_eval(tmp_path, monkeypatch, eval_fixtures):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    cache = tmp_path / "cache" / "genotex" / "sha256-cache.json"
-    cache.parent.mkdir(parents=True)
-    for content in ('["not", "a", "mapping"]', '{"a": 1, "b\\tc": "d"}', "[" * 50_000):
-        cache.write_text(content)
-        result = CliRunner().invoke(main, eval_args(eval_fixtures / "case1"))
-        assert result.exit_code == 0, result.output
 
 
 _json_values = st.recursive(
@@ -158,18 +147,6 @@ def test_option_values_out_of_range_are_usage_errors(argv):
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 2, result.output
     assert "unexpected" not in result.output and "Invalid value" in result.output
-
-
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
-def test_a_fifo_in_place_of_the_hash_cache_does_not_block_eval(
-    tmp_path, monkeypatch, eval_fixtures
-):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    cache = tmp_path / "cache" / "genotex" / "sha256-cache.json"
-    cache.parent.mkdir(parents=True)
-    os.mkfifo(cache)
-    result = CliRunner().invoke(main, eval_args(eval_fixtures / "case1"))
-    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("suffix", ["toml", "json"])

@@ -34,7 +34,7 @@ from ._cache import (
     parse_size,
 )
 from ._cohort_info import CohortInfo, CohortRecord
-from ._digest import file_sha256
+from ._digest import DigestMemo, file_sha256
 from ._errors import (
     GenotexError,
     PredictionTreeError,
@@ -137,6 +137,7 @@ __all__ = [
     "CACHE_SIZE_ENV",
     "DEFAULT_CACHE_BYTES",
     "CacheInfo",
+    "DigestMemo",
     "TableCache",
     "cache_folder",
     "parse_size",

@@ -211,7 +211,13 @@ def _finish(
         "jobs": options.jobs,
         "max_file_mb": options.max_file_mb,
     }
+    scored = {"selection": "preprocess", "preprocessing": "preprocess", "analysis": "regress"}
     block = provenance(
-        ref.given_root, Path(source) if source else task_info.to_dict(), chosen, started
+        ref.given_root,
+        Path(source) if source else task_info.to_dict(),
+        chosen,
+        started,
+        folders=tuple(sorted({scored[t] for t in options.tasks})),
+        memo=options.cache.digests if options.cache is not None else None,
     )
     return replace(report, run={**report.run, "provenance": block})

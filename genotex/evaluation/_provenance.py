@@ -1,19 +1,19 @@
 r"""Which data and which genotex produced a report: digests, versions, platform, times.
 
-The reference tree's digest is, per task folder (`preprocess/`, `regress/`),
-the sha256 of the sorted lines `<relative path>\t<size>\t<sha256 of the file>`.
-Per-file hashes are cached in the user's cache folder, keyed by real path,
-size and modification time, so a repeated evaluation does not re-hash
-gigabytes. `compare` and `leaderboard` use the digests to refuse mixing
-references; everything here but `started` and `wall_seconds` is deterministic.
+The reference tree's digest is, per task folder the report scored
+(`preprocess/`, `regress/`), the sha256 of the sorted lines
+`<relative path>\t<size>\t<sha256 of the file>`. Per-file hashes are
+remembered by the table cache's digest memo when the evaluation has a cache
+(keyed by everything `stat` says of a file), so a repeated evaluation does not
+re-hash gigabytes; without a cache every file is hashed and nothing is written.
+`compare` and `leaderboard` use the digests to refuse mixing references;
+everything here but `started` and `wall_seconds` is deterministic.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -24,14 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..core import (
-    GenotexError,
-    cache_folder,
-    file_sha256,
-    locked_folder,
-    read_json,
-    write_text_atomic,
-)
+from ..core import DigestMemo, file_sha256
 
 __all__ = ["TASK_FOLDERS", "file_sha256", "provenance", "tree_digest"]
 
@@ -40,78 +33,21 @@ TASK_FOLDERS = ("preprocess", "regress")
 _PACKAGES = ("numpy", "pandas", "polars", "scipy", "scikit-learn", "gseapy", "matplotlib")
 
 
-def _cache_file() -> Path:
-    return cache_folder() / "sha256-cache.json"
+def tree_digest(root: Path, *, memo: DigestMemo | None = None) -> dict[str, Any] | None:
+    """Files, bytes and the sha256 digest of a folder (None when it does not exist).
 
-
-class _HashCache:
-    """sha256 of files by (real path, size, mtime): read once, written back once, under a lock."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or _cache_file()
-        self.entries: dict[str, str] = {}
-        self.dirty = False
-        self.entries = _cache_entries(self.path)
-
-    def sha256(self, path: Path) -> str:
-        real = os.path.realpath(path)
-        stat = os.stat(real)
-        key = f"{real}\t{stat.st_size}\t{stat.st_mtime_ns}"
-        if key not in self.entries:
-            self.entries[key] = file_sha256(Path(real))
-            self.dirty = True
-        return self.entries[key]
-
-    def save(self) -> None:
-        if not self.dirty:
-            return
-        with contextlib.suppress(OSError):  # a read-only cache only costs re-hashing next time
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with locked_folder(self.path.parent):
-                merged = {**_cache_entries(self.path), **self.entries}
-                # entries of files that are gone (or changed) are dropped: the cache stays small
-                kept = {k: v for k, v in merged.items() if _current(k)}
-                write_text_atomic(self.path, json.dumps(kept, sort_keys=True))
-
-
-def _cache_entries(path: Path) -> dict[str, str]:
-    """The cache's well-formed entries; a cache of another shape (or none) is empty, not fatal."""
-    try:
-        data = read_json(path)
-    except GenotexError:
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {
-        k: v
-        for k, v in data.items()
-        if isinstance(v, str) and len(v) == 64 and k.count("\t") == 2 and k.split("\t")[1].isdigit()
-    }
-
-
-def _current(key: str) -> bool:
-    """Whether a cache key's file still exists with that size and modification time."""
-    path, size, mtime = key.rsplit("\t", 2)
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return False
-    return f"{stat.st_size}\t{stat.st_mtime_ns}" == f"{size}\t{mtime}"
-
-
-def tree_digest(root: Path, *, cache: _HashCache | None = None) -> dict[str, Any] | None:
-    """Files, bytes and the sha256 digest of a folder (None when it does not exist)."""
+    Each file is hashed, or its digest taken from `memo` (the table cache's,
+    keyed by everything `stat` says of the file, so a file rewritten with its
+    old size and modification time is hashed again).
+    """
     if not root.is_dir():
         return None
-    own = cache is None
-    cache = cache or _HashCache()
+    hashed = memo.sha256 if memo is not None else file_sha256
     lines, total = [], 0
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         size = path.stat().st_size
         total += size
-        lines.append(f"{path.relative_to(root).as_posix()}\t{size}\t{cache.sha256(path)}")
-    if own:
-        cache.save()
+        lines.append(f"{path.relative_to(root).as_posix()}\t{size}\t{hashed(path)}")
     digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
     return {"files": len(lines), "bytes": total, "sha256": digest}
 
@@ -144,21 +80,30 @@ def _versions() -> dict[str, str | None]:
 
 
 def provenance(
-    reference: Path, task_info: Path | dict, options: dict[str, Any], started: float
+    reference: Path,
+    task_info: Path | dict,
+    options: dict[str, Any],
+    started: float,
+    *,
+    folders: tuple[str, ...] = TASK_FOLDERS,
+    memo: DigestMemo | None = None,
 ) -> dict[str, Any]:
     """The provenance block of a report: inputs' digests, software, platform, times, options.
 
     `task_info` is its file (hashed as bytes) or, given in memory, its JSON object
-    (hashed as canonical JSON: sorted keys, no spaces).
+    (hashed as canonical JSON: sorted keys, no spaces). Only the reference
+    `folders` the report scored are digested (the others are None); `memo` is
+    where known digests are kept (none: every file is hashed, nothing written).
     """
-    cache = _HashCache()
-    digests = {task: tree_digest(reference / task, cache=cache) for task in TASK_FOLDERS}
+    digests = {
+        task: tree_digest(reference / task, memo=memo) if task in folders else None
+        for task in TASK_FOLDERS
+    }
     if isinstance(task_info, dict):
         canonical = json.dumps(task_info, sort_keys=True, separators=(",", ":"))
         task_info_sha = hashlib.sha256(canonical.encode()).hexdigest()
     else:
-        task_info_sha = cache.sha256(task_info)
-    cache.save()
+        task_info_sha = file_sha256(task_info)
     return {
         "genotex_version": __version__,
         "git_revision": _git_revision(),
