@@ -338,3 +338,28 @@ def test_no_fold_reads_its_buffers_after_handing_them_back(monkeypatch):
     again = fit_standard(x, y, z, genes, genes[:5], binary=False)
     assert again.cv_performance == expected.cv_performance
     assert again.coefficients.tobytes() == expected.coefficients.tobytes()
+
+
+def test_fit_standard_refuses_arrays_that_are_not_a_problem_before_any_work():
+    """#36 item 11: X.T ran > 240 s, one NaN in y gave alpha 1.0 with converged=True, one NaN in
+    X a LinAlgError."""
+    import time
+
+    from genotex.regression import fit_standard
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(43, 2000))
+    y = rng.integers(0, 2, size=43).astype(float)
+    genes = [f"G{i}" for i in range(2000)]
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="x must be samples x genes \\(it looks transposed\\)"):
+        fit_standard(x.T, y, None, genes, [], binary=True)
+    assert time.monotonic() - started < 1
+    with pytest.raises(ValueError, match="y holds 1 missing or non-finite values"):
+        fit_standard(x, np.where(np.arange(43) == 5, np.nan, y), None, genes, [], binary=True)
+    broken = x.copy()
+    broken[3, 7] = np.inf
+    with pytest.raises(ValueError, match="x holds 1 missing or non-finite values"):
+        fit_standard(broken, y, None, genes, [], binary=True)
+    with pytest.raises(ValueError, match="1999 gene names"):
+        fit_standard(x, y, None, genes[:-1], [], binary=True)

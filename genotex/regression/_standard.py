@@ -94,6 +94,36 @@ class StandardFit:
     method: StandardMethod
 
 
+def _checked(
+    x: np.ndarray, y: np.ndarray, z: np.ndarray | None, genes: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays, refused in one sentence before any work when their shapes or values are not
+    a problem's: x samples x genes, y one value a sample, all finite.
+    """
+    x, y = np.asarray(x), np.asarray(y)
+    if x.ndim != 2 or y.ndim != 1:
+        raise ValueError(f"x must be 2-D (samples x genes) and y 1-D, not {x.shape} and {y.shape}")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"x has {x.shape[0]} rows but y has {y.shape[0]} values: x must be samples x genes"
+            + (" (it looks transposed)" if x.shape[1] == y.shape[0] else "")
+        )
+    if len(genes) != x.shape[1]:
+        raise ValueError(f"x has {x.shape[1]} columns but {len(genes)} gene names are given")
+    if z is not None and np.asarray(z).shape[0] != y.shape[0]:
+        raise ValueError(f"z has {np.asarray(z).shape[0]} rows but y has {y.shape[0]} values")
+    for name, values in (("y", y), ("x", x)) + ((("z", np.asarray(z)),) if z is not None else ()):
+        try:
+            bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+        except TypeError:
+            raise ValueError(f"{name} holds values that are not numbers") from None
+        if bad:
+            raise ValueError(
+                f"{name} holds {bad} missing or non-finite values: drop or impute them first"
+            )
+    return x, y
+
+
 def fit_standard(
     x: np.ndarray,
     y: np.ndarray,
@@ -137,6 +167,7 @@ def fit_standard(
     fallback only ever runs on the calling thread.
     """
     select_by = check_select_by(select_by)
+    x, y = _checked(x, y, z, genes)
     # one layout whatever the caller's: a column's sums then have the same bits either way
     x = np.asfortranarray(x, dtype=np.float64)
     present = set(genes)
