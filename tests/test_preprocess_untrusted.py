@@ -562,3 +562,14 @@ def test_a_xena_expression_table_without_samples_is_one_sentence(bench, tmp_path
     assert result.exit_code == 1
     assert "holds no sample" in result.output and table.name in result.output
     assert "unexpected" not in result.output and "Traceback" not in result.output
+
+
+def test_preprocess_cohort_takes_the_synonyms_file_as_a_path(bench, tmp_path):
+    """#36 item 11: a synonyms path given as a string ended in AttributeError."""
+    xena = bench / "input/TCGA/TCGA_Psoriasis_(DEMO)"
+    path = bench / "metadata" / "gene_synonym.json"
+    from_path = preprocess_cohort(xena, "Psoriasis", str(path), tmp_path / "a")
+    from_table = preprocess_cohort(xena, "Psoriasis", load_synonyms(path), tmp_path / "b")
+    assert from_path.record == from_table.record
+    written = (tmp_path / "a/Psoriasis/Xena.csv").read_bytes()
+    assert written == (tmp_path / "b/Psoriasis/Xena.csv").read_bytes()

@@ -137,3 +137,19 @@ def test_bad_requests_are_one_sentence(tree, args, message):
     tmp_path, data, info = tree
     result = _run(tmp_path, data, info, *args)
     assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+
+
+def test_answer_problem_names_a_misspelt_trait_and_takes_a_tuple(tree):
+    """#36 item 11: a misspelt trait was "no readable cohort_info.json", a tuple AttributeError."""
+    from genotex.core import TaskInfo, TaskInfoError
+    from genotex.regression import answer_problem
+
+    tmp_path, data, info = tree
+    task_info = TaskInfo.from_dict(info)
+    with pytest.raises(TaskInfoError, match="task_info has no trait 'Goood'"):
+        answer_problem(data, "Goood|None", task_info, mode="standard")
+    by_key = answer_problem(data, "Good|None", task_info, mode="standard")
+    by_tuple = answer_problem(data, ("Good", None), task_info, mode="standard")
+    assert by_tuple.genes == by_key.genes and by_tuple.problem == by_key.problem
+    with pytest.raises(TypeError, match="a problem is a ProblemId"):
+        answer_problem(data, ["Good", None], task_info, mode="standard")

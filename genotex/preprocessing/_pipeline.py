@@ -23,7 +23,7 @@ from ._probes import (
 )
 from ._recipe import Recipe, RecipeError
 from ._soft import read_soft
-from ._symbols import normalize_gene_table
+from ._symbols import load_synonyms, normalize_gene_table
 from ._tcga import clinical_features, read_xena
 
 __all__ = [
@@ -166,7 +166,7 @@ class TraitMismatch(RecipeError, ValueError):
 def preprocess_cohort(
     cohort_dir: str | Path,
     trait: str,
-    synonyms: Mapping[str, str],
+    synonyms: Mapping[str, str] | str | Path,
     out_root: str | Path,
     *,
     recipe: Recipe | str | Path | None = None,
@@ -181,7 +181,7 @@ def preprocess_cohort(
     trait
         The trait the outputs are for; a GEO recipe written for another trait is refused.
     synonyms
-        The gene synonym table (`load_synonyms`).
+        The gene synonym table (`load_synonyms`), or its file (read with `load_synonyms`).
     out_root
         The preprocess folder; the cohort's CSVs and its `cohort_info.json` record go under it.
     recipe
@@ -206,6 +206,8 @@ def preprocess_cohort(
     """
     cohort_dir = Path(cohort_dir)
     remove_stale_temporaries(output_path(out_root, trait))  # refuses an unsafe trait name too
+    if isinstance(synonyms, (str, Path)):  # a path, as a notebook user would pass it
+        synonyms = load_synonyms(synonyms)
     if not cohort_dir.is_dir():
         raise GenotexError("the cohort folder does not exist", path=cohort_dir)
     if is_tcga_folder(cohort_dir):

@@ -20,6 +20,7 @@ from ..core import (
     StandardMethod,
     TableCache,
     TaskInfo,
+    TaskInfoError,
     check_mode,
     output_path,
     regress_file_name,
@@ -247,13 +248,29 @@ def answer_problem(
     is asked alone, after others, in a worker process or on Dask, and in
     reference mode equals the reference pipeline run on one BLAS thread.
     """
-    if isinstance(problem, str):
-        problem = ProblemId.from_key(problem if "|" in problem else f"{problem}|None")
+    problem = _problem_of(problem)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
+    if problem.trait not in task_info.related_genes:  # a misspelt trait: not "no data"
+        raise TaskInfoError(f"task_info has no trait {problem.trait!r}", path=task_info.source)
     with one_blas_thread(reference=mode == "reference"):
         data = load_problem(data_dir, problem, task_info, cache=cache)
         return analyse(data, task_info, mode=mode, select_by=select_by)
+
+
+def _problem_of(problem: object) -> ProblemId:
+    """A problem given as a `ProblemId`, its key, a trait alone, or (trait, condition)."""
+    if isinstance(problem, ProblemId):
+        return problem
+    if isinstance(problem, str):
+        return ProblemId.from_key(problem if "|" in problem else f"{problem}|None")
+    if isinstance(problem, tuple) and len(problem) == 2 and isinstance(problem[0], str):
+        condition = problem[1]
+        if condition is None or isinstance(condition, str):
+            return ProblemId.from_key(f"{problem[0]}|{condition or 'None'}")
+    raise TypeError(
+        f"a problem is a ProblemId, 'Trait|Condition' or (trait, condition), not {problem!r:.80}"
+    )
 
 
 def result_path(out_dir: str | Path, problem: ProblemId) -> Path:
