@@ -573,3 +573,22 @@ def test_preprocess_cohort_takes_the_synonyms_file_as_a_path(bench, tmp_path):
     assert from_path.record == from_table.record
     written = (tmp_path / "a/Psoriasis/Xena.csv").read_bytes()
     assert written == (tmp_path / "b/Psoriasis/Xena.csv").read_bytes()
+
+
+def test_a_transposed_gene_table_is_refused_not_emptied():
+    """#36 item 11: normalize_gene_table(probes.T, ...) returned an empty table silently."""
+    import pandas as pd
+
+    from genotex.core import GenotexError
+    from genotex.preprocessing import normalize_gene_table
+
+    synonyms = {"TP53": "TP53", "P53": "TP53", "BRCA1": "BRCA1"}
+    genes = pd.DataFrame(
+        [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], index=["TP53", "p53", "BRCA1"], columns=["S1", "S2"]
+    )
+    table = normalize_gene_table(genes, synonyms)
+    assert list(table.index) == ["BRCA1", "TP53"] and table.loc["TP53", "S1"] == 2.0  # (1+3)/2
+    with pytest.raises(GenotexError, match="looks transposed"):
+        normalize_gene_table(genes.T, synonyms)
+    unknown = pd.DataFrame([[1.0]], index=["NOTAGENE"], columns=["S1"])
+    assert normalize_gene_table(unknown, synonyms).empty  # nothing maps either way: empty

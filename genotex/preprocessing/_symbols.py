@@ -124,6 +124,13 @@ def normalize_gene_table(genes: pd.DataFrame, synonyms: Mapping[str, str]) -> pd
     if hasattr(synonyms, "prefetch"):
         synonyms.prefetch(genes.index)
     mapped = genes.index.astype(str).str.upper().map(lambda key: synonyms.get(key))
+    if len(genes) and not pd.notna(mapped).any():  # nothing maps: are the genes the columns?
+        across = genes.columns.astype(str).str.upper().map(lambda key: synonyms.get(key))
+        if pd.notna(across).any():
+            raise GenotexError(
+                f"no row label is a gene symbol but {int(pd.notna(across).sum())} column labels "
+                "are: the table looks transposed (genes must be its rows)"
+            )
     kept = genes[pd.notna(mapped)]
     kept.index = pd.Index(mapped[pd.notna(mapped)], dtype=object, name=genes.index.name)
     return kept.groupby(level=0, sort=True).mean()
