@@ -34,7 +34,7 @@ def scheduler(request) -> Iterator[str]:
     """The address of a running Dask scheduler with two single-threaded worker processes."""
     if request.param == "LocalCluster":
         with distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster:
             yield cluster.scheduler_address
         return

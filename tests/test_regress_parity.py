@@ -154,7 +154,7 @@ def test_dask_local_cluster_gives_the_same_answers(synthetic_run, tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     case, out = synthetic_run
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         result = CliRunner().invoke(
             main,

@@ -2,10 +2,11 @@
 
 The tasks `genotex/preprocess`, `genotex/analysis` and `genotex/e2e` (one per
 evaluation of the paper), the model-free agents `genotex/gold` and
-`genotex/baseline`, and `export_run`, which merges a log's samples into one
-output tree, scores it with `genotex eval` and adds the run's tokens, cost and
-time. Nothing imports this package but the CLI and Inspect's entry point, so
-`import genotex` never imports Inspect.
+`genotex/baseline`, the `bwrap` sandbox (the default where it works), and
+`export_run`, which scores a run from its log alone (each sample's output tree
+is in the log) against a reference it checks file for file, and adds the run's
+tokens, cost and time. Nothing imports this package but the CLI and Inspect's
+entry point, so `import genotex` never imports Inspect.
 """
 
 from ._bench import TASKS, Benchmark, SampleSpec
