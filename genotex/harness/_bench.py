@@ -95,18 +95,15 @@ class Benchmark:
         return [t for t in self.task_info.traits if not wanted or t in wanted]
 
     # ---- what the agent is given ------------------------------------------------------
-    def _tree_files(self, folder: Path, prefix: str) -> dict[str, Path]:
-        return _tree_files(folder, prefix)
-
     def _inputs(self, trait: str) -> dict[str, Path]:
-        files = self._tree_files(self.root / "input" / "GEO" / trait, f"input/GEO/{trait}")
+        files = _tree_files(self.root / "input" / "GEO" / trait, f"input/GEO/{trait}")
         tcga = self.root / "input" / "TCGA"
         if tcga.is_dir():
             from ..preprocessing import find_xena_folder
 
             xena = find_xena_folder(tcga, trait)
             if xena is not None:
-                files.update(self._tree_files(xena, f"input/TCGA/{xena.name}"))
+                files.update(_tree_files(xena, f"input/TCGA/{xena.name}"))
         synonyms = self.root / "metadata" / "gene_synonym.json"
         if synonyms.is_file():
             files["metadata/gene_synonym.json"] = synonyms
@@ -116,7 +113,7 @@ class Benchmark:
         files: dict[str, Path] = {}
         for trait in traits:
             folder = self.reference / "preprocess" / trait
-            files.update(self._tree_files(folder, f"given/preprocess/{trait}"))
+            files.update(_tree_files(folder, f"given/preprocess/{trait}"))
         return files
 
     def _cut_task_info(
@@ -156,7 +153,7 @@ class Benchmark:
         files: dict[str, Path] = {}
         if spec.task in ("preprocess", "e2e"):
             folder = self.reference / "preprocess" / spec.trait
-            files.update(self._tree_files(folder, f"output/preprocess/{spec.trait}"))
+            files.update(_tree_files(folder, f"output/preprocess/{spec.trait}"))
         for problem in spec.problems:
             name = regress_file_name(problem.condition)
             path = self.reference / "regress" / problem.trait / name
@@ -269,6 +266,3 @@ def reference_manifest(reference: Path, files: Mapping[str, Path]) -> dict[str, 
     digest = tree_digest_of((p, n, h) for p, (n, h) in entries.items())
     listed = {p: list(e) for p, e in entries.items()}  # JSON's lists, as read back from a log
     return {"path": str(reference), "sha256": digest, "files": listed}
-
-
-# ---- scoring ----------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import shutil
 import subprocess as sp
@@ -83,9 +82,6 @@ class SampleSandbox:
 
     @classmethod
     def from_metadata(cls, data: object) -> SampleSandbox:
-        if isinstance(data, str):  # Inspect may hand metadata values over as text
-            with contextlib.suppress(ValueError):
-                data = json.loads(data)
         if not isinstance(data, dict):
             return cls()
         binds = data.get("binds")

@@ -20,7 +20,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
 from ..core import GenotexError
-from ._bench import Benchmark, TaskName
+from ._bench import Benchmark, TaskName, plan_samples
 from ._capture import STORE_KEY, check_relative, pack_output
 from ._scoring import ITEM_SEPARATOR, score_files
 
@@ -134,9 +134,9 @@ def genotex_scorer(
     bench = Benchmark(root, reference)
 
     async def score(state: TaskState, target: Target) -> Score:
-        # the sample's own trait only: listing every trait's inputs would walk the benchmark
         trait = (state.metadata or {})["trait"]
-        spec = next(s for s in bench.samples(task_name, [trait]) if s.id == str(state.sample_id))
+        plan = plan_samples(bench.task_info, task_name, [trait])  # its plan: no file is listed
+        spec = next(s for s in plan if s.id == str(state.sample_id))
         failure = _failure()
         files: dict[str, bytes] = {}
         skipped: list[tuple[str, str]] = []

@@ -187,14 +187,21 @@ def score_output(
             shutil.copytree(output, pred, symlinks=True)
         else:
             pred.mkdir()
-        add_given(pred, reference, [t for t in spec.given if t != spec.trait])
-        ref = link_slice(reference, [spec.trait], Path(scratch) / "ref", also_preprocess=spec.given)
-        report = evaluate(
-            pred,
-            ref,
-            task_info.restricted_to([spec.trait]),
-            options=EvalOptions(tasks=EVAL_TASKS[spec.task], exact=exact),
-        )
+        return _score_copy(reference, task_info, spec, pred, exact=exact)
+
+
+def _score_copy(
+    reference: Path, task_info: TaskInfo, spec: SampleSpec, pred: Path, *, exact: bool
+) -> SampleScoring:
+    """Score a scratch copy of an output tree (`pred`, which the given traits' data join)."""
+    add_given(pred, reference, [t for t in spec.given if t != spec.trait])
+    ref = link_slice(reference, [spec.trait], pred.parent / "ref", also_preprocess=spec.given)
+    report = evaluate(
+        pred,
+        ref,
+        task_info.restricted_to([spec.trait]),
+        options=EvalOptions(tasks=EVAL_TASKS[spec.task], exact=exact),
+    )
     report = own_report(report, spec)
     return SampleScoring(report, report_items(report, spec.task))
 
@@ -212,9 +219,9 @@ def write_tree(files: Mapping[str, bytes], into: Path) -> Path:
 def score_files(
     reference: Path, task_info: TaskInfo, spec: SampleSpec, files: Mapping[str, bytes] | None
 ) -> SampleScoring:
-    """`score_output` of a tree given as its files (None: the agent failed; nothing is scored)."""
-    if files is None:
-        return score_output(reference, task_info, spec, None)
-    with tempfile.TemporaryDirectory(prefix="genotex-output-") as scratch:
-        tree = write_tree(files, Path(scratch) / "output")
-        return score_output(reference, task_info, spec, tree)
+    """`score_output` of a tree given as its files (None: the agent failed; nothing is scored),
+    written once into the scratch copy that is scored.
+    """
+    with tempfile.TemporaryDirectory(prefix="genotex-score-") as scratch:
+        pred = write_tree(files or {}, Path(scratch) / "pred")
+        return _score_copy(reference, task_info, spec, pred, exact=False)

@@ -1,7 +1,8 @@
 """GenoTEX as Inspect tasks: `genotex/preprocess`, `genotex/analysis`, `genotex/e2e`.
 
-Each sample's working folder holds its inputs (copies), `metadata/` cut to its
-problems and an `output/` to write; the reference is never in it. A run is
+Each sample's working folder holds its inputs (bound read-only in the `bwrap`
+sandbox, copied in the others), `metadata/` cut to its problems and an
+`output/` to write; the reference is never in it. A run is
 self-contained: the task records in its log genotex's version, its arguments,
 its sandbox, the sample slice of task_info and the reference's files with
 their sha256 (`reference_manifest`); the scorer puts each sample's `output/`,
