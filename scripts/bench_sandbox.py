@@ -1,11 +1,12 @@
 """Start-up and teardown of each sandbox per sample, and what a 1 GB trait's inputs cost.
 
-For each sandbox (`local`, `bwrap`): the time Inspect's sample life cycle takes
-around an agent that does nothing (sample_init, one command, sample_cleanup),
-measured on the sandbox class directly, median of N; then the same with the
-sample's inputs being a 1 GB folder: bound read-only under `bwrap` (its cost
-should not grow with the inputs), copied under `local` (Inspect writes each of
-a sample's files into its folder). Offline; needs `pip install 'genotex[harness]'`.
+For each sandbox (`local`, `bwrap`, `podman` where its image is built): the
+time Inspect's sample life cycle takes around an agent that does nothing
+(sample_init, one command, sample_cleanup), measured on the sandbox class
+directly, median of N; then the same with the sample's inputs being a 1 GB
+folder: bound read-only under `bwrap` and `podman` (their cost should not grow
+with the inputs), copied under `local` (Inspect writes each of a sample's files
+into its folder). Offline; needs `pip install 'genotex[harness]'`.
 
     python scripts/bench_sandbox.py [--rounds 11] [--input-gb 1]
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
 
 from genotex.harness._bwrap import METADATA_KEY, BubblewrapSandbox
+from genotex.harness._podman import PodmanSandbox, default_image, podman_problem
 from genotex.harness._sandbox_spec import SampleSandbox
 
 
@@ -38,17 +40,27 @@ def _make_inputs(folder: Path, gigabytes: float) -> Path:
     return folder
 
 
-async def _bwrap_sample(inputs: Path | None) -> tuple[float, float, float]:
+async def _bound_sample(
+    provider: type[BubblewrapSandbox | PodmanSandbox], inputs: Path | None
+) -> tuple[float, float, float]:
     binds = {"input/GEO/Trait": str(inputs)} if inputs else {}
     metadata = {METADATA_KEY: SampleSandbox(binds).to_metadata()}
     started = time.perf_counter()
-    environments = await BubblewrapSandbox.sample_init("bench", None, metadata)  # type: ignore[arg-type]
+    environments = await provider.sample_init("bench", None, metadata)  # type: ignore[arg-type]
     ready = time.perf_counter()
     result = await environments["default"].exec(["sh", "-c", "ls input/GEO/Trait | wc -l; true"])
     assert result.success, result.stderr
     ran = time.perf_counter()
-    await BubblewrapSandbox.sample_cleanup("bench", None, environments, False)
+    await provider.sample_cleanup("bench", None, environments, False)
     return ready - started + (time.perf_counter() - ran), ran - ready, time.perf_counter() - started
+
+
+async def _bwrap_sample(inputs: Path | None) -> tuple[float, float, float]:
+    return await _bound_sample(BubblewrapSandbox, inputs)
+
+
+async def _podman_sample(inputs: Path | None) -> tuple[float, float, float]:
+    return await _bound_sample(PodmanSandbox, inputs)
 
 
 async def _local_sample(inputs: Path | None) -> tuple[float, float, float]:
@@ -76,7 +88,13 @@ def main() -> None:
         size = sum(p.stat().st_size for p in inputs.iterdir()) / 1e9
         print(f"inputs: {size:.2f} GB in {len(list(inputs.iterdir()))} files; {args.rounds} rounds")
         print("sandbox  inputs   set-up+teardown  one command  whole sample (medians)")
-        for name, run in (("local", _local_sample), ("bwrap", _bwrap_sample)):
+        runners = [("local", _local_sample), ("bwrap", _bwrap_sample)]
+        problem = podman_problem(default_image())
+        if problem is None:
+            runners.append(("podman", _podman_sample))
+        else:
+            print(f"podman: not measured ({problem})")
+        for name, run in runners:
             for given in (None, inputs):
                 rounds = [asyncio.run(run(given)) for _ in range(args.rounds)]
                 setup, command, whole = (statistics.median(r[i] for r in rounds) for i in range(3))

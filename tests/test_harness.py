@@ -173,22 +173,49 @@ def test_import_genotex_and_eval_import_neither_inspect_nor_mcp(tmp_path):
     assert done.stdout.strip() == "[]", done.stderr
 
 
-def _docker_daemon() -> bool:
-    if shutil.which("docker") is None:
-        return False
-    done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=30)
-    return done.returncode == 0
+def test_the_docker_sandbox_runs_the_image_without_network_and_with_the_limits():
+    import json
+
+    from genotex.harness._choice import docker_compose
+    from genotex.harness._sandbox_spec import SandboxLimits
+
+    path = docker_compose("localhost/genotex-sandbox:x", SandboxLimits(memory_mb=700, processes=9))
+    service = json.loads(path.read_text())["services"]["default"]  # JSON: YAML Inspect reads
+    assert service["image"] == "localhost/genotex-sandbox:x" and service["x-local"] is True
+    assert service["network_mode"] == "none" and service["cap_drop"] == ["ALL"]
+    assert service["mem_limit"] == "700m" and service["pids_limit"] == 9
+    assert "build" not in service and "volumes" not in service  # nothing of the host mounted
 
 
-def test_the_docker_sandbox_is_shipped_without_network_and_with_limits():
-    from genotex.harness._tasks import COMPOSE_FILE
+@pytest.mark.parametrize(
+    ("version", "older"), [("20.10.24+dfsg1", True), ("24.0.5", True), ("24.0.6", False)]
+)
+def test_a_docker_engine_older_than_inspect_accepts_is_named_not_run(
+    monkeypatch, tmp_path, version, older
+):
+    from genotex.harness import _choice
 
-    text = COMPOSE_FILE.read_text()
-    assert "network_mode: none" in text and "cpus:" in text and "mem_limit:" in text
-    assert (COMPOSE_FILE.parent / "Dockerfile").is_file()
+    fake = tmp_path / "docker"  # a docker CLI whose daemon says `version`, with every image
+    fake.write_text(f'#!/bin/sh\n[ "$1" = version ] && echo "{version}"; exit 0\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    _choice.docker_problem.cache_clear()
+    try:
+        problem = _choice.docker_problem("some-image")
+    finally:
+        _choice.docker_problem.cache_clear()
+    assert (problem is not None and "older than the 24.0.6" in problem) is older
+    assert problem is None or older
 
 
-@pytest.mark.skipif(not _docker_daemon(), reason="no Docker daemon on this machine")
+def _docker_problem() -> str | None:
+    from genotex.harness._choice import docker_problem
+    from genotex.harness._podman import default_image
+
+    return docker_problem(default_image())
+
+
+@pytest.mark.skipif(_docker_problem() is not None, reason=f"no Docker sandbox: {_docker_problem()}")
 def test_gold_in_the_docker_sandbox_scores_one(bench, tmp_path):
     task = e2e(root=str(bench), sandbox="docker", limit=1)
     values = _values(_run(task, gold(), tmp=tmp_path))
@@ -270,3 +297,27 @@ def test_tools_genotex_in_the_bwrap_sandbox_is_refused_in_one_sentence(bench):
 
     with pytest.raises(PrerequisiteError, match="cannot run in the bwrap sandbox yet"):
         analysis(root=str(bench), traits="Asthma", tools="genotex", sandbox="bwrap")
+
+
+def test_the_image_command_refuses_in_one_sentence_without_an_engine_or_a_wheel(tmp_path):
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent), "GENOTEX_PODMAN": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "genotex", "harness", "image"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "no podman found on this machine" in done.stderr
+    fake = tmp_path / "podman"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    missing = tmp_path / "genotex-9.9.9-py3-none-any.whl"
+    done = subprocess.run(
+        [sys.executable, "-m", "genotex", "harness", "image", "--wheel", str(missing)],
+        capture_output=True,
+        text=True,
+        env={**env, "GENOTEX_PODMAN": str(fake)},
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{missing} does not exist" in done.stderr

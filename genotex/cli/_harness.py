@@ -135,3 +135,47 @@ def mcp_command(roots: tuple[Path, ...], writable: tuple[Path, ...], allow_refer
     except ReferenceRootError as exc:
         raise ReferenceRootError(f"{exc.reason} (--allow-reference)", path=exc.path) from None
     server.run("stdio")
+
+
+@harness_group.command("image")
+@click.option(
+    "--engine",
+    type=click.Choice(["podman", "docker"]),
+    default="podman",
+    show_default=True,
+    help="The container engine that builds (and will run) the image.",
+)
+@click.option(
+    "--base",
+    default=None,
+    help="The base image: python3 with venv, of this machine's Python [python:3.11-slim].",
+)
+@click.option("--tag", default=None, help="The image's name [localhost/genotex-sandbox:VERSION].")
+@click.option(
+    "--wheel",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="genotex's wheel, where genotex is not run from its source checkout.",
+)
+@common_options
+@handle_errors
+def image_command(engine: str, base: str | None, tag: str | None, wheel: Path | None) -> None:
+    """Build the sandbox image for -T sandbox=podman or docker, with no network.
+
+    genotex's wheel (built from its checkout) and its dependencies' wheels are
+    made here; the image build itself needs no network, so a base imported
+    locally is enough.
+
+    \b
+    Example (a machine with no image registry, as CI does):
+      mmdebstrap --variant=minbase --include=python3,python3-venv bookworm base.tar
+      podman import base.tar localhost/genotex-base:bookworm
+      genotex harness image --base localhost/genotex-base:bookworm
+    """
+    from ..harness._image import build_image
+
+    built = build_image(engine=engine, base=base, tag=tag, wheel=wheel)
+    say(
+        f"built {built.tag} with {built.engine} from {built.base} "
+        f"({built.wheels} wheels, {built.seconds:.0f} s)"
+    )

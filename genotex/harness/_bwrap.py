@@ -27,22 +27,25 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
-import stat
 import sys
-import tempfile
 import uuid
 from pathlib import Path
-from typing import Literal, overload
 
 from inspect_ai.util import ExecResult, SandboxEnvironment, sandboxenv, subprocess
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
-from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits, verify_read_file_size
+from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 from typing_extensions import override
 
+from ._folder_sandbox import (
+    HOME,
+    METADATA_KEY,
+    HostFolderSandbox,
+    MiB,
+    pids_limit_hits,
+    sandbox_variables,
+)
 from ._sandbox_spec import (
     SampleSandbox,
-    SandboxLimitError,
     SandboxLimits,
     bwrap_binary,
     bwrap_problem,
@@ -51,14 +54,6 @@ from ._sandbox_spec import (
 )
 
 __all__ = ["HOME", "METADATA_KEY", "BubblewrapSandbox"]
-
-#: The agent's working folder inside the sandbox.
-HOME = "/home/agent"
-#: Where a sample's metadata carries its binds and limits for the sandbox.
-METADATA_KEY = "genotex_sandbox"
-_MiB = 1024 * 1024
-#: What a refused allocation prints (Python, the C library, C++).
-_OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 
 
 class _Cgroup:
@@ -87,15 +82,6 @@ class _Cgroup:
     def procs(self) -> list[str]:
         return [str(f / "cgroup.procs") for f in self.folders]
 
-    def hit(self) -> int:
-        """How often the process limit refused a fork so far."""
-        for folder in self.folders:
-            with contextlib.suppress(OSError, ValueError):
-                for line in (folder / "pids.events").read_text().splitlines():
-                    if line.startswith("max "):
-                        return int(line.split()[1])
-        return 0
-
     def remove(self) -> None:
         for folder in self.folders:
             with contextlib.suppress(OSError):
@@ -103,7 +89,7 @@ class _Cgroup:
 
 
 @sandboxenv(name="bwrap")
-class BubblewrapSandbox(SandboxEnvironment):
+class BubblewrapSandbox(HostFolderSandbox):
     """One sample's bubblewrap sandbox: a host folder as `/home/agent`, and its binds."""
 
     @classmethod
@@ -116,25 +102,8 @@ class BubblewrapSandbox(SandboxEnvironment):
         spec = SampleSandbox.from_metadata(metadata.get(METADATA_KEY))
         return {"default": cls(spec)}
 
-    @classmethod
-    async def sample_cleanup(
-        cls,
-        task_name: str,
-        config: SandboxEnvironmentConfigType | None,
-        environments: dict[str, SandboxEnvironment],
-        interrupted: bool,
-    ) -> None:
-        for environment in environments.values():
-            environment.as_type(BubblewrapSandbox).close()
-
     def __init__(self, spec: SampleSandbox) -> None:
-        super().__init__()
-        self.spec = spec
-        self.folder = Path(tempfile.mkdtemp(prefix="genotex-bwrap-"))
-        self.home = self.folder / "home"
-        self.home.mkdir()
-        self.tmp = self.folder / "tmp"  # the sample's own /tmp, kept between its commands
-        self.tmp.mkdir()
+        super().__init__(spec, prefix="genotex-bwrap-")
         etc = self.folder / "etc"
         etc.mkdir()
         (etc / "passwd").write_text(f"agent:x:0:0:agent:{HOME}:/bin/sh\n")
@@ -145,24 +114,16 @@ class BubblewrapSandbox(SandboxEnvironment):
 
     def close(self) -> None:
         self.cgroup.remove()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        super().close()
+
+    def limit_hits(self) -> int:
+        return pids_limit_hits(self.cgroup.folders)
 
     # ---- running a command -------------------------------------------------------------
     def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
         limits = self.spec.limits
         inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
-        venv_bin = os.path.join(sys.prefix, "bin")
-        variables = {
-            "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": HOME,
-            "USER": "agent",
-            "LANG": "C.UTF-8",
-            "TMPDIR": "/tmp",
-            "MPLCONFIGDIR": "/tmp",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            **self.spec.env,
-            **(env or {}),
-        }
+        variables = sandbox_variables(self.spec, os.path.join(sys.prefix, "bin"), env)
         # bwrap reads its arguments from a file (fd 3), so that the sandbox's process 1 shows
         # `bwrap --args 3`, not the host paths it binds
         args = ["--unshare-all", "--die-with-parent", "--new-session"]
@@ -184,9 +145,9 @@ class BubblewrapSandbox(SandboxEnvironment):
             raise RuntimeError("the bwrap sandbox needs prlimit (util-linux) to set its limits")
         limited = [
             prlimit,
-            f"--as={limits.memory_mb * _MiB}",
+            f"--as={limits.memory_mb * MiB}",
             f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}",
-            f"--fsize={limits.file_mb * _MiB}",
+            f"--fsize={limits.file_mb * MiB}",
             "--core=0",
         ]
         if not self.cgroup.procs:  # a pids cgroup bounds the sandbox itself, else RLIMIT_NPROC
@@ -213,7 +174,7 @@ class BubblewrapSandbox(SandboxEnvironment):
         concurrency: bool = True,
     ) -> ExecResult[str]:
         """Run `cmd` in a fresh sandbox over the sample's folder; a limit hit ends the sample."""
-        before = self.cgroup.hit()
+        before = self.limit_hits()
         result = await subprocess(
             args=self._argv(cmd, cwd, env),
             input=input,
@@ -221,73 +182,8 @@ class BubblewrapSandbox(SandboxEnvironment):
             output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
             concurrency=concurrency,
         )
-        self._check_limits(result, before)
+        self.check_limits(result, before)
         return result
-
-    def _check_limits(self, result: ExecResult[str], hits_before: int) -> None:
-        limits, returncode = self.spec.limits, result.returncode
-        signals = {signal.SIGXCPU: "CPU time", signal.SIGXFSZ: "file size"}
-        for number, what in signals.items():
-            if returncode in (-number, 128 + number):
-                raise SandboxLimitError(f"sandbox limit: {what} limit hit ({_said(limits, what)})")
-        if not result.success and any(m in result.stderr for m in _OUT_OF_MEMORY):
-            raise SandboxLimitError(
-                f"sandbox limit: memory limit hit (an allocation beyond {limits.memory_mb:,} MB "
-                "of address space was refused)"
-            )
-        if self.cgroup.hit() > hits_before:
-            raise SandboxLimitError(
-                f"sandbox limit: process limit hit (at most {limits.processes} at once)"
-            )
-        used, largest = _folder_bytes(self.home, self.tmp)
-        if largest >= limits.file_mb * _MiB:  # a write stopped at the limit, signal ignored
-            raise SandboxLimitError(f"sandbox limit: file size limit hit ({_said(limits, 'file')})")
-        if used > limits.disk_mb * _MiB:
-            raise SandboxLimitError(
-                f"sandbox limit: its folder holds {used / _MiB:,.0f} MB, more than the "
-                f"{limits.disk_mb:,} MB allowed"
-            )
-
-    # ---- files, from the host side, never outside the sample's folder ----------------------
-    def _host_path(self, file: str) -> Path:
-        """The host path of a sandbox path under HOME or /tmp, refused if it leads elsewhere."""
-        inside = os.path.normpath(file if file.startswith("/") else f"{HOME}/{file}")
-        for root, host in ((HOME, self.home), ("/tmp", self.tmp)):
-            relative = os.path.relpath(inside, root)
-            if relative != ".." and not relative.startswith("../"):
-                path = host / relative
-                real = Path(os.path.realpath(path))
-                if real != host and host not in real.parents:
-                    raise PermissionError(f"{file}: it leads out of the sandbox's folders")
-                return path
-        raise PermissionError(f"{file}: only files under {HOME} or /tmp can be read or written")
-
-    async def write_file(self, file: str, contents: str | bytes) -> None:
-        """Write a file of the sample's folder (parents made), never through a link."""
-        path = self._host_path(file)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = contents.encode() if isinstance(contents, str) else contents
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-        handle = os.open(path, flags, 0o644)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-
-    @overload
-    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
-
-    @overload
-    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
-
-    async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        """Read a file of the sample's folder, never through a link."""
-        path = self._host_path(file)
-        if not path.exists():
-            raise FileNotFoundError(file)
-        verify_read_file_size(str(path))
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(handle, "rb") as source:
-            data = source.read()
-        return data.decode("utf-8") if text else data
 
 
 def _user_tasks() -> int:
@@ -306,23 +202,3 @@ def _user_tasks() -> int:
             if int(fields["Uid"].split()[0]) == uid:
                 count += int(fields["Threads"].strip())
     return count
-
-
-def _said(limits: SandboxLimits, what: str) -> str:
-    if what == "CPU time":
-        return f"{limits.cpu_seconds:,} s of CPU a process"
-    return f"{limits.file_mb:,} MB a file"
-
-
-def _folder_bytes(*folders: Path) -> tuple[int, int]:
-    """Bytes of the regular files under folders, and of the largest (links not followed)."""
-    total = largest = 0
-    for folder in folders:
-        for current, _, files in os.walk(folder):
-            for name in files:
-                with contextlib.suppress(OSError):
-                    info = os.lstat(os.path.join(current, name))
-                    if stat.S_ISREG(info.st_mode):
-                        total += info.st_size
-                        largest = max(largest, info.st_size)
-    return total, largest

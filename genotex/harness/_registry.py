@@ -1,5 +1,6 @@
 """Inspect's entry point (`[project.entry-points.inspect_ai]`): genotex's tasks and agents."""
 
 from ._bwrap import BubblewrapSandbox  # noqa: F401 - registers the `bwrap` sandbox
+from ._podman import PodmanSandbox  # noqa: F401 - registers the `genotex-podman` sandbox
 from ._scorer import genotex_scorer  # noqa: F401
 from ._tasks import analysis, baseline, e2e, gold, preprocess  # noqa: F401

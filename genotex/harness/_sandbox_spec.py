@@ -76,9 +76,11 @@ class SampleSandbox:
     binds: dict[str, str] = field(default_factory=dict)  # path under HOME -> host path
     env: dict[str, str] = field(default_factory=dict)
     limits: SandboxLimits = SandboxLimits()
+    image: str = ""  # the container image (podman), empty for bwrap
 
     def to_metadata(self) -> dict[str, Any]:
-        return {"binds": self.binds, "env": self.env, "limits": asdict(self.limits)}
+        limits = asdict(self.limits)
+        return {"binds": self.binds, "env": self.env, "limits": limits, "image": self.image}
 
     @classmethod
     def from_metadata(cls, data: object) -> SampleSandbox:
@@ -92,6 +94,7 @@ class SampleSandbox:
             {str(k): str(v) for k, v in binds.items()},
             {str(k): str(v) for k, v in env.items()},
             SandboxLimits.from_dict(data.get("limits") or None),
+            str(data.get("image") or ""),
         )
 
 

@@ -22,6 +22,7 @@ non-LLM pipeline in the sandbox.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -39,8 +40,10 @@ from inspect_ai.util import sandbox
 from .._version import __version__
 from ..core import GenotexError, TaskInfo
 from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
-from ._bwrap import METADATA_KEY
-from ._sandbox_spec import SampleSandbox, SandboxLimits, bwrap_problem
+from ._choice import choose_sandbox, inspect_sandbox
+from ._folder_sandbox import METADATA_KEY
+from ._podman import default_image
+from ._sandbox_spec import SampleSandbox, SandboxLimits
 from ._scorer import DEFAULT_MAX_OUTPUT_MB, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 
@@ -87,37 +90,10 @@ def _instructions(spec: SampleSpec) -> str:
     return "\n".join(lines)
 
 
-#: The Docker sandbox shipped with genotex (no network, CPU and memory limits).
-COMPOSE_FILE = Path(__file__).parent / "docker" / "compose.yaml"
 #: Run before the agent: an output folder, and the given files read-only.
 _SETUP = (
     "mkdir -p output && find input given metadata -type f -exec chmod a-w {} + 2>/dev/null; true"
 )
-
-
-#: The sandboxes a task may ask for by name; without one, `bwrap` where it works.
-SANDBOXES = ("bwrap", "docker", "local")
-
-
-def choose_sandbox(kind: str | None) -> str:
-    """The sandbox asked for, or the strongest that works here (`local` only when named)."""
-    if kind not in (None, "", "auto"):
-        if kind not in SANDBOXES:
-            raise GenotexError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {kind!r}")
-        return str(kind)
-    problem = bwrap_problem()
-    if problem is None:
-        print("genotex: each sample's agent runs in the bwrap sandbox", file=sys.stderr)
-        return "bwrap"
-    raise GenotexError(
-        f"no isolated sandbox works on this machine (bwrap: {problem}); make one work, "
-        "or ask for -T sandbox=local by name (no isolation: the agent can read any file you can)"
-    )
-
-
-def _sandbox(kind: str) -> tuple[str, str] | str:
-    """What Inspect's Task takes: a registered sandbox's name, or docker with genotex's compose."""
-    return ("docker", str(COMPOSE_FILE)) if kind == "docker" else kind
 
 
 def _bind_folders(files: dict[str, Path]) -> dict[str, str]:
@@ -129,7 +105,8 @@ def _bind_folders(files: dict[str, Path]) -> dict[str, str]:
         parts = path.split("/")
         depth = 3 if parts[0] in ("input", "given") and len(parts) > 3 else len(parts)
         below = len(parts) - depth
-        binds["/".join(parts[:depth])] = str(host.parents[below - 1] if below else host)
+        bound = host.parents[below - 1] if below else host
+        binds["/".join(parts[:depth])] = os.path.abspath(bound)  # a container needs it whole
     return binds
 
 
@@ -175,11 +152,12 @@ def _agent_tools(tools: str | None, python_exe: str) -> list:
 
 
 def _sample(
-    bench: Benchmark, spec: SampleSpec, python_exe: str, kind: str, limits: SandboxLimits
+    bench: Benchmark, spec: SampleSpec, python_exe: str, kind: str, bound: SampleSandbox
 ) -> Sample:
-    if kind == "bwrap":  # the inputs bound read-only, never copied
+    if kind in ("bwrap", "podman"):  # the inputs bound read-only, never copied
         files: dict[str, str] = {}
-        sandboxed = SampleSandbox(_bind_folders(dict(spec.files)), limits=limits).to_metadata()
+        binds = _bind_folders(dict(spec.files))
+        sandboxed = SampleSandbox(binds, limits=bound.limits, image=bound.image).to_metadata()
     else:
         files, sandboxed = {path: str(host) for path, host in spec.files.items()}, {}
     files["metadata/task_info.json"] = json.dumps(spec.task_info, indent=1)
@@ -238,6 +216,7 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
         tools: str | None = None,
         max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
         limits: str | None = None,
+        image: str | None = None,
     ) -> Task:
         arguments = dict(locals())  # the task's arguments, as given, for the log
         try:
@@ -250,21 +229,22 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
             listed = traits.split(",") if isinstance(traits, str) else list(traits or [])
             wanted = [t.strip() for t in listed if t.strip()]
             specs = bench.samples(task_name, wanted)[: limit if limit else None]
-            kind = choose_sandbox(sandbox)
-            if kind == "bwrap" and tools not in (None, "", "none"):
+            kind = choose_sandbox(sandbox, image)
+            if kind in ("bwrap", "podman") and tools not in (None, "", "none"):
                 raise GenotexError(
-                    "tools=genotex cannot run in the bwrap sandbox yet (Inspect's MCP tools need "
-                    "a long-lived server in the sandbox); ask for -T sandbox=docker or local"
+                    f"tools=genotex cannot run in the {kind} sandbox yet (Inspect's MCP tools "
+                    "need a long-lived server in the sandbox); ask for -T sandbox=docker or local"
                 )
             try:
-                bounds = SandboxLimits.parse(limits)
+                bound = SampleSandbox(limits=SandboxLimits.parse(limits), image=image or "")
             except ValueError as exc:
                 raise GenotexError(str(exc)) from None
             record = _run_record(bench, specs, task_name)
         except (GenotexError, OSError) as exc:  # one sentence, not Inspect's traceback
             raise PrerequisiteError(f"genotex/{task_name}: {exc}") from None
-        python_exe = "python" if kind == "docker" else sys.executable  # the image's, or ours
-        samples = [_sample(bench, s, python_exe, kind, bounds) for s in specs]
+        in_image = kind in ("podman", "docker")
+        python_exe = "python" if in_image else sys.executable  # the image's, or ours
+        samples = [_sample(bench, s, python_exe, kind, bound) for s in specs]
         return Task(
             dataset=MemoryDataset(samples, name=f"genotex-{task_name}"),
             solver=react(tools=_agent_tools(tools, python_exe)),
@@ -272,7 +252,7 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
                 str(bench.root), str(bench.reference), task_name, max_output_mb=max_output_mb
             ),
             metrics=[m for n, _, _ in VALUE_METRICS[task_name] for m in (pooled(n), stderr(n))],
-            sandbox=_sandbox(kind),
+            sandbox=inspect_sandbox(kind, image or default_image(), bound.limits),
             time_limit=time_limit,
             message_limit=message_limit,
             # a sample that errors is scored (as what it left: nothing), not left out

@@ -1,0 +1,226 @@
+"""`genotex-podman`: an Inspect sandbox that runs each sample's agent in a Podman container.
+
+For those who have Podman. Each sample gets one container of genotex's image
+(`genotex harness image` builds it offline), and each command the agent runs is
+a `podman exec` in it:
+
+- its working folder (`/home/agent`) and its `/tmp` are the sample's own host
+  folders, bound read-write; its inputs are bound read-only at their paths
+  inside it (never copied); the image's root file system is read-only; nothing
+  of the host is mounted, and never the reference;
+- no network (`--network none`: a loopback only), its own PID namespace, every
+  capability dropped, no privilege gained by a set-uid file; an environment of
+  only the image's and what the sandbox and the task set;
+- limits: a pids cgroup, a memory cgroup, address space, CPU time and file size
+  of each process, the size of its folders, the command's wall time; a limit hit
+  ends the sample with that limit as its failure reason (`SandboxLimitError`).
+
+Run as root, the agent is the image's user `agent` (uid 1000); run rootless, it
+is the container's root, which is the invoking user on the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess as sp
+import time
+import uuid
+from pathlib import Path
+
+from inspect_ai.util import ExecResult, SandboxEnvironment, sandboxenv, subprocess
+from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
+from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
+from typing_extensions import override
+
+from .. import __version__
+from ._folder_sandbox import (
+    HOME,
+    METADATA_KEY,
+    HostFolderSandbox,
+    MiB,
+    pids_limit_hits,
+    sandbox_variables,
+)
+from ._sandbox_spec import SampleSandbox, SandboxLimits
+
+__all__ = ["AGENT_UID", "PodmanSandbox", "default_image", "podman_binary", "podman_problem"]
+
+#: The uid of the image's user `agent`.
+AGENT_UID = 1000
+#: What marks genotex's containers (`inspect sandbox cleanup genotex-podman` removes them).
+LABEL = "genotex.sandbox=1"
+#: Exit statuses of coreutils' timeout: the time ran out (TERM), or KILL was needed.
+_TIMED_OUT = (124, 137)
+
+
+def default_image() -> str:
+    """The image `genotex harness image` builds for this version of genotex."""
+    return f"localhost/genotex-sandbox:{__version__}"
+
+
+def podman_binary() -> str | None:
+    """The podman to run: `$GENOTEX_PODMAN`, or the PATH's."""
+    return os.environ.get("GENOTEX_PODMAN") or shutil.which("podman")
+
+
+def run_limits(limits: SandboxLimits) -> list[str]:
+    """`podman run`'s limits for a sample: cgroups, and every rlimit given explicitly (where
+    the host refuses Podman's default rlimits, a container starts only with explicit ones).
+    """
+    fsize, cpu = limits.file_mb * MiB, limits.cpu_seconds
+    return [
+        *("--pids-limit", str(limits.processes), "--memory", f"{limits.memory_mb}m"),
+        *("--ulimit", "nofile=1024:1024", "--ulimit", "core=0:0"),
+        *("--ulimit", f"nproc={limits.processes * 8}:{limits.processes * 8}"),
+        *("--ulimit", f"cpu={cpu}:{cpu + 5}", "--ulimit", f"fsize={fsize}:{fsize}"),
+    ]
+
+
+@functools.cache
+def podman_problem(image: str) -> str | None:
+    """Why a sample cannot run in a podman container of `image` here, in one sentence, or None.
+
+    Probed once per process and image (a container that runs `true` with a sample's limits).
+    """
+    binary = podman_binary()
+    if binary is None:
+        return "no podman found: apt-get install podman (or dnf install podman)"
+    try:
+        exists = sp.run([binary, "image", "exists", image], capture_output=True, timeout=60)
+        if exists.returncode == 1:
+            return f"no image {image}: build it with `genotex harness image`"
+        probe = [binary, "run", "--rm", "--network", "none", *run_limits(SandboxLimits())]
+        done = sp.run([*probe, image, "true"], capture_output=True, text=True, timeout=120)
+    except (OSError, sp.SubprocessError) as exc:
+        return f"{binary} cannot run ({exc})"
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        return (
+            f"podman cannot start a container here ({detail}); where cgroups are v1 or hybrid, "
+            'set runtime = "runc" and cgroup_manager = "cgroupfs" under [engine] in '
+            "containers.conf (or a file named by CONTAINERS_CONF)"
+        )
+    return None
+
+
+@sandboxenv(name="genotex-podman")
+class PodmanSandbox(HostFolderSandbox):
+    """One sample's container: the sample's host folders as `/home/agent` and `/tmp`."""
+
+    @classmethod
+    async def sample_init(
+        cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
+    ) -> dict[str, SandboxEnvironment]:
+        spec = SampleSandbox.from_metadata(metadata.get(METADATA_KEY))
+        image = spec.image or default_image()
+        problem = podman_problem(image)
+        if problem is not None:
+            raise RuntimeError(f"the podman sandbox cannot start: {problem}")
+        environment = cls(spec, image)
+        try:
+            await environment.start()
+        except BaseException:
+            await environment.teardown()
+            raise
+        return {"default": environment}
+
+    @classmethod
+    async def cli_cleanup(cls, id: str | None) -> None:  # noqa: A002 - Inspect's signature
+        """Remove the containers genotex left behind (a run killed before its cleanup)."""
+        binary = podman_binary() or "podman"
+        listed = await subprocess([binary, "ps", "--all", "--quiet", "--filter", f"label={LABEL}"])
+        names = [id] if id else listed.stdout.split()
+        if names:
+            await subprocess([binary, "rm", "--force", "--time", "0", *names])
+
+    def __init__(self, spec: SampleSandbox, image: str) -> None:
+        super().__init__(spec, prefix="genotex-podman-")
+        self.image = image
+        self.name = f"genotex-{uuid.uuid4().hex[:16]}"
+        self.binary = podman_binary() or "podman"
+        self.rootless = os.geteuid() != 0
+        self.cgroups: list[Path] = []
+        if not self.rootless:  # the image's agent owns its folders; the inputs stay root's
+            self.owner = (AGENT_UID, AGENT_UID)
+            for folder in (self.home, self.tmp):
+                os.chown(folder, *self.owner)
+
+    def _run_argv(self) -> list[str]:
+        for host in (str(self.folder), *self.spec.binds.values()):
+            if ":" in host or "," in host:
+                raise RuntimeError(f"the podman sandbox cannot bind {host}: a ':' or ',' in it")
+        binds = [f"{self.home}:{HOME}:rw", f"{self.tmp}:/tmp:rw"]
+        binds += [
+            f"{host}:{HOME}/{relative}:ro" for relative, host in sorted(self.spec.binds.items())
+        ]
+        user = "0:0" if self.rootless else f"{AGENT_UID}:{AGENT_UID}"
+        return [
+            *(self.binary, "run", "--detach", "--name", self.name, "--label", LABEL),
+            *("--hostname", "sandbox", "--network", "none", "--user", user, "--workdir", HOME),
+            *("--read-only", "--read-only-tmpfs=false", "--cap-drop", "all"),
+            *("--security-opt", "no-new-privileges", *run_limits(self.spec.limits)),
+            *(arg for bind in binds for arg in ("--volume", bind)),
+            *(self.image, "sleep", "infinity"),
+        ]
+
+    async def start(self) -> None:
+        """Start the sample's container, and find its pids cgroup (for the limit's hits)."""
+        started = await subprocess(self._run_argv(), timeout=300)
+        if not started.success:
+            raise RuntimeError(f"podman could not start the sample's container: {started.stderr}")
+        found = await subprocess([self.binary, "inspect", "--format", "{{.State.Pid}}", self.name])
+        with contextlib.suppress(OSError, ValueError):
+            lines = Path(f"/proc/{int(found.stdout)}/cgroup").read_text().splitlines()
+            for number, controllers, path in (line.split(":", 2) for line in lines):
+                if "pids" in controllers.split(","):  # cgroup v1's pids hierarchy
+                    self.cgroups.append(Path("/sys/fs/cgroup/pids" + path))
+                elif number == "0" and not controllers:  # the unified hierarchy
+                    self.cgroups.append(Path("/sys/fs/cgroup" + path))
+
+    async def teardown(self) -> None:
+        with contextlib.suppress(Exception):
+            await subprocess([self.binary, "rm", "--force", "--time", "0", self.name], timeout=120)
+        self.close()
+
+    def limit_hits(self) -> int:
+        return pids_limit_hits(self.cgroups)
+
+    @override
+    async def exec(  # noqa: PLR0917 - Inspect's signature
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        """Run `cmd` in the sample's container; a limit hit ends the sample."""
+        inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
+        variables = sandbox_variables(self.spec, "/opt/genotex/bin", env)
+        argv = [self.binary, "exec", "--workdir", inside]
+        argv += ["--interactive"] if input is not None else []
+        for key, value in variables.items():
+            argv += ["--env", f"{key}={value}"]
+        kib = self.spec.limits.memory_mb * 1024  # each process's address space, as bwrap's
+        argv += [self.name, "sh", "-c", 'ulimit -v "$1"; shift; exec "$@"', "sh", str(kib)]
+        if timeout is not None:  # the command itself stops on time, not only podman's client
+            argv += ["timeout", "--kill-after=5", str(timeout)]
+        before, started = self.limit_hits(), time.monotonic()
+        result = await subprocess(
+            args=[*argv, *cmd],
+            input=input,
+            timeout=None if timeout is None else timeout + 30,
+            output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
+            concurrency=concurrency,
+        )
+        if timeout is not None and result.returncode in _TIMED_OUT:
+            if time.monotonic() - started >= timeout:
+                raise TimeoutError(f"the command ran longer than {timeout} s")
+        self.check_limits(result, before)
+        return result
