@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -148,3 +149,51 @@ def test_an_unreachable_scheduler_is_one_sentence(example, tmp_path):
     assert result.exit_code == 1
     assert f"the Dask scheduler {address} cannot be reached" in result.output
     assert "Traceback" not in result.output
+
+
+def test_relative_paths_mean_the_same_files_on_workers_started_elsewhere(
+    example, raw, scheduler, tmp_path, monkeypatch
+):
+    """#36 item 1: the workers run in another folder than the command (`cd / && dask worker`),
+    so every path a task carries must be whole: relative ones scored every table 0.
+    """
+    local = example_eval_report(example, tmp_path / "local.json", "--no-cache")
+    monkeypatch.chdir(example.pred_output.parents[1])  # the workers stay where they started
+    relative = SimpleNamespace(
+        pred_output=os.path.relpath(example.pred_output),
+        ref_output=os.path.relpath(example.ref_output),
+    )
+    assert not Path(relative.pred_output).is_absolute()
+    on_dask = example_eval_report(relative, tmp_path / "dask.json", "--scheduler", scheduler)
+    for report in (on_dask, local):  # the paths as given differ; nothing else may
+        for given in ("prediction", "reference", "task_info"):
+            del report["run"][given]
+    assert on_dask == local
+    data = os.path.relpath(example.ref_output / "preprocess")
+    info = os.path.relpath(example.task_info)
+    runs = {}
+    for name, extra in (("local", []), ("dask", ["--scheduler", scheduler])):
+        out = tmp_path / f"regress-{name}"
+        result = CliRunner().invoke(
+            main,
+            ["regress", "--all", "--data", data, "--task-info", info, "--out", str(out),
+             "--mode", "standard", *extra],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        runs[name] = {k: v for k, v in _files(out).items() if k != "status.json"}
+    assert runs["dask"] == runs["local"] and len(runs["local"]) > 3
+
+
+def test_preprocess_with_relative_paths_on_workers_started_elsewhere(
+    raw, local_preprocess, scheduler, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(raw.root)  # the workers stay where they started
+    out = tmp_path / "preprocess"
+    args = [
+        "preprocess", "--all", "--input", "input", "--recipes", "recipes",
+        "--task-info", "metadata/task_info.json", "--synonyms", "metadata/gene_synonym.json",
+        "--out", os.path.relpath(out), "--scheduler", scheduler,
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert _files(out) == local_preprocess

@@ -144,7 +144,8 @@ class TableCache:
     _warned: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "folder", Path(self.folder).expanduser())  # a str from a notebook
+        # a str from a notebook; whole, as a Dask worker runs in another folder
+        object.__setattr__(self, "folder", Path(os.path.abspath(Path(self.folder).expanduser())))
         if self.max_bytes < 0:
             raise ValueError("max_bytes must not be negative")
 

@@ -64,11 +64,12 @@ class GuardedTree:
         max_columns: int = MAX_COLUMNS,
     ) -> GuardedTree:
         max_bytes = int(max_file_mb * 1024 * 1024)
-        return cls(Path(os.path.realpath(root)), Path(root), max_bytes, True, "", max_columns)
+        given = Path(os.path.abspath(root))  # whole: a Dask worker runs in another folder
+        return cls(Path(os.path.realpath(root)), given, max_bytes, True, "", max_columns)
 
     @classmethod
     def trusted(cls, root: str | Path, *, prefix: str = "REF:") -> GuardedTree:
-        return cls(Path(os.path.realpath(root)), Path(root), None, False, prefix)
+        return cls(Path(os.path.realpath(root)), Path(os.path.abspath(root)), None, False, prefix)
 
     def path(self, *parts: str) -> Path:
         """A path inside the tree as given (links are followed only when a file is read)."""

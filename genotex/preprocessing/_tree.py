@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,7 +219,10 @@ def preprocess_tree(
         Each planned cohort with its outcome (usable, not usable or failed, with
         the reason), in plan order. A failed cohort never stops the others.
     """
-    input_root = Path(input_root)
+    # whole paths: a Dask worker runs in another folder than this process
+    input_root = Path(os.path.abspath(input_root))
+    out_root = os.path.abspath(out_root)
+    recipes = os.path.abspath(recipes) if recipes is not None else None
     if not input_root.is_dir():
         raise GenotexError("the input folder does not exist", path=input_root)
     if not isinstance(task_info, TaskInfo):

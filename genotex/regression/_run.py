@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -202,7 +203,8 @@ def run_problems(
             _report(outcomes[problem], on_outcome)
         else:
             pending.append(problem)
-    tasks = [(str(data_dir), p, task_info, mode, select_by, cache) for p in pending]
+    data = os.path.abspath(data_dir)  # whole: a Dask worker runs in another folder
+    tasks = [(data, p, task_info, mode, select_by, cache) for p in pending]
     try:
         for result, outcome in _execute(tasks, jobs=jobs, scheduler=scheduler):
             if result is not None:
