@@ -6,7 +6,7 @@ linked table for every problem of its cohort, so both read through this cache.
 
 An entry is one file, `tables/<sha256 of the CSV>.v<FORMAT>.table`:
 
-    b"GTXTABLE" | header length (8 bytes, little-endian) | CRC-32 (8 bytes) |
+    b"GTXTABLE" | header length (8 bytes, little-endian) | HMAC-SHA256 (32 bytes) |
     header (JSON: shape, order, labels, non-numeric cells) | zero padding to 64 |
     float64 values, little-endian
 
@@ -22,36 +22,42 @@ Safety, in the order a reader meets it:
 - **No half-written entry is read.** An entry is written under a temporary name
   (`.<name>.<pid>-<random>.tmp`) and renamed into place, so concurrent writers of
   one key each rename a complete file and readers see one of them.
-- **A damaged entry is made again.** The CRC-32 covers the header and the values,
-  and the size must match the header's shape; a mismatch removes the entry and
-  parses the CSV.
+- **Only what this user wrote is read.** The HMAC-SHA256 covers the header and
+  the values under the user's cache key (`cache_key`: a private file outside the
+  cache), as does each sha256 memo's; so an entry or memo someone else wrote or
+  changed (a forged memo pointing a CSV at another entry, values changed and a
+  checksum recomputed) is not trusted, and the size must match the header's
+  shape. A mismatch removes the entry and parses the CSV. Checking costs
+  ~1 GB/s of entry (a 64 MB entry: ~55 ms, where a CRC-32 took 9 ms).
+- **Only regular files in real folders.** An entry is opened without following
+  a link and without blocking (a FIFO or a link is damaged, not waited on);
+  a `tables/` or `digests/` that is a link is not used, so nothing under its
+  target is ever read or removed.
 - **The cache is never the reason a run fails.** A full disk, a read-only folder
   or a damaged folder only costs parsing; it is said once on the log.
-- **Bounded.** After a write, entries least recently used (by mtime, which a
-  hit refreshes) are removed until the folder is under its bound; the
-  temporaries of killed writers go too.
+- **Bounded.** When this process's count of the folder's bytes (one scan, then
+  each entry it writes, scanned again every `_RESCAN` writes for other
+  processes') passes the bound, entries least recently used (by mtime, which a
+  hit refreshes) are removed until it is under it; the temporaries of killed
+  writers and the memos of changed files go too. Filling the cache is linear in
+  its entries, not quadratic.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
-import mmap
 import os
 import re
-import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-from isal.isal_zlib import crc32  # zlib's CRC-32, ~7x faster (an entry is checked on every read)
-
 from ._atomic import remove_stale_temporaries
+from ._cache_entry import FORMAT, Damaged, read_entry, write_entry
 from ._digest import DigestMemo
-from ._tables import ParsedRows, label_array, parse_rows
+from ._errors import GenotexError
+from ._tables import ParsedRows, parse_rows
 
 __all__ = [
     "CACHE_ENV",
@@ -74,13 +80,9 @@ CACHE_SIZE_ENV = "GENOTEX_CACHE_SIZE"
 #: tables) take ~3 GB.
 DEFAULT_CACHE_BYTES = 8 * 2**30
 
-_MAGIC = b"GTXTABLE"
-_PREFIX = struct.Struct("<8sQQ")  # magic, header length, CRC-32
-_ALIGN = 64
-#: Bumped whenever the entry layout or the parse it stores changes: old entries are then
-#: other keys, never misread, and age out of the bound.
-_FORMAT = 1
-_ENTRY = re.compile(rf"^[0-9a-f]{{64}}\.v{_FORMAT}\.table$")
+#: A process writing entries scans the folder again after this many (others write too).
+_RESCAN = 64
+_ENTRY = re.compile(rf"^[0-9a-f]{{64}}\.v{FORMAT}\.table$")
 _ANY_ENTRY = re.compile(r"^[0-9a-f]{64}\.v\d+\.table$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
 
@@ -118,10 +120,6 @@ class CacheInfo:
     other_versions: int  # entries of another format, never read, removed by the bound or clear
 
 
-class _Damaged(Exception):
-    """An entry that cannot be read as written (removed and made again)."""
-
-
 @dataclass(frozen=True)
 class TableCache:
     """Parsed CSV tables kept by content under `folder/tables`, least recently used out.
@@ -142,6 +140,8 @@ class TableCache:
     folder: Path
     max_bytes: int = DEFAULT_CACHE_BYTES
     _warned: list[str] = field(default_factory=list, compare=False, repr=False)
+    #: this process's count of the folder's bytes ("bytes") and writes since its scan ("writes")
+    _known: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # a str from a notebook; whole, as a Dask worker runs in another folder
@@ -176,6 +176,8 @@ class TableCache:
         Raises `OSError` when the CSV cannot be read (the cache's own faults are said
         on the log and cost only the parse).
         """
+        if self._linked():
+            return parse_rows(path, path.read_bytes(), header)
         key = self.digests.sha256(path)
         found = self._lookup(self._entry(key), key, header)
         if found is None:
@@ -186,14 +188,14 @@ class TableCache:
         return found
 
     def _entry(self, key: str) -> Path:
-        return self.tables / f"{key}.v{_FORMAT}.table"
+        return self.tables / f"{key}.v{FORMAT}.table"
 
     def _lookup(self, entry: Path, key: str, header: list[str]) -> ParsedRows | None:
         try:
-            found = _read_entry(entry, key, header[1:])
+            found = read_entry(entry, key, header[1:])
         except (FileNotFoundError, NotADirectoryError):  # no entry (or no folder for one)
             return None
-        except (_Damaged, OSError, ValueError) as exc:
+        except (Damaged, OSError, ValueError) as exc:
             self._say("damaged", f"the cache entry {entry} is damaged ({exc}); it is made again")
             with contextlib.suppress(OSError):
                 entry.unlink()
@@ -204,8 +206,8 @@ class TableCache:
 
     def _store(self, entry: Path, key: str, parsed: ParsedRows) -> None:
         try:
-            _write_entry(entry, key, parsed)
-            self.evict(keep=entry)
+            write_entry(entry, key, parsed)
+            self._grew(entry)
         except OSError as exc:  # full disk, read-only folder: the run goes on without the cache
             reason = exc.strerror or str(exc)
             self._say("unwritable", f"the table cache {self.tables} cannot be written ({reason})")
@@ -216,11 +218,36 @@ class TableCache:
             self._warned.append(kind)
             log.warning("%s", message)
 
+    def _linked(self) -> bool:
+        """Whether `tables/` is a link: then the cache is not used, so that nothing under the
+        link's target is read, written or removed (said once).
+        """
+        if self.tables.is_symlink():
+            self._say("linked", f"the cache folder {self.tables} is a link; it is not used")
+            return True
+        return False
+
+    def _grew(self, entry: Path) -> None:
+        """Count an entry this process wrote; evict once the count passes the bound (a scan
+        of the folder only on the first write, every `_RESCAN` writes and past the bound).
+        """
+        known, writes = self._known.get("bytes"), self._known.get("writes", 0) + 1
+        if known is None or writes >= _RESCAN:
+            self.evict(keep=entry)
+            return
+        with contextlib.suppress(OSError):
+            known += entry.stat().st_size
+        self._known.update(bytes=known, writes=writes)
+        if known > self.max_bytes:
+            self.evict(keep=entry)
+
     def evict(self, *, keep: Path | None = None) -> int:
         """Remove the least recently used entries until the total is within the bound, the
         temporaries of writers that are no longer running and the sha256 memos of files that
         changed or are gone; return how many entries went.
         """
+        if self._linked():
+            return 0
         remove_stale_temporaries(self.tables)
         self.digests.prune()
         entries = []
@@ -239,6 +266,7 @@ class TableCache:
                 path.unlink()
                 removed += 1
             total -= size
+        self._known.update(bytes=total, writes=0)
         return removed
 
     def info(self) -> CacheInfo:
@@ -256,8 +284,11 @@ class TableCache:
         entries went.
 
         Only files named as entries and memos are removed: a cache folder pointed at a
-        folder of the user's loses nothing else.
+        folder of the user's loses nothing else. Raises `GenotexError` when `tables/` is a
+        link (nothing under its target is removed).
         """
+        if self.tables.is_symlink():
+            raise GenotexError("it is a link, so the cache is not cleared", path=self.tables)
         remove_stale_temporaries(self.tables)
         self.digests.prune(everything=True)
         removed = 0
@@ -273,89 +304,3 @@ class TableCache:
         except (FileNotFoundError, NotADirectoryError):
             return []
         return [self.tables / name for name in sorted(names) if pattern.match(name)]
-
-
-def _data_offset(header_length: int) -> int:
-    """Where the values start: after the prefix and the header, aligned to 64 bytes."""
-    return _PREFIX.size + header_length + (-(_PREFIX.size + header_length) % _ALIGN)
-
-
-def _header_text(
-    key: str,
-    row_labels: np.ndarray,
-    values: np.ndarray,
-    bad_cells: dict[int, np.ndarray],
-    order: str,
-) -> bytes:
-    header = {
-        "sha256": key,
-        "shape": list(values.shape),
-        "order": order,
-        "row_labels": [None if label is None else str(label) for label in row_labels],
-        "bad_cells": [[int(c), rows.astype(np.int64).tolist()] for c, rows in bad_cells.items()],
-    }
-    return json.dumps(header, separators=(",", ":")).encode("utf-8")
-
-
-def _write_entry(entry: Path, key: str, parsed: ParsedRows) -> None:
-    """Write an entry under a temporary name and rename it into place (never half-visible)."""
-    row_labels, values, bad_cells = parsed
-    values = np.asarray(values, dtype="<f8")
-    if not (values.flags.c_contiguous or values.flags.f_contiguous):
-        values = np.ascontiguousarray(values)
-    order = "F" if values.flags.f_contiguous and not values.flags.c_contiguous else "C"
-    header = _header_text(key, row_labels, values, bad_cells, order)
-    body = values.T if order == "F" else values  # C-contiguous either way
-    padding = b"\0" * (_data_offset(len(header)) - _PREFIX.size - len(header))
-    checksum = crc32(body.data, crc32(header))
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{entry.name}.{os.getpid()}-", suffix=".tmp", dir=entry.parent
-    )
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_PREFIX.pack(_MAGIC, len(header), checksum))
-            handle.write(header)
-            handle.write(padding)
-            handle.write(body.data)
-        os.replace(tmp, entry)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _read_entry(entry: Path, key: str, column_labels: list[str]) -> ParsedRows:
-    """Map an entry; raise `_Damaged` unless it is whole and of this content and header."""
-    with open(entry, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size < _PREFIX.size:
-            raise _Damaged("shorter than its prefix")
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    magic, header_length, checksum = _PREFIX.unpack_from(mapped)
-    if magic != _MAGIC or header_length > size - _PREFIX.size:
-        raise _Damaged("not an entry")
-    view = memoryview(mapped)
-    header_bytes = view[_PREFIX.size : _PREFIX.size + header_length]
-    try:
-        header = json.loads(bytes(header_bytes))
-        rows, columns = (int(n) for n in header["shape"])
-        order = header["order"]
-        row_labels = header["row_labels"]
-        bad_cells = {int(c): np.asarray(r, dtype=np.intp) for c, r in header["bad_cells"]}
-    except (ValueError, KeyError, TypeError) as exc:
-        raise _Damaged(f"its header cannot be read: {exc.__class__.__name__}") from None
-    offset = _data_offset(header_length)
-    if (
-        header.get("sha256") != key
-        or order not in ("C", "F")
-        or columns != len(column_labels)
-        or len(row_labels) != rows
-        or size != offset + rows * columns * 8
-    ):
-        raise _Damaged("its header does not match its file")
-    if crc32(view[offset:], crc32(header_bytes)) != checksum:
-        raise _Damaged("its checksum does not match")
-    shape = (rows, columns) if order == "C" else (columns, rows)
-    values = np.frombuffer(mapped, dtype="<f8", count=rows * columns, offset=offset).reshape(shape)
-    return label_array(row_labels), values if order == "C" else values.T, bad_cells

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
 import re
 import stat
@@ -18,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._atomic import remove_stale_temporaries, write_text_atomic
+from ._cache_key import sign
 
 __all__ = ["RACY_SECONDS", "DigestMemo", "file_sha256"]
 
 #: A file changed less than this long before it was hashed is not remembered (`DigestMemo`).
 RACY_SECONDS = 2.0
-_MEMO = re.compile(r"^([0-9a-f]{64})\n(.*)\n$", re.DOTALL)
+_MEMO = re.compile(r"^([0-9a-f]{64})\n(.*)\n([0-9a-f]{64})\n$", re.DOTALL)
 _MEMO_BYTES = 8192  # a memo is a digest and one stat line: anything longer is not one
 _MEMO_NAME = re.compile(r"^[0-9a-f]{64}\.sha256$")
 
@@ -53,7 +55,9 @@ class DigestMemo:
     place, not flushed: a memo is only worth a hash), so concurrent runs need no
     lock, and read as untrusted (anything but a regular file holding a digest for
     this very stat line is ignored), so a damaged memo only costs hashing. A
-    folder that cannot be written costs the same. On Windows, whose `st_ctime` is
+    folder that cannot be written costs the same. Each memo is signed with the
+    user's cache key (`cache_key`, kept outside the cache): a memo someone else
+    wrote, mapping a file to another digest, is ignored. On Windows, whose `st_ctime` is
     the creation time, every file is hashed.
     """
 
@@ -65,7 +69,9 @@ class DigestMemo:
         Raises `OSError` when the file cannot be read.
         """
         real = os.path.realpath(path)
-        if os.name == "nt":  # st_ctime is the creation time there: a rewrite would not change it
+        # st_ctime is the creation time on Windows: a rewrite would not change it; a memo
+        # folder that is a link is not used (nothing is written under its target)
+        if os.name == "nt" or self.folder.is_symlink():
             return file_sha256(real)
         before = os.stat(real)
         line = _stat_line(real, before)
@@ -79,13 +85,16 @@ class DigestMemo:
         if settled and _stat_line(real, os.stat(real)) == line:  # unchanged while it was read
             with contextlib.suppress(OSError):  # read-only, full: hashing again next time
                 # not flushed to disk: a memo lost or damaged by a crash is ignored, one hash
-                write_text_atomic(memo, f"{digest}\n{line}\n", durable=False)
+                signature = sign(f"{digest}\n{line}".encode()).hex()
+                write_text_atomic(memo, f"{digest}\n{line}\n{signature}\n", durable=False)
         return digest
 
     def prune(self, *, everything: bool = False) -> int:
         """Remove the memos of files that changed or are gone (`everything`: all memos), and
         dead writers' temporaries; return how many memos went. Other files are left alone.
         """
+        if self.folder.is_symlink():  # nothing under a link's target is removed
+            return 0
         remove_stale_temporaries(self.folder)
         removed = 0
         try:
@@ -139,11 +148,14 @@ def _memo_text(memo: Path) -> str | None:
 
 
 def _memo(memo: Path) -> tuple[str, str] | None:
-    """A memo's (digest, stat line), if it is one."""
+    """A memo's (digest, stat line), if it is one signed with our key."""
     match = _MEMO.match(_memo_text(memo) or "")
     if match is None or match.group(2).count("\t") < 5:
         return None
-    return match.group(1), match.group(2)
+    digest, line, signature = match.groups()
+    if not hmac.compare_digest(sign(f"{digest}\n{line}".encode()).hex(), signature):
+        return None
+    return digest, line
 
 
 def _read_memo(memo: Path, line: str) -> str | None:
