@@ -197,3 +197,24 @@ def test_preprocess_with_relative_paths_on_workers_started_elsewhere(
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert _files(out) == local_preprocess
+
+
+def test_a_port_that_is_not_a_scheduler_is_refused_in_bounded_time(example, tmp_path):
+    """#36 item 7: a port that accepts and says nothing held eval for > 240 s."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+    try:
+        started = time.monotonic()
+        result = subprocess.run(  # a process, so that a hang fails the test instead
+            [sys.executable, "-m", "genotex", "eval", "-p", str(example.pred_output),
+             "-r", str(example.ref_output), "--no-progress", "--scheduler", address],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"the Dask scheduler {address} cannot be reached" in result.stderr
+    assert "not a Dask scheduler" in result.stderr and took < 60

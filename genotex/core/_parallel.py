@@ -6,6 +6,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,6 +20,8 @@ __all__ = ["dask_client", "dask_map", "ordered_map", "stop_pool", "temporary_env
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+#: How long a Dask scheduler has to answer: the connection and its handshake.
+CONNECT_SECONDS = 10
 
 
 def dask_client(address: str) -> Client:
@@ -33,11 +36,36 @@ def dask_client(address: str) -> Client:
         raise GenotexError(
             "a Dask scheduler needs dask.distributed: pip install 'genotex[dask]'"
         ) from None
+    _probe(address)
     try:
-        return Client(address, timeout="10s")
+        return Client(address, timeout=f"{CONNECT_SECONDS}s")
     except (OSError, TimeoutError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
         raise GenotexError(f"the Dask scheduler {address} cannot be reached ({reason})") from None
+
+
+def _probe(address: str) -> None:
+    """Refuse, within `CONNECT_SECONDS`, a `tcp://` address that is not a Dask scheduler.
+
+    A scheduler speaks first (distributed's handshake); a port that accepts and says nothing
+    would otherwise hold `Client` forever, as its timeout does not cover the handshake.
+    """
+    if not address.startswith("tcp://"):
+        return
+    host, _, port = address[len("tcp://") :].rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), CONNECT_SECONDS) as probe:
+            probe.settimeout(CONNECT_SECONDS)
+            spoke = probe.recv(1)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if isinstance(exc, TimeoutError):
+            reason = f"it said nothing within {CONNECT_SECONDS} s: not a Dask scheduler"
+        raise GenotexError(f"the Dask scheduler {address} cannot be reached ({reason})") from None
+    if not spoke:
+        raise GenotexError(
+            f"the Dask scheduler {address} cannot be reached (it closed the connection)"
+        )
 
 
 def ordered_map(
