@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import subprocess
 import sys
+import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -247,3 +249,79 @@ def test_offline_every_file_failing_alike_is_said_once(tmp_path):
     assert done.returncode == 1
     failures = [line for line in done.stdout.splitlines() if "FAILED" in line]
     assert len(failures) == 1 and "all 7 files" in failures[0], done.stdout
+
+
+def test_a_part_file_that_is_a_link_is_not_written_through(server, tmp_path):
+    """#36 item 8: a `.part` link was truncated and written through, outside --out."""
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"a user's file, not to be touched")
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "f.gz"
+    (out / "f.gz.part").symlink_to(outside)
+    body = b"the file's bytes" * 100
+    _Files.files["/f.gz"] = body
+    result = fetch(Download(f"{server}/f.gz", target, _sha(body)))
+    assert result.ok, result.outcome.reason
+    assert target.read_bytes() == body
+    assert outside.read_bytes() == b"a user's file, not to be touched"
+
+
+class _Endless(BaseHTTPRequestHandler):
+    """A body with no announced length that never ends, or one longer than it announced."""
+
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        self.send_response(200)
+        if self.path == "/liar":
+            self.send_header("Content-Length", "1000")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _ in range(10_000):  # 640 MB, unless the client stops first
+                self.wfile.write(b"x" * 65536)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_endless_body_is_cut_off_and_nothing_is_kept(tmp_path):
+    target = tmp_path / "f.gz"
+    with local_server(_Endless) as url:
+        result = fetch(Download(f"{url}/endless", target, None), max_bytes=5_000_000)
+    assert not result.ok
+    assert "more than the 5,000,000 bytes a file may have" in result.outcome.reason
+    assert not target.exists() and not (tmp_path / "f.gz.part").exists()
+
+
+def test_a_body_longer_than_announced_is_taken_only_as_announced(tmp_path):
+    target = tmp_path / "f.gz"
+    with local_server(_Endless) as url:
+        result = fetch(Download(f"{url}/liar", target, None))
+    assert result.ok and target.stat().st_size == 1000
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        self.send_response(200)
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _ in range(100_000):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.05)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_server_trickling_bytes_is_cut_off(tmp_path, monkeypatch):
+    """A byte every 5 s was never cut off (the timeout is per read); here a byte every 50 ms
+    against a floor of 1,024 bytes a second over 2 s windows."""
+    from genotex.preprocessing import _download
+
+    monkeypatch.setattr(_download, "_WINDOW", 2.0)
+    started = time.monotonic()
+    with local_server(_Trickle) as url:
+        result = fetch(Download(f"{url}/slow", tmp_path / "f.gz", None), retries=1)
+    assert not result.ok and "less than 1,024 bytes a second" in result.outcome.reason
+    assert time.monotonic() - started < 30

@@ -9,8 +9,11 @@ then renamed into place; a file already present with the right hash is skipped.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 import re
+import stat
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +21,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..core import (
     GenotexError,
@@ -55,6 +58,11 @@ GENE_INFO_URL = (
     "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
 )
 _CHUNK = 1 << 20
+#: The largest file a download may bring (the benchmark's largest input is ~2 GB).
+DEFAULT_MAX_DOWNLOAD_BYTES = 16 * 2**30
+#: A download bringing less than _MIN_RATE bytes a second over _WINDOW seconds is cut off.
+_MIN_RATE = 1024
+_WINDOW = 60.0
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
@@ -186,14 +194,72 @@ def _content_length(response: Any) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
+def _open_part(part: Path, append: bool) -> BinaryIO:
+    """The `.part` to write, never through a link: one found in its place is removed (the
+    file it points to is left alone) and the download starts over.
+    """
+    if part.is_symlink() or (part.exists() and not part.is_file()):
+        part.unlink()
+        append = False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
+    return os.fdopen(os.open(part, flags, 0o644), "wb")
+
+
+def _part_size(part: Path) -> int:
+    """The bytes of a `.part` to resume from (0 for none, or for one that is not a file)."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(part)
+        if stat.S_ISREG(info.st_mode):
+            return info.st_size
+    return 0
+
+
+def _body(response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[int], None]) -> int:
+    """Copy a response's body into handle; its byte count.
+
+    Raises `_TooLong` past the file's bound (http.client itself stops at an
+    announced length), `_TooSlow` when a window of `_WINDOW` seconds brings less
+    than `_MIN_RATE` bytes a second (a server trickling a byte at a time).
+    """
+    received = window_bytes = 0
+    window_start = time.monotonic()
+    for chunk in iter(lambda: response.read1(_CHUNK), b""):  # what has come, not 1 MB
+        received += len(chunk)
+        if received > max_bytes:
+            raise _TooLong(f"more than the {max_bytes:,} bytes a file may have")
+        handle.write(chunk)
+        on_bytes(len(chunk))
+        window_bytes += len(chunk)
+        now = time.monotonic()
+        if now - window_start >= _WINDOW:
+            if window_bytes < _MIN_RATE * (now - window_start):
+                raise _TooSlow(window_bytes)
+            window_bytes, window_start = 0, now
+    return received
+
+
+class _TooLong(Exception):
+    """A body longer than a file may be."""
+
+
+class _TooSlow(Exception):
+    """A body coming slower than `_MIN_RATE`."""
+
+
 def fetch(
     download: Download,
     *,
     retries: int = 3,
     timeout: float = 60.0,
     on_bytes: Callable[[int], None] | None = None,
+    max_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
 ) -> DownloadResult:
-    """Fetch one file (resuming a `.part`), verify it, move it into place; never raises."""
+    """Fetch one file (resuming a `.part`), verify it, move it into place; never raises.
+
+    A body longer than `max_bytes` or than its announced length is cut off and
+    not kept; one slower than `_MIN_RATE` bytes a second over `_WINDOW` seconds is
+    cut off and resumed by the next attempt; `timeout` bounds each wait for data.
+    """
     target = download.path
     if target.exists() and (download.sha256 is None or file_sha256(target) == download.sha256):
         return DownloadResult(download, Outcome("present"), target.stat().st_size)
@@ -201,8 +267,9 @@ def fetch(
     target.parent.mkdir(parents=True, exist_ok=True)
     resumed = False
     last_error = ""
+    counted = on_bytes or (lambda n: None)
     for attempt in range(retries):
-        offset = part.stat().st_size if part.exists() else 0
+        offset = _part_size(part)
         request = urllib.request.Request(download.url, headers={"User-Agent": "genotex-downloader"})
         if offset:
             request.add_header("Range", f"bytes={offset}-")
@@ -211,19 +278,20 @@ def fetch(
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
                 expected = _content_length(response)
-                received = 0
-                with open(part, "ab" if append else "wb") as handle:
-                    for chunk in iter(lambda: response.read(_CHUNK), b""):
-                        handle.write(chunk)
-                        received += len(chunk)
-                        if on_bytes is not None:
-                            on_bytes(len(chunk))
+                with _open_part(part, append) as handle:
+                    received = _body(response, handle, max_bytes - offset * append, counted)
             if expected is not None and received != expected:
                 # the connection closed early: keep the .part to resume, never move it into place
                 last_error = f"the body ended after {received} of {expected} bytes"
                 time.sleep(min(2**attempt, 8) * 0.1)
                 continue
             break
+        except _TooLong as exc:
+            part.unlink(missing_ok=True)
+            reason = f"the server sent {exc}; nothing was kept"
+            return DownloadResult(download, Outcome("failed", reason))
+        except _TooSlow:
+            last_error = f"the server sent less than {_MIN_RATE:,} bytes a second for {_WINDOW} s"
         except urllib.error.HTTPError as exc:
             if (
                 exc.code == 416 and offset
