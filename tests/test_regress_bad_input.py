@@ -153,3 +153,35 @@ def test_answer_problem_names_a_misspelt_trait_and_takes_a_tuple(tree):
     assert by_tuple.genes == by_key.genes and by_tuple.problem == by_key.problem
     with pytest.raises(TypeError, match="a problem is a ProblemId"):
         answer_problem(data, ["Good", None], task_info, mode="standard")
+
+
+def test_a_demographic_condition_given_as_a_key_is_the_clis_answer(tmp_path):
+    """#36 item 11: 'Liver_Cancer|Age' was read as a trait named 'Age' ("no readable
+    cohort_info.json for Age"); the key, the tuple and the CLI must give one answer."""
+    import json
+
+    from genotex.regression import ProblemSkipped, answer_problem
+    from genotex.workflows import SynthSpec, write_example
+
+    spec = SynthSpec(n_traits=2, n_cohorts=3, samples=(30, 40), n_genes=80, n_related=8)
+    unanswerable = write_example(tmp_path / "none", spec, seed=3)  # no cohort records Age
+    with pytest.raises(ProblemSkipped, match="no usable cohort of Asthma records Age"):
+        answer_problem(unanswerable.ref_output / "preprocess", "Asthma|Age", unanswerable.task_info)
+    spec = SynthSpec(n_traits=3, n_cohorts=4, samples=(30, 40), n_genes=80, n_related=8)
+    example = write_example(tmp_path / "tree", spec, seed=3)
+    data = example.ref_output / "preprocess"
+    by_key = answer_problem(data, "Asthma|Age", example.task_info, mode="standard")
+    by_tuple = answer_problem(data, ("Asthma", "Age"), example.task_info, mode="standard")
+    result = CliRunner().invoke(
+        main,
+        ["regress", "--data", str(data), "--task-info", str(example.task_info),
+         "--out", str(tmp_path / "out"), "--trait", "Asthma", "--condition", "Age",
+         "--mode", "standard"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = json.loads(
+        (tmp_path / "out" / "Asthma" / "significant_genes_condition_Age.json").read_text()
+    )
+    assert by_key.problem.condition == "Age" and by_key.genes
+    assert by_key.genes == by_tuple.genes
+    assert [gene for gene, _ in by_key.genes] == written["significant_genes"]["Variable"]

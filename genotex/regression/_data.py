@@ -144,6 +144,8 @@ def _choose(data_dir: Path, problem: ProblemId, task_info: TaskInfo) -> tuple[st
         return (choice,) if isinstance(choice, str) else tuple(choice)
     if reader.read(problem.trait) is None:
         raise ProblemSkipped(f"no readable cohort_info.json for {problem.trait}")
+    if problem.one_step and problem.condition is not None:  # Age or Gender: in the trait's data
+        raise ProblemSkipped(f"no usable cohort of {problem.trait} records {problem.condition}")
     if problem.condition is not None and reader.read(problem.condition) is None:
         raise ProblemSkipped(f"no readable cohort_info.json for {problem.condition}")
     raise ProblemSkipped("no usable cohort" if problem.one_step else "no usable cohort pair")
