@@ -268,3 +268,28 @@ def test_eval_q_prints_the_scores_and_nothing_else(eval_fixtures, tmp_path):
     assert "evaluated in" in normal.stderr and "JSON report" in normal.stderr
     assert quiet.stderr == "" and quiet.stdout == normal.stdout
     assert (tmp_path / "q.json").exists()
+
+
+def test_eval_numbers_its_progress_in_a_log(tmp_path):
+    """#36: in a log (stderr not a terminal) eval said nothing for minutes; now `[k/N]` lines,
+    as regress does, and none with --no-progress or -q."""
+    import subprocess
+    import sys
+
+    from genotex.workflows import SynthSpec, write_example
+
+    spec = SynthSpec(n_traits=4, n_cohorts=12, samples=(10, 16), n_genes=60, n_related=8)
+    example = write_example(tmp_path / "tree", spec, seed=21)  # 22 tables: a long stage
+    args = ["eval", "-p", str(example.pred_output), "-r", str(example.ref_output), "--no-cache"]
+    outputs = {}
+    for extra in ([], ["--no-progress"], ["-q"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "genotex", *args, *extra], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        outputs[" ".join(extra)] = done.stderr
+    tables = list(example.ref_output.rglob("preprocess/**/*.csv"))
+    lines = [line for line in outputs[""].splitlines() if line.startswith("[")]
+    assert lines[-1].startswith(f"[{len(tables)}/{len(tables)}] preprocessed tables (elapsed ")
+    assert 2 <= len(lines) <= 23 and "ETA" in lines[0]
+    assert "preprocessed tables" not in outputs["--no-progress"] + outputs["-q"]

@@ -16,7 +16,7 @@ import click
 
 from .._version import __version__
 from ..core import CACHE_ENV, CACHE_SIZE_ENV, GenotexError, TableCache, temporary_environment
-from ._progress import quiet, verbosity_options
+from ._progress import numbered_lines, quiet, verbosity_options
 
 __all__ = [
     "GreedyCommand",
@@ -255,16 +255,16 @@ def figure_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
-    """Progress bars on stderr (shown only on a terminal, and only for long stages)."""
+    """Progress of long stages on stderr: a bar on a terminal, `[k/N]` lines in a log."""
 
     def progress(items: Iterable[Any], description: str, total: int) -> Iterable[Any]:
         if not enabled or total < 20 or quiet():
             return items
+        if not sys.stderr.isatty():
+            return numbered_lines(items, description, total)
         from tqdm import tqdm
 
-        return tqdm(
-            items, desc=description, total=total, file=sys.stderr, leave=False, disable=None
-        )
+        return tqdm(items, desc=description, total=total, file=sys.stderr, leave=False)
 
     return progress
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import click
 
-__all__ = ["ItemProgress", "quiet", "say", "verbosity", "verbosity_options"]
+__all__ = ["ItemProgress", "numbered_lines", "quiet", "say", "verbosity", "verbosity_options"]
 
+T = TypeVar("T")
 _LEVELS = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
 _KEY = "genotex.verbosity"
 
@@ -86,6 +87,20 @@ def verbosity_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def _clock(seconds: float) -> str:
     seconds = int(round(seconds))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def numbered_lines(items: Iterable[T], description: str, total: int) -> Iterator[T]:
+    """The items, and on stderr a line `[k/N] description (elapsed, ETA)` at every twentieth
+    of them and the last: where a long stage is, in a log (where a bar would be noise).
+    """
+    started, step = time.monotonic(), max(1, total // 20)
+    for done, item in enumerate(items, 1):
+        yield item
+        if done % step == 0 or done == total:
+            elapsed = time.monotonic() - started
+            left = _clock(elapsed / done * (total - done))
+            line = f"[{done}/{total}] {description} (elapsed {_clock(elapsed)}, ETA {left})"
+            click.echo(line, err=True)
 
 
 class ItemProgress:
