@@ -5,6 +5,7 @@ processes started on localhost (as a user would start them on a cluster's nodes)
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -137,6 +138,8 @@ def test_eval_on_dask_equals_a_local_run(example, scheduler, tmp_path):
     on_dask = example_eval_report(example, tmp_path / "dask.json", "--scheduler", scheduler)
     assert local["preprocessing"]
     assert on_dask == local
+    options = json.loads((tmp_path / "dask.json").read_text())["run"]["provenance"]["options"]
+    assert options["scheduler"] == scheduler and options["jobs"] is None  # says how it ran
 
 
 def test_an_unreachable_scheduler_is_one_sentence(example, tmp_path):
@@ -218,3 +221,91 @@ def test_a_port_that_is_not_a_scheduler_is_refused_in_bounded_time(example, tmp_
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"the Dask scheduler {address} cannot be reached" in result.stderr
     assert "not a Dask scheduler" in result.stderr and took < 60
+
+
+def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes(example, tmp_path):
+    """#36 item 7: killing the only worker ended regress with "FutureCancelledError ... already
+    forgotten" even after a new worker joined: the shared data lived on the dead worker only.
+    """
+    import signal
+
+    from genotex.core import TaskInfo
+    from genotex.regression import run_problems
+
+    info = TaskInfo.read(example.task_info)
+    problems = list(info.problems())
+    data = example.ref_output / "preprocess"
+    local = run_problems(problems, data, info, tmp_path / "local", mode="standard")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        with distributed.Client(cluster) as client:
+            (pid,) = client.run(os.getpid).values()
+        seen = []
+
+        def kill_the_worker_once(outcome) -> None:
+            seen.append(outcome)
+            if len(seen) == 1:  # the nanny starts a new worker process in its place
+                os.kill(pid, signal.SIGKILL)
+
+        on_dask = run_problems(
+            problems, data, info, tmp_path / "dask", mode="standard",
+            scheduler=cluster.scheduler_address, on_outcome=kill_the_worker_once,
+        )  # fmt: skip
+    assert [p.kind for p in on_dask.problems] == [p.kind for p in local.problems]
+    assert len(seen) == len(problems)
+    assert _files(tmp_path / "dask") == _files(tmp_path / "local")
+
+
+def test_a_scheduler_killed_mid_run_ends_it_in_one_sentence(example, tmp_path, capfd):
+    """#36 item 7: killing the scheduler mid-regress printed distributed's traceback."""
+    import signal
+
+    from genotex.core import GenotexError, TaskInfo
+    from genotex.regression import run_problems
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+         "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with distributed.Client(address, timeout="5s") as client:
+                    client.wait_for_workers(1, timeout=60)
+                break
+            except OSError:
+                assert time.time() < deadline
+                time.sleep(0.5)
+        info = TaskInfo.read(example.task_info)
+        seen = []
+
+        def kill_the_scheduler_once(outcome) -> None:
+            seen.append(outcome)
+            if len(seen) == 1:
+                scheduler.send_signal(signal.SIGKILL)
+
+        capfd.readouterr()
+        started = time.monotonic()
+        with pytest.raises(GenotexError, match=f"the run on the Dask scheduler {address} stopped"):
+            run_problems(
+                list(info.problems()) * 3, example.ref_output / "preprocess", info,
+                tmp_path / "out", mode="standard", scheduler=address, force=True,
+                on_outcome=kill_the_scheduler_once, summary=tmp_path / "status.json",
+            )  # fmt: skip
+        assert time.monotonic() - started < 120
+        said = capfd.readouterr()
+        assert "Traceback" not in said.err + said.out and "distributed" not in said.err
+        assert json.loads((tmp_path / "status.json").read_text())  # what finished is recorded
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait(timeout=30)

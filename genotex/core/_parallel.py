@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
 import os
 import socket
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -124,21 +126,54 @@ def dask_map(
     """`function` over the tasks on the Dask scheduler at `address`: in input order, or as
     they finish with `in_order=False`. Pending tasks are cancelled when the caller stops.
 
-    The function (which may carry a large table, such as the synonyms) is sent to
-    the workers once, and genotex's `GENOTEX_*` settings with it, so a worker runs
-    under the limits this process was given.
+    The function (which may carry a large table, such as the synonyms or task_info) is sent
+    to the scheduler once, as a task of its own, and genotex's `GENOTEX_*` settings with
+    it, so a worker runs under the limits this process was given. Being a task, not
+    scattered data, it is made again on another worker when the one holding it dies. A
+    scheduler or workers lost for good end the run with `GenotexError`, in one sentence;
+    distributed's own log says nothing below an error meant for the user.
     """
     settings = {k: v for k, v in os.environ.items() if k.startswith("GENOTEX_")}
-    with dask_client(address) as client:  # says so when dask.distributed is not installed
+    with _distributed_quiet(), dask_client(address) as client:
         from dask.distributed import as_completed
 
-        [shared] = client.scatter([(function, settings)], broadcast=True, hash=False)
-        futures = client.map(_apply, tasks, shared=shared, pure=False)
+        with warnings.catch_warnings():  # sent once by design: not a "large graph" to warn of
+            warnings.filterwarnings("ignore", message=".*[Ll]arge (object|graph).*")
+            shared = client.submit(_shared, (function, settings), pure=False)
+            futures = client.map(_apply, tasks, shared=shared, pure=False)
         try:
             for future in futures if in_order else as_completed(futures):
                 yield future.result()
+        except (OSError, TimeoutError, concurrent.futures.CancelledError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+            raise GenotexError(
+                f"the run on the Dask scheduler {address} stopped: {reason[:200]}"
+            ) from None
         finally:
             client.cancel(futures)
+
+
+def _shared(payload: T) -> T:
+    return payload
+
+
+@contextlib.contextmanager
+def _distributed_quiet() -> Iterator[None]:
+    """distributed's loggers at CRITICAL while genotex runs on Dask, unless genotex's log is
+    at debug (`-v`): a lost scheduler is said once, by genotex, without distributed's traces.
+    """
+    if log.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in ("distributed", "tornado", "asyncio")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _apply(task: Any, *, shared: tuple[Callable[[Any], T], dict[str, str]]) -> T:

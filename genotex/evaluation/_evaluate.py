@@ -208,7 +208,9 @@ def _finish(
     chosen = {
         "ci": options.ci,
         "exact": options.exact,
-        "jobs": options.jobs,
+        # on Dask the scheduler's workers score the tables, not local processes
+        "jobs": None if options.scheduler else options.jobs,
+        "scheduler": options.scheduler,
         "max_file_mb": options.max_file_mb,
     }
     scored = {"selection": "preprocess", "preprocessing": "preprocess", "analysis": "regress"}

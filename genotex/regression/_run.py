@@ -7,6 +7,7 @@ half-written file; a re-run skips problems whose JSON exists and parses.
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing
 import os
@@ -16,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..core import (
     GenotexError,
@@ -131,9 +133,9 @@ def _stamped(outcome: ProblemOutcome, run: str) -> ProblemOutcome:
 
 
 def _solve_task(
-    task: tuple[str, ProblemId, TaskInfo, Mode, SelectBy, TableCache | None],
+    task: tuple[str, ProblemId, Mode, SelectBy, TableCache | None], task_info: TaskInfo
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
-    data_dir, problem, task_info, mode, select_by, cache = task
+    data_dir, problem, mode, select_by, cache = task
     return solve(data_dir, problem, task_info, mode, select_by, cache=cache)
 
 
@@ -204,9 +206,11 @@ def run_problems(
         else:
             pending.append(problem)
     data = os.path.abspath(data_dir)  # whole: a Dask worker runs in another folder
-    tasks = [(data, p, task_info, mode, select_by, cache) for p in pending]
+    tasks = [(data, p, mode, select_by, cache) for p in pending]
+    # task_info goes with the function, once (on Dask: once to the cluster), not in each task
+    solver = functools.partial(_solve_task, task_info=task_info)
     try:
-        for result, outcome in _execute(tasks, jobs=jobs, scheduler=scheduler):
+        for result, outcome in _execute(solver, tasks, jobs=jobs, scheduler=scheduler):
             if result is not None:
                 write_result(out_dir, result)
             outcomes[outcome.problem] = _stamped(outcome, run)
@@ -228,12 +232,16 @@ def _report(outcome: ProblemOutcome, on_outcome: Callable[[ProblemOutcome], None
 
 
 def _execute(
-    tasks: list, *, jobs: int, scheduler: str | None
+    solver: Callable[[Any], tuple[RegressionResult | None, ProblemOutcome]],
+    tasks: list,
+    *,
+    jobs: int,
+    scheduler: str | None,
 ) -> Iterable[tuple[RegressionResult | None, ProblemOutcome]]:
     if scheduler is not None:  # as they finish: each result is written as soon as it is known
-        yield from dask_map(_solve_task, tasks, scheduler, in_order=False)
+        yield from dask_map(solver, tasks, scheduler, in_order=False)
     elif jobs <= 1 or len(tasks) <= 1:
-        yield from map(_solve_task, tasks)
+        yield from map(solver, tasks)
     else:
         # spawn: polars' and BLAS' threads do not survive fork; the workers start with the
         # thread-count variables set, so their BLAS is on one thread from the start
@@ -241,7 +249,7 @@ def _execute(
         with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context) as pool:
             try:
                 with single_thread_environment():
-                    futures = [pool.submit(_solve_task, task) for task in tasks]
+                    futures = [pool.submit(solver, task) for task in tasks]
                 for future in as_completed(futures):
                     yield future.result()
             except BaseException:  # interrupted, terminated, or the consumer stopped
