@@ -496,3 +496,21 @@ def test_genotex_compare_counts_a_lower_p_value_as_the_better_one(saved, tmp_pat
     assert (row["wins"], row["ties"], row["losses"]) == (0, 0, n)  # B loses every problem
     auroc = sections["analysis (per problem)"]["auroc"]
     assert (auroc["wins"], auroc["losses"]) == (0, 0)  # unchanged elsewhere: ties only
+
+
+def test_gsea_is_not_run_on_a_ranking_longer_than_any_genome():
+    """#36 item 9: a prediction listing millions of names aborted eval --exact-stats (exit 134,
+    "memory allocation failed" in gseapy's permutations); now GSEA is left out with the reason,
+    and the exact AUROC is still computed (checked against scikit-learn)."""
+    from genotex.evaluation._uncertainty import MAX_GSEA_GENES, extra_statistics
+
+    universe = [f"G{i}" for i in range(200)]
+    reference = universe[:10]
+    predicted = ["G3", "G150", "G1", *(f"NOT{i}" for i in range(MAX_GSEA_GENES))]
+    out = extra_statistics(predicted, None, reference, universe, permutations=10, seed=1)
+    assert out["gsea_prerank_es"] is None and "more than the 100,000" in out["gsea_note"]
+    everything = list(dict.fromkeys([*universe, *predicted]))
+    rank = {g: len(predicted) - i for i, g in enumerate(predicted)}
+    scores = [rank.get(g, 0) for g in everything]
+    truth = [g in reference for g in everything]
+    assert out["auroc_exact"] == pytest.approx(roc_auc_score(truth, scores))

@@ -87,6 +87,11 @@ def problem_universe(
     return [column for column in header if column not in not_genes]
 
 
+#: The longest ranking GSEA prerank is run on: more names than any genome's gene symbols. A
+#: prediction listing millions of names made gseapy's permutations abort the process.
+MAX_GSEA_GENES = 100_000
+
+
 def gsea_prerank(
     ranking: Mapping[str, float], reference: Sequence[str], *, permutations: int, seed: int
 ) -> dict[str, float | None]:
@@ -159,13 +164,19 @@ def extra_statistics(
     }
     if exact["note"]:
         out["exact_note"] = exact["note"]
-    if pred and exact["auroc_exact"] is not None:
+    ranked = len(set(universe) | set(pred))
+    if pred and exact["auroc_exact"] is not None and ranked <= MAX_GSEA_GENES:
         gsea = gsea_prerank(
             _ranking(pred, coefficients, universe), ref, permutations=permutations, seed=seed
         )
         out.update({f"gsea_prerank_{k}": v for k, v in gsea.items()})
     else:
         out.update(dict.fromkeys(("gsea_prerank_es", "gsea_prerank_nes", "gsea_prerank_pval")))
+        if ranked > MAX_GSEA_GENES:  # its permutations would take memory in proportion
+            out["gsea_note"] = (
+                f"not computed: the ranking holds {ranked:,} names, more than the "
+                f"{MAX_GSEA_GENES:,} GSEA is run on (a genome has ~60,000 gene symbols)"
+            )
     return out
 
 
