@@ -222,8 +222,14 @@ def test_a_result_method_is_typed_and_written_back_key_for_key(tmp_path):
         "alpha_grid": {"rule": "absolute", "values": [1e-06, 0.1, 1.0]},
         "select_by": "precision",
         "selection_rule": "highest precision",
-        "alpha": 0.1,
-        "diagnostics": {"final_iterations": 12, "converged": True},
+        "alpha": 1e-06,
+        "diagnostics": {
+            "final_iterations": 12,
+            "converged": False,
+            "final_relative_gap": 0.002,
+            "flags": ["alpha_at_grid_edge", "column_order_dependent"],
+            "reversed_columns": {"selected": 17, "in_common": 1},
+        },
     }
     standard = {
         "mode": "standard",
@@ -249,6 +255,19 @@ def test_a_result_method_is_typed_and_written_back_key_for_key(tmp_path):
         assert isinstance(method, cls) and method.to_dict() == data
         assert json.dumps(method.to_dict()) == json.dumps(data)  # the same keys, in order
         assert method.model_family in ("Lasso", "LMM")
+    older = {**reference, "diagnostics": {"final_iterations": 12, "converged": True}}  # 0.4
+    read = ResultFile.from_dict({**json.loads(json.dumps(RESULT)), "method": older}).method
+    assert isinstance(read, ReferenceMethod) and read.flags == ()
+    assert read.final_relative_gap is None and read.warnings() == []
+    said = ResultFile.from_dict({**json.loads(json.dumps(RESULT)), "method": reference}).method
+    assert isinstance(said, ReferenceMethod) and said.warnings() == [
+        "alpha 1e-06 is at the edge of the grid",
+        "the selection depends on the genes' column order (reversed, the fit selects 17 "
+        "genes, 1 in common)",
+    ]
+    unknown = {**reference, "diagnostics": {**reference["diagnostics"], "flags": ["made_up"]}}
+    unknown_read = ResultFile.from_dict({**json.loads(json.dumps(RESULT)), "method": unknown})
+    assert unknown_read.method is None
     broken = {**standard, "diagnostics": {"converged": "yes"}}
     assert ResultFile.from_dict({**json.loads(json.dumps(RESULT)), "method": broken}).method is None
 

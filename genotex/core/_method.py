@@ -93,8 +93,21 @@ class ReferenceMethod(_ModelNamed):
     alpha
         The α chosen.
     final_iterations, converged
-        Coordinate-descent iterations of the final fit, and whether they stopped
-        before scikit-learn's cap.
+        Coordinate-descent iterations of the final fit, and whether it converged:
+        stopped before scikit-learn's cap with a relative duality gap within its
+        tolerance, computed, not assumed.
+    final_relative_gap
+        That gap, over ‖y‖²/n (None in files written before 0.5).
+    flags
+        What makes the result fragile, kept as the published pipeline makes it:
+        ``"alpha_at_grid_edge"`` (the chosen α is the grid's smallest or largest),
+        ``"iteration_limit"`` (the final fit stopped at max_iter),
+        ``"column_order_dependent"`` (the final fit on the genes in reverse order
+        selects other genes: the Lasso's solution is not unique there).
+    reversed_columns
+        (genes selected with the columns reversed, genes in common), where that
+        was checked: when the fit selects more genes than there are samples (a
+        unique Lasso solution never does), is flagged otherwise, or did not converge.
     """
 
     mode: ClassVar[Mode] = "reference"
@@ -110,9 +123,22 @@ class ReferenceMethod(_ModelNamed):
     alpha: float
     final_iterations: int
     converged: bool
+    final_relative_gap: float | None = None
+    flags: tuple[str, ...] = ()
+    reversed_columns: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object, keys in the order genotex writes them."""
+        diagnostics: dict[str, Any] = {
+            "final_iterations": self.final_iterations,
+            "converged": self.converged,
+        }
+        if self.final_relative_gap is not None:
+            diagnostics["final_relative_gap"] = self.final_relative_gap
+        diagnostics["flags"] = list(self.flags)
+        if self.reversed_columns is not None:
+            selected, common = self.reversed_columns
+            diagnostics["reversed_columns"] = {"selected": selected, "in_common": common}
         return {
             "mode": self.mode,
             "model": self.model,
@@ -122,8 +148,23 @@ class ReferenceMethod(_ModelNamed):
             "select_by": self.select_by,
             "selection_rule": self.selection_rule,
             "alpha": self.alpha,
-            "diagnostics": {"final_iterations": self.final_iterations, "converged": self.converged},
+            "diagnostics": diagnostics,
         }
+
+    def warnings(self) -> list[str]:
+        """Each flag in words, for a log line and eval's findings."""
+        said = {
+            "alpha_at_grid_edge": f"alpha {self.alpha:g} is at the edge of the grid",
+            "iteration_limit": f"the final fit stopped at max_iter ({self.max_iter})",
+        }
+        words = [said[flag] for flag in self.flags if flag in said]
+        if "column_order_dependent" in self.flags and self.reversed_columns is not None:
+            selected, common = self.reversed_columns
+            words.append(
+                f"the selection depends on the genes' column order (reversed, the fit "
+                f"selects {selected} genes, {common} in common)"
+            )
+        return words
 
 
 @dataclass(frozen=True)
@@ -241,7 +282,32 @@ def _reference(data: Mapping[str, Any]) -> ReferenceMethod:
         alpha=float(_get(data, "alpha", (float, int))),
         final_iterations=_get(diagnostics, "final_iterations", int),
         converged=_get(diagnostics, "converged", bool),
+        final_relative_gap=_optional_number(diagnostics, "final_relative_gap"),
+        flags=_flags(diagnostics),
+        reversed_columns=_reversed(diagnostics),
     )
+
+
+#: The flags a reference-mode result may carry.
+REFERENCE_FLAGS = ("alpha_at_grid_edge", "iteration_limit", "column_order_dependent")
+
+
+def _optional_number(node: Mapping[str, Any], key: str) -> float | None:
+    return None if node.get(key) is None else float(_get(node, key, (float, int)))
+
+
+def _flags(diagnostics: Mapping[str, Any]) -> tuple[str, ...]:
+    flags = diagnostics.get("flags", [])
+    if not isinstance(flags, list) or not all(f in REFERENCE_FLAGS for f in flags):
+        raise _Shape("diagnostics.flags holds an unknown flag")
+    return tuple(flags)
+
+
+def _reversed(diagnostics: Mapping[str, Any]) -> tuple[int, int] | None:
+    node = diagnostics.get("reversed_columns")
+    if node is None:
+        return None
+    return _get(node, "selected", int), _get(node, "in_common", int)
 
 
 def _fallback(node: object) -> SolverFallback | None:

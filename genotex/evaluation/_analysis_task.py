@@ -12,6 +12,7 @@ from ..core import (
     GuardedTree,
     MalformedResult,
     ProblemId,
+    ReferenceMethod,
     RejectedFile,
     ResultFile,
     approximate_auroc,
@@ -156,6 +157,10 @@ def score_result_file(
         numbers[f"trait_pred_{key}"], problem_text = result.cv_number(key)
         if problem_text:
             found.append(Finding(pred.relative(pred_path), problem_text))
+    method = result.method
+    if isinstance(method, ReferenceMethod) and method.warnings():  # said, never scored
+        said = "; ".join(method.warnings())
+        found.append(Finding(pred.relative(pred_path), f"its reference-mode fit: {said}"))
     score = ProblemScore.from_values(problem, numbers)
     if lists is not None:
         lists.predictions[problem.key] = (result.genes, result.coefficients)

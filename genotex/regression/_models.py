@@ -22,6 +22,7 @@ from sklearn.linear_model import Lasso
 
 from ..core import SelectBy
 from ._constants import LOG_DELTA_INTERVALS, LOG_DELTA_RANGE
+from ._homotopy import relative_duality_gap
 from ._numerics import estimate_log_delta, significant_genes
 from ._standard import fit_standard
 
@@ -53,12 +54,41 @@ def _check_alpha(alpha: object) -> float:
 class _LassoFitted:
     """Fitted state shared by the Lasso and the LMM: the scikit-learn fit and its diagnostics."""
 
-    def _record(self, lasso: Lasso) -> None:
+    def _record(self, lasso: Lasso, x: np.ndarray, y: np.ndarray) -> None:
+        """Keep the fit, and what its check needs (the check is made when first asked for:
+        a CV fit is never asked, so it costs nothing there).
+        """
         self.lasso_ = lasso
         self.coef_ = np.ravel(lasso.coef_)
         self.intercept_ = float(np.ravel(lasso.intercept_)[0])
         self.n_iter_ = int(lasso.n_iter_)
-        self.converged_ = bool(lasso.n_iter_ < lasso.max_iter)
+        self._fitted_to: tuple[np.ndarray, np.ndarray] | None = (x, y)
+        self._relative_gap: float | None = None
+
+    @property
+    def relative_gap_(self) -> float:
+        """The fit's duality gap over ‖y‖²/n on the data it was fitted to (centred, as
+        scikit-learn fits an intercept): computed, not assumed.
+        """
+        cached = self._relative_gap
+        if cached is None:
+            assert self._fitted_to is not None  # kept until the gap is computed
+            x, y = self._fitted_to
+            centred_x = x - x.mean(axis=0)
+            centred_y = np.ravel(y) - float(np.mean(y))
+            residual = centred_y - centred_x @ self.coef_
+            cached = relative_duality_gap(
+                centred_y, self.coef_, float(self.lasso_.alpha), residual, centred_x.T @ residual
+            )
+            self._relative_gap = cached
+            self._fitted_to = None  # the data is not kept once the check is made
+        return cached
+
+    @property
+    def converged_(self) -> bool:
+        """Stopped before max_iter with the duality gap within scikit-learn's tol."""
+        lasso = self.lasso_
+        return bool(lasso.n_iter_ < lasso.max_iter and self.relative_gap_ <= lasso.tol)
 
 
 class LassoModel(_LassoFitted, BaseEstimator):
@@ -73,16 +103,18 @@ class LassoModel(_LassoFitted, BaseEstimator):
     ----------
     coef_, intercept_
         Gene coefficients and intercept of the fit.
-    n_iter_, converged_
-        Coordinate-descent iterations, and whether they stopped before the
-        1,000-iteration cap (the reference's fits often do not: recorded, not hidden).
+    n_iter_, relative_gap_, converged_
+        Coordinate-descent iterations, the fit's duality gap over ‖y‖²/n, and
+        whether it converged: stopped before the 1,000-iteration cap with that gap
+        within scikit-learn's tol (the reference's fits often do not: recorded,
+        not hidden).
     """
 
     def __init__(self, *, alpha: float = 1.0) -> None:
         self.alpha = alpha
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> LassoModel:
-        self._record(_fit_lasso(_check_alpha(self.alpha), x, y))
+        self._record(_fit_lasso(_check_alpha(self.alpha), x, y), x, y)
         return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -143,7 +175,8 @@ class LMMModel(_LassoFitted, BaseEstimator):
         """Fit; `null_model` reuses a variance-component search made for the same X and y."""
         alpha = _check_alpha(self.alpha)
         self.null_model_ = null_model if null_model is not None else fit_null_model(x, y)
-        self._record(_fit_lasso(alpha, self.null_model_.rotated_x, y))
+        rotated = self.null_model_.rotated_x
+        self._record(_fit_lasso(alpha, rotated, y), rotated, y)
         return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -186,6 +219,16 @@ class Residualizer(BaseEstimator):
         target, beta_z = self.residual(y, z)
         return self.fit_residual(x, target, beta_z, **fit_params)
 
+    @property
+    def relative_gap_(self) -> float:
+        """The fitted model's duality gap over ‖y‖²/n (computed when first asked for)."""
+        return float(self.estimator_.relative_gap_)
+
+    @property
+    def converged_(self) -> bool:
+        """Whether the fitted model converged (its gap within tolerance, before max_iter)."""
+        return bool(self.estimator_.converged_)
+
     def fit_residual(
         self, x: np.ndarray, target: np.ndarray, beta_z: np.ndarray | None, **fit_params: Any
     ) -> Residualizer:
@@ -194,7 +237,6 @@ class Residualizer(BaseEstimator):
         self.estimator_ = clone(self.model).fit(x, target, **fit_params)
         self.coef_ = self.estimator_.coef_
         self.n_iter_ = self.estimator_.n_iter_
-        self.converged_ = self.estimator_.converged_
         self.condition_coef_ = None if beta_z is None else float(beta_z[1, 0])
         return self
 

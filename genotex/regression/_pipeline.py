@@ -100,8 +100,13 @@ class RegressionResult:
             gap = self.method.final_relative_gap
             state = "converged" if self.converged else "NOT converged"
             parts.append(f"standard mode, {self.method.select_by} rule, {state} (gap {gap:.1e})")
+        elif isinstance(self.method, ReferenceMethod):
+            parts += [f"WARNING: {w}" for w in self.method.warnings()]
+            if not self.converged and "iteration_limit" not in self.method.flags:
+                reached = self.method.final_relative_gap or 0.0
+                parts.append(f"WARNING: the final fit did not converge (gap {reached:.1e})")
         elif not self.converged:
-            parts.append("the final fit hit max_iter")
+            parts.append("the final fit did not converge")
         return "; ".join(parts)
 
 
@@ -128,6 +133,17 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
     z = None if data.z is None else normalize(data.z)[0]
     model = Residualizer(LMMModel(alpha=choice.alpha) if lmm else LassoModel(alpha=choice.alpha))
     model.fit(np.asfortranarray(x), data.y, z)
+    genes = tuple(significant_genes(model.coef_, data.genes))
+    flags = [
+        *(["alpha_at_grid_edge"] if choice.alpha in (min(ALPHA_GRID), max(ALPHA_GRID)) else []),
+        *(["iteration_limit"] if model.n_iter_ >= ReferenceMethod.max_iter else []),
+    ]
+    reversed_columns = None
+    if flags or not model.converged_ or len(genes) > len(data.y):  # a fragile fit: is it unique?
+        reversed_columns = _reversed_selection(model, x, data.y, z)
+        chosen = int(np.count_nonzero(model.coef_))
+        if reversed_columns != (chosen, chosen):
+            flags.append("column_order_dependent")
     method = ReferenceMethod(
         model="LMM (X rotated, y not)" if lmm else "Lasso",
         solver=_REFERENCE_SOLVER,
@@ -136,10 +152,13 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
         alpha=choice.alpha,
         final_iterations=model.n_iter_,
         converged=model.converged_,
+        final_relative_gap=model.relative_gap_,
+        flags=tuple(flags),
+        reversed_columns=reversed_columns,
     )
     return RegressionResult(
         problem=data.problem,
-        genes=tuple(significant_genes(model.coef_, data.genes)),
+        genes=genes,
         cv_performance=choice.performance,
         model="LMM" if lmm else "Lasso",
         batch_effect=lmm,
@@ -153,6 +172,21 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
         cv_per_alpha=choice.per_alpha,
         method=method,
     )
+
+
+def _reversed_selection(
+    fitted: Any, x: np.ndarray, y: np.ndarray, z: np.ndarray | None
+) -> tuple[int, int]:
+    """(genes selected, genes in common with `fitted`) when the final fit is made again on
+    the genes in reverse column order (its coefficients mapped back before comparing): a
+    unique Lasso solution selects the same genes either way.
+    """
+    from sklearn.base import clone
+
+    refit = clone(fitted).fit(np.asfortranarray(x[:, ::-1]), y, z)
+    nonzero = np.flatnonzero(refit.coef_[::-1])
+    first = set(np.flatnonzero(fitted.coef_))
+    return len(nonzero), len(first & set(nonzero.tolist()))
 
 
 def _standard(data: ProblemData, task_info: TaskInfo, select_by: SelectBy) -> RegressionResult:
