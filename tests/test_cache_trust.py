@@ -93,7 +93,29 @@ def test_an_entry_with_changed_values_and_a_recomputed_checksum_is_not_trusted(
     header = mine.read_text().splitlines()[0].split(",")
     forged = parse_rows(theirs, theirs.read_bytes(), header)  # same shape, other values
     _as_attacker(monkeypatch, lambda: write_entry(entry, key, forged))
+    if os.geteuid() == 0:  # written by another user, as in a shared cache folder
+        os.chown(entry, 12345, 12345)
+    else:  # or a file others may write
+        entry.chmod(0o666)
     assert np.array_equal(_values(mine, cache), expected)
+
+
+def test_the_users_own_private_entry_is_checked_by_crc_and_others_by_signature(
+    two_tables, monkeypatch
+):
+    """The HMAC (1 GB/s) is paid only where someone else could have written the entry; the
+    user's own private entries are checked for accidents by CRC-32 (7 GB/s)."""
+    from genotex.core import _cache_entry
+
+    cache, mine, _ = two_tables
+    expected = _values(mine, None)
+    signed = []
+    real_sign = _cache_entry.sign
+    monkeypatch.setattr(_cache_entry, "sign", lambda *parts: signed.append(1) or real_sign(*parts))
+    assert np.array_equal(_values(mine, cache), expected) and signed == []
+    (entry,) = cache.tables.glob(f"{cache.digests.sha256(mine)}.*.table")
+    entry.chmod(0o666)  # others may write it now: its signature is checked
+    assert np.array_equal(_values(mine, cache), expected) and signed == [1]
 
 
 def test_a_fifo_in_place_of_an_entry_does_not_block(two_tables):

@@ -22,13 +22,14 @@ Safety, in the order a reader meets it:
 - **No half-written entry is read.** An entry is written under a temporary name
   (`.<name>.<pid>-<random>.tmp`) and renamed into place, so concurrent writers of
   one key each rename a complete file and readers see one of them.
-- **Only what this user wrote is read.** The HMAC-SHA256 covers the header and
-  the values under the user's cache key (`cache_key`: a private file outside the
-  cache), as does each sha256 memo's; so an entry or memo someone else wrote or
-  changed (a forged memo pointing a CSV at another entry, values changed and a
-  checksum recomputed) is not trusted, and the size must match the header's
-  shape. A mismatch removes the entry and parses the CSV. Checking costs
-  ~1 GB/s of entry (a 64 MB entry: ~55 ms, where a CRC-32 took 9 ms).
+- **Only what this user wrote is read.** An entry holds a CRC-32 and an
+  HMAC-SHA256 of its header and values under the user's cache key
+  (`cache_key`: a private file outside the cache), as each sha256 memo holds
+  the HMAC. The user's own entry that no one else may write is checked by its
+  CRC-32 (accidents); any other must carry the user's HMAC, so an entry or memo
+  someone else wrote or changed (a forged memo pointing a CSV at another entry,
+  values changed and a checksum recomputed) is not trusted. The size must match
+  the header's shape. A mismatch removes the entry and parses the CSV.
 - **Only regular files in real folders.** An entry is opened without following
   a link and without blocking (a FIFO or a link is damaged, not waited on);
   a `tables/` or `digests/` that is a link is not used, so nothing under its
