@@ -31,6 +31,20 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _wait_for(address: str, *, workers: int) -> None:
+    """Wait (up to a minute) until the scheduler at `address` answers with `workers` workers."""
+    deadline = time.time() + 60
+    while True:
+        try:
+            with distributed.Client(address, timeout="5s") as client:
+                client.wait_for_workers(workers, timeout=60)
+            return
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 @pytest.fixture(scope="module", params=["LocalCluster", "scheduler + 2 workers"])
 def scheduler(request) -> Iterator[str]:
     """The address of a running Dask scheduler with two single-threaded worker processes."""
@@ -58,16 +72,7 @@ def scheduler(request) -> Iterator[str]:
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 )
             )  # fmt: skip
-        deadline = time.time() + 60
-        while True:
-            try:
-                with distributed.Client(address, timeout="5s") as client:
-                    client.wait_for_workers(2, timeout=60)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.5)
+        _wait_for(address, workers=2)
         yield address
     finally:
         for process in reversed(started):
@@ -276,15 +281,7 @@ def test_a_scheduler_killed_mid_run_ends_it_in_one_sentence(example, tmp_path, c
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with distributed.Client(address, timeout="5s") as client:
-                    client.wait_for_workers(1, timeout=60)
-                break
-            except OSError:
-                assert time.time() < deadline
-                time.sleep(0.5)
+        _wait_for(address, workers=1)
         info = TaskInfo.read(example.task_info)
         seen = []
 
