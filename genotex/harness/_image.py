@@ -20,6 +20,7 @@ from pathlib import Path
 from .._version import __version__
 from ..core import GenotexError
 from ._podman import default_image, podman_binary
+from ._sandbox_spec import last_line
 
 __all__ = ["ImageBuild", "build_image"]
 
@@ -54,18 +55,13 @@ def _engine_binary(engine: str) -> str:
     return found
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no message"
-
-
 def _wheels(source: Path, folder: Path) -> int:
     """Build genotex's wheel and its dependencies' (with `[mcp]`) into folder; their count."""
     asked = [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check"]
     asked += ["--wheel-dir", str(folder), f"{source}[mcp]"]
     done = sp.run(asked, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise GenotexError(f"cannot build the wheels of {source}: {_last_line(done.stderr)}")
+        raise GenotexError(f"cannot build the wheels of {source}: {last_line(done.stderr, 300)}")
     return len(list(folder.glob("*.whl")))
 
 
@@ -116,7 +112,7 @@ def build_image(
     if done.returncode != 0:
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
         raise GenotexError(
-            f"{engine} could not build the sandbox image ({_last_line(done.stderr)}); the base "
+            f"{engine} could not build the sandbox image ({last_line(done.stderr, 300)}); the base "
             f"needs python3 {python} and its venv module, as the wheels are built for this Python"
         )
     used = base or "docker.io/library/python:3.11-slim"

@@ -44,7 +44,7 @@ from ._folder_sandbox import (
     pids_limit_hits,
     sandbox_variables,
 )
-from ._sandbox_spec import SampleSandbox, SandboxLimits
+from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
 
 __all__ = ["AGENT_UID", "PodmanSandbox", "default_image", "podman_binary", "podman_problem"]
 
@@ -97,7 +97,7 @@ def podman_problem(image: str) -> str | None:
     except (OSError, sp.SubprocessError) as exc:
         return f"{binary} cannot run ({exc})"
     if done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        detail = last_line(done.stderr)
         return (
             f"podman cannot start a container here ({detail}); where cgroups are v1 or hybrid, "
             'set runtime = "runc" and cgroup_manager = "cgroupfs" under [engine] in '

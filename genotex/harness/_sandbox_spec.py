@@ -20,6 +20,7 @@ __all__ = [
     "SandboxLimits",
     "bwrap_binary",
     "bwrap_problem",
+    "last_line",
     "python_binds",
     "system_binds",
 ]
@@ -127,13 +128,19 @@ def bwrap_problem() -> str | None:
     except (OSError, sp.SubprocessError) as exc:
         return f"{binary} cannot run ({exc})"
     if done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        detail = last_line(done.stderr)
         return (
             f"bwrap cannot create namespaces here ({detail}); allow unprivileged user "
             "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
             "kernel.apparmor_restrict_unprivileged_userns=0), or use podman or docker"
         )
     return None
+
+
+def last_line(text: str, limit: int = 200) -> str:
+    """The last non-blank line of a tool's output, cut to `limit` characters: its message."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else "no message"
 
 
 def system_binds() -> list[str]:
