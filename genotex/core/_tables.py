@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -32,8 +32,6 @@ from ._errors import GenotexError
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
-
-    from ._cache import TableCache
 
 __all__ = [
     "MAX_COLUMNS",
@@ -55,6 +53,12 @@ PANDAS_NA_VALUES = [
 #: What parsing a CSV's rows gives: row labels, float64 values (rows x columns) and the
 #: non-numeric cells (column position -> row positions).
 ParsedRows = tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]
+
+
+class ParsedRowSource(Protocol):
+    """Parsed rows by content, as `TableCache` gives them (the tables never import the cache)."""
+
+    def rows(self, path: Path, header: list[str]) -> ParsedRows: ...
 
 
 def label_array(labels: Sequence[str | None]) -> np.ndarray:
@@ -341,7 +345,7 @@ def read_table(
     *,
     features_are_rows: bool,
     max_columns: int | None = MAX_COLUMNS,
-    cache: TableCache | None = None,
+    cache: ParsedRowSource | None = None,
 ) -> LabelledTable:
     """Read a CSV whose first column holds the row labels; refuse duplicated labels.
 
