@@ -8,7 +8,8 @@ One call per stage, imported lazily so that `import genotex` stays light and
 - `preprocess_tree(input_root, out, synonyms, ...)`: every cohort of an input tree;
 - `answer_problem(data_dir, problem, task_info)`: one problem's ranked genes;
 - `run_problems(problems, data_dir, task_info, out)`: many problems, written as they finish;
-- `evaluate(pred, ref, task_info)`: the published metrics over two trees;
+- `evaluate(pred, ref, task_info)`: the published metrics over two trees (and, with
+  `diagnose=True`, where the points were lost);
 - `write_raw_benchmark(folder)`: a small generated benchmark in the real formats, to try them on.
 
 The stage packages `genotex.preprocessing`, `genotex.regression` and
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ._evaluate import evaluate
     from .core import (
         GenotexError,
         PredictionTreeError,
@@ -35,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         load_task_info,
         normalize_trait_name,
     )
-    from .evaluation import EvalOptions, EvalReport, evaluate
+    from .evaluation import EvalOptions, EvalReport
     from .preprocessing import preprocess_cohort, preprocess_tree
     from .regression import answer_problem, run_problems
     from .workflows import write_raw_benchmark
@@ -53,7 +55,7 @@ _LAZY = {
     "normalize_trait_name": "core",
     "EvalOptions": "evaluation",
     "EvalReport": "evaluation",
-    "evaluate": "evaluation",
+    "evaluate": "_evaluate",
     "preprocess_cohort": "preprocessing",
     "preprocess_tree": "preprocessing",
     "answer_problem": "regression",

@@ -145,3 +145,43 @@ def test_the_readme_package_map_matches_the_tree():
     assert listed <= packages | {"genotex"}, (
         f"in the map but not a package: {sorted(listed - packages)}"
     )
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_imports(path: Path, modules: set[str]) -> set[str]:
+    """Every genotex module a module imports: at its top, in a function or for type checkers."""
+    name = _module_name(path)
+    base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = base[: len(base) - (node.level - 1)]
+                target = ".".join(parts + (node.module.split(".") if node.module else []))
+            else:
+                target = node.module or ""
+            candidates = [target, *(f"{target}.{alias.name}" for alias in node.names)]
+            found |= {c for c in candidates if c in modules and c != name}
+    return found
+
+
+def test_no_two_modules_import_each_other_even_lazily_or_for_type_checkers():
+    paths = {_module_name(p): p for p in _modules()}
+    graph = {name: _module_imports(path, set(paths)) for name, path in paths.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph[todo.pop()] - seen:
+                if nxt == goal:
+                    return True
+                seen.add(nxt)
+                todo.append(nxt)
+        return False
+
+    circles = sorted((a, b) for a in graph for b in graph[a] if reaches(b, a))
+    assert not circles, f"modules in an import circle: {circles}"

@@ -11,6 +11,7 @@ import io
 import math
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +20,8 @@ from genotex.cli import main
 from genotex.evaluation import (
     FIGURE_FORMATS,
     BootstrapSettings,
+    Diagnosis,
+    DiagnosisFinding,
     EvalOptions,
     evaluate,
     load_report,
@@ -55,11 +58,27 @@ def reports(eval_fixtures, tmp_path_factory):
     for path in removed:
         path.unlink()
     shutil.rmtree(pred / "preprocess" / "Cystic_Fibrosis")
+    # a diagnosis of two classes (three findings), so that every figure of the report applies
+    found = [
+        DiagnosisFinding("trait_inverted", "preprocess/T/clinical_data/C1.csv", "inverted", "T"),
+        DiagnosisFinding("trait_inverted", "preprocess/T/clinical_data/C2.csv", "inverted", "T"),
+        DiagnosisFinding("age_unit", "preprocess/T/clinical_data/C3.csv", "months", "T"),
+    ]
+    diagnosis = Diagnosis((), tuple(found), (), {"mode": "standard"})
     return {
-        "whole": _evaluate(case, case / "pred/output", "Agent A"),
+        "whole": replace(_evaluate(case, case / "pred/output", "Agent A"), diagnosis=diagnosis),
         "holes": _evaluate(case, pred, "Agent B"),
         "removed": len(removed),
     }
+
+
+def test_the_error_class_histogram_counts_each_class(reports):
+    fig = FIGURES["error_classes"].draw(reports["whole"])
+    (ax,) = fig.axes
+    bars = {
+        t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches, strict=True)
+    }
+    assert bars == {"trait_inverted": 2, "age_unit": 1}
 
 
 def _png(path):

@@ -124,6 +124,17 @@ def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_a
     )
     expected = next(s for s in direct.analysis if s.problem.key == "Asthma|None")
     assert score.value["f1"] == pytest.approx(expected.f1)
+    # diagnosed: an analysis-only run used the reference's data, so its loss is its analysis
+    diagnosed = load_report(
+        export_run(log.location, tmp_path / "run2", reference=_ref(bench), diagnose="reference")
+    )
+    (problem,) = diagnosed.diagnosis.problems
+    assert problem.f1["agent"] == pytest.approx(expected.f1)
+    assert problem.main_stage == "analysis", (problem, diagnosed.diagnosis.findings)
+    assert problem.shares["selection"] == 0
+    top = diagnosed.diagnosis.findings[problem.top]
+    assert top.error_class == "analysis"
+    assert top.file == "regress/Asthma/significant_genes_condition_None.json"
     assert score.value["auroc"] == pytest.approx(expected.auroc)
     assert score.value["trait_pred_f1"] == pytest.approx(expected.trait_pred_f1)
     runtime = report.run["runtime"]

@@ -6,6 +6,7 @@ Defaults relative to the current folder (`-r output`, `--input output/preprocess
 
 from . import (  # noqa: F401  (each module registers its commands)
     _cache,
+    _diagnose,
     _download,
     _evaluation,
     _harness,

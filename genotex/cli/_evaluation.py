@@ -122,6 +122,14 @@ from ._progress import say
     default=None,
     help="Write an HTML report (index.html and figures) here; implies --ci and --exact-stats.",
 )
+@click.option(
+    "--diagnose",
+    "diagnose_mode",
+    type=click.Choice(["standard", "reference"]),
+    default=None,
+    help="Also say where the points were lost (genotex diagnose), its substitutes made by "
+    "this mode; in the JSON, the CSV tables and the report.",
+)
 @figure_options
 @resamples_option("Bootstrap resamples.")
 @click.option(
@@ -165,6 +173,7 @@ def eval_command(
     resamples: int,
     seed: int,
     gsea_permutations: int,
+    diagnose_mode: str | None,
 ) -> None:
     """Score a prediction tree against the reference with the published GenoTEX metrics.
 
@@ -173,7 +182,9 @@ def eval_command(
       genotex eval -p output -r reference/output --task-info metadata/task_info.json
       genotex eval -p output -r reference/output --json run.json --label "my agent" --report report/
     """
-    from ..evaluation import SUBTASKS, TASKS, BootstrapSettings, EvalOptions, evaluate
+    from .._evaluate import evaluate
+    from ..core import check_mode
+    from ..evaluation import SUBTASKS, TASKS, BootstrapSettings, EvalOptions
 
     options = EvalOptions(
         tasks=tuple(dict.fromkeys(tasks)) or TASKS,
@@ -194,7 +205,15 @@ def eval_command(
     check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir)
     started = time.perf_counter()
     progress = tqdm_progress(not no_progress)
-    report = evaluate(pred, ref, task_info, options=options, progress=progress)
+    report = evaluate(
+        pred,
+        ref,
+        task_info,
+        options=options,
+        progress=progress,
+        diagnose=diagnose_mode is not None,
+        diagnose_mode=check_mode(diagnose_mode or "standard"),
+    )
     emit_report(report, details=details, json_path=json_path, csv_dir=csv_dir)
     if report_dir is not None:
         from ..evaluation import write_report
@@ -233,4 +252,8 @@ def emit_report(
         say(f"JSON report: {json_path}")
     if csv_dir is not None:
         written = write_csv_tables(report, csv_dir)
+        if report.diagnosis is not None:
+            from ..evaluation import write_diagnosis_csv
+
+            written += write_diagnosis_csv(report.diagnosis, csv_dir / "diagnosis")
         say(f"CSV tables: {len(written)} files in {csv_dir}")

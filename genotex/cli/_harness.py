@@ -50,6 +50,13 @@ def harness_group() -> None:
     default=None,
     help="Dollars per million output tokens, when the log has no cost.",
 )
+@click.option(
+    "--diagnose",
+    "diagnose_mode",
+    type=click.Choice(["standard", "reference"]),
+    default=None,
+    help="Also say where the run lost its points (genotex diagnose), with this mode.",
+)
 @common_options
 @handle_errors
 def export_command(
@@ -60,6 +67,7 @@ def export_command(
     max_output_mb: int,
     price_in: float | None,
     price_out: float | None,
+    diagnose_mode: str | None,
 ) -> None:
     """Score LOG's samples from the log alone; write the run's tree, eval report and costs.
 
@@ -75,6 +83,7 @@ def export_command(
     if (price_in is None) != (price_out is None):
         raise click.UsageError("--price-in and --price-out go together")
     try:
+        from ..core import check_mode
         from ..harness import export_run
     except ImportError:
         raise click.UsageError(
@@ -87,6 +96,7 @@ def export_command(
         price_in=price_in,
         price_out=price_out,
         max_output_mb=max_output_mb,
+        diagnose=check_mode(diagnose_mode) if diagnose_mode else None,
     )
     say(f"genotex eval report with the run's runtime: {path}")
 

@@ -17,6 +17,7 @@ from ._analysis_task import (
     score_gene_list,
     score_result_file,
 )
+from ._common import Progress, no_progress
 from ._compare import (
     Comparison,
     ReportError,
@@ -25,8 +26,28 @@ from ._compare import (
     load_report,
     render_comparison,
 )
-from ._evaluate import TASKS, EvalOptions, evaluate
-from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS
+from ._diagnosis import (
+    ERROR_CLASSES,
+    STAGES,
+    Collected,
+    Diagnosis,
+    DiagnosisError,
+    DiagnosisFinding,
+    ProblemDiagnosis,
+    StageAverage,
+    compare_diagnoses,
+    diagnosis_frames,
+    error_class_histogram,
+    load_diagnosis,
+    render_diagnosis,
+    render_diagnosis_comparison,
+    stage_shares,
+    write_diagnosis_csv,
+)
+from ._diagnosis import collect as collect_findings
+from ._diagnosis import finish as finish_diagnosis
+from ._evaluate import TASKS, EvalOptions, check_output_trees, evaluate
+from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS, write_diagnosis_figure
 from ._html import render_html, write_report
 from ._html_runs import write_runs_report
 from ._isolation import ISOLATED_SANDBOXES, not_isolated
@@ -71,6 +92,28 @@ from ._statistics import (
 from ._uncertainty import add_exact_statistics, add_intervals, gsea_prerank
 
 __all__ = [
+    "ERROR_CLASSES",
+    "STAGES",
+    "Collected",
+    "Diagnosis",
+    "DiagnosisError",
+    "DiagnosisFinding",
+    "ProblemDiagnosis",
+    "Progress",
+    "StageAverage",
+    "check_output_trees",
+    "collect_findings",
+    "compare_diagnoses",
+    "diagnosis_frames",
+    "error_class_histogram",
+    "finish_diagnosis",
+    "load_diagnosis",
+    "no_progress",
+    "render_diagnosis",
+    "render_diagnosis_comparison",
+    "stage_shares",
+    "write_diagnosis_csv",
+    "write_diagnosis_figure",
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_DPI",
     "FIGURE_FORMATS",

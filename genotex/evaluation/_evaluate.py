@@ -30,7 +30,7 @@ from ._selection_task import evaluate_selection
 from ._statistics import BootstrapSettings
 from ._uncertainty import add_exact_statistics, add_intervals
 
-__all__ = ["TASKS", "EvalOptions", "evaluate"]
+__all__ = ["TASKS", "EvalOptions", "check_output_trees", "evaluate"]
 
 TASKS: tuple[str, ...] = ("selection", "preprocessing", "analysis")
 
@@ -115,7 +115,7 @@ def evaluate(
     """
     progress = progress or no_progress
     started = time.time()
-    ref_path, pred_path = _check_trees(Path(ref_dir), Path(pred_dir))
+    ref_path, pred_path = check_output_trees(Path(ref_dir), Path(pred_dir))
     task_info_source = None if isinstance(task_info, TaskInfo) else str(task_info)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
@@ -160,8 +160,8 @@ def evaluate(
     return _finish(report, options, lists, ref, task_info, source=task_info_source, started=started)
 
 
-def _check_trees(ref_path: Path, pred_path: Path) -> tuple[Path, Path]:
-    """Refuse folders that are not output/ trees, before anything is scored."""
+def check_output_trees(ref_path: Path, pred_path: Path) -> tuple[Path, Path]:
+    """(reference, prediction): refuse folders that are not output/ trees, before any scoring."""
     if not ref_path.is_dir():
         raise ReferenceTreeError("the reference folder does not exist", path=ref_path)
     if not (ref_path / "preprocess").is_dir() and not (ref_path / "regress").is_dir():

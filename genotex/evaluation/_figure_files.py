@@ -10,8 +10,12 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import atomic_output
+from ._diagnosis._figure import error_class_histogram
+from ._diagnosis._model import Diagnosis, DiagnosisError
 from ._figures import (
     csc_per_trait,
     headline_averages,
@@ -34,6 +38,7 @@ __all__ = [
     "figure_bytes",
     "make_figures",
     "render_figure",
+    "write_diagnosis_figure",
 ]
 
 #: The formats a figure can be saved in; the report writes all three unless told otherwise.
@@ -84,6 +89,13 @@ FIGURES: dict[str, FigureSpec] = {
         lambda r: any((r.preprocessing or {}).values()),
     ),
 }
+
+FIGURES["error_classes"] = FigureSpec(
+    lambda r: error_class_histogram(r.diagnosis),  # type: ignore[arg-type]  # applies: not None
+    "How many findings of each error class the diagnosis made, coloured by the stage the "
+    "class belongs to (genotex diagnose; classes not found are left out).",
+    lambda r: r.diagnosis is not None,
+)
 
 RUNS_CAPTION = (
     "Headline averages of each run side by side, one panel per scale, with 95% "
@@ -141,3 +153,21 @@ def make_figures(
         for name, spec in FIGURES.items()
         if spec.applies(report)
     }
+
+
+def write_diagnosis_figure(
+    diagnosis: Diagnosis, path: str | Path, *, dpi: int = DEFAULT_DPI
+) -> Path:
+    """The diagnosis' error-class histogram as PNG, SVG or PDF (from the file's suffix),
+    written atomically.
+    """
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower()
+    if fmt not in FIGURE_FORMATS:
+        raise DiagnosisError(
+            f"a figure file ends in {', '.join('.' + f for f in FIGURE_FORMATS)}", path=path
+        )
+    data = figure_bytes(error_class_histogram(diagnosis), fmt, dpi=dpi)
+    with atomic_output(path) as tmp:
+        tmp.write_bytes(data)
+    return path

@@ -25,6 +25,7 @@ from ..core import (
     prepare_output_folder,
     regress_file_name,
 )
+from ._diagnosis._section import diagnosis_section
 from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS, RenderedFigure, make_figures
 from ._figures import headline_averages
 from ._html_parts import (
@@ -285,6 +286,8 @@ def render_html(report: EvalReport, figures: Mapping[str, RenderedFigure]) -> st
         sections.append(_preprocessing_section(report))
     if report.analysis:
         sections.append(_analysis_section(report))
+    if report.diagnosis is not None:
+        sections.append(diagnosis_section(report.diagnosis))
     return page_template("report.html.j2").render(
         run=report.run,
         cards=_cards(report),

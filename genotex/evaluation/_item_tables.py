@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import FILTERING_METRICS, PREPROCESSING_METRICS, write_text_atomic
 from ._render import average_rows, choice_text
-from ._report import EvalReport
+from ._report_data import ReportData
 from ._statistics import Interval
 
 __all__ = ["FRAME_LEVELS", "interval_cells", "item_tables", "report_frame", "write_csv_tables"]
@@ -39,7 +39,7 @@ def _csv_text(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
-def item_tables(report: EvalReport) -> dict[str, tuple[list[str], list[list[object]]]]:
+def item_tables(report: ReportData) -> dict[str, tuple[list[str], list[list[object]]]]:
     """Name -> (headers, rows) of every per-item table the report holds (unrounded numbers)."""
     tables: dict[str, tuple[list[str], list[list[object]]]] = {}
     if report.filtering is not None:
@@ -97,7 +97,7 @@ def item_tables(report: EvalReport) -> dict[str, tuple[list[str], list[list[obje
     return tables
 
 
-def _averages(report: EvalReport) -> tuple[list[str], list[list[object]]]:
+def _averages(report: ReportData) -> tuple[list[str], list[list[object]]]:
     """Every average with its interval and the n it was taken over."""
     rows = [
         [section, group, metric, value, *(interval_cells(interval)), n]
@@ -116,7 +116,7 @@ def interval_cells(interval: Interval | None) -> list[object]:
     return [interval.low, interval.high, interval.note]
 
 
-def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
+def write_csv_tables(report: ReportData, folder: str | Path) -> list[Path]:
     """Write the per-trait, per-problem and per-file tables as CSV files; return their paths."""
     written = []
     for name, (headers, rows) in item_tables(report).items():
@@ -126,7 +126,7 @@ def write_csv_tables(report: EvalReport, folder: str | Path) -> list[Path]:
     return written
 
 
-#: `EvalReport.to_frame(level)` levels, and the table(s) each reads.
+#: `ReportData.to_frame(level)` levels, and the table(s) each reads.
 FRAME_LEVELS = {
     "problem": "analysis_per_problem",
     "file": "preprocessing_per_file",
@@ -137,7 +137,7 @@ FRAME_LEVELS = {
 }
 
 
-def report_frame(report: EvalReport, level: str = "problem") -> Any:
+def report_frame(report: ReportData, level: str = "problem") -> Any:
     """One of the report's tables as a pandas DataFrame (unrounded numbers, NaN where undefined).
 
     Parameters
@@ -173,6 +173,6 @@ def report_frame(report: EvalReport, level: str = "problem") -> Any:
 _EMPTY_HEADERS = {
     name: headers
     for name, (headers, _) in item_tables(
-        EvalReport(filtering=(), selection=(), preprocessing={}, analysis=())
+        ReportData(filtering=(), selection=(), preprocessing={}, analysis=())
     ).items()
 }

@@ -1,4 +1,4 @@
-"""Human-readable and CSV renderings of an `EvalReport` (the JSON is `report.to_json()`)."""
+"""Human-readable and CSV renderings of a report (the JSON is `report.to_json()`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from ..core import (
     PREPROCESSING_METRICS,
     get_metric,
 )
-from ._report import EvalReport, group_key
+from ._diagnosis._views import render_diagnosis
+from ._report_data import ReportData, group_key
 from ._scores import OVERALL, counted
 from ._statistics import Interval
 
@@ -42,7 +43,7 @@ def format_p(p: float | None, permutations: int | None = None) -> str:
     return f"{p:.1e}"
 
 
-def format_value(metric: str, value: float | None, report: EvalReport | None = None) -> str:
+def format_value(metric: str, value: float | None, report: ReportData | None = None) -> str:
     """A metric's value as the tables print it: 2 decimals, p-values in scientific notation."""
     if metric in P_VALUES:
         exact = (report.run if report is not None else {}).get("exact_statistics") or {}
@@ -93,7 +94,7 @@ def _labels(metrics: Sequence[str]) -> list[str]:
     return [_label(m) for m in metrics]
 
 
-def _selection_blocks(report: EvalReport, details: bool) -> list[str]:
+def _selection_blocks(report: ReportData, details: bool) -> list[str]:
     metrics = FILTERING_METRICS
     filtering, selection = report.filtering or (), report.selection or ()
     ds = report.selection_average().get("accuracy", math.nan)
@@ -124,7 +125,7 @@ def _selection_blocks(report: EvalReport, details: bool) -> list[str]:
     return blocks
 
 
-def _preprocessing_blocks(report: EvalReport, details: bool) -> list[str]:
+def _preprocessing_blocks(report: ReportData, details: bool) -> list[str]:
     metrics = PREPROCESSING_METRICS
     rows = []
     for subtask, scores in (report.preprocessing or {}).items():
@@ -143,7 +144,7 @@ def _preprocessing_blocks(report: EvalReport, details: bool) -> list[str]:
     return blocks
 
 
-def _analysis_blocks(report: EvalReport, details: bool) -> list[str]:
+def _analysis_blocks(report: ReportData, details: bool) -> list[str]:
     metrics, scores = ANALYSIS_METRICS, report.analysis or ()
     if not scores:
         return ["== Statistical analysis ==\n(no scored problems)"]
@@ -189,7 +190,7 @@ def _analysis_blocks(report: EvalReport, details: bool) -> list[str]:
     return blocks
 
 
-def _findings_block(report: EvalReport, max_findings: int) -> str:
+def _findings_block(report: ReportData, max_findings: int) -> str:
     findings = report.findings
     if not findings:
         return "== Problems found ==\nnone"
@@ -201,7 +202,7 @@ def _findings_block(report: EvalReport, max_findings: int) -> str:
     return "\n".join(lines)
 
 
-def render_text(report: EvalReport, *, details: bool = False, max_findings: int = 40) -> str:
+def render_text(report: ReportData, *, details: bool = False, max_findings: int = 40) -> str:
     """The printed evaluation: per-task summaries, optional details, problems found."""
     blocks: list[str] = []
     if report.filtering is not None:
@@ -213,6 +214,8 @@ def render_text(report: EvalReport, *, details: bool = False, max_findings: int 
     if report.intervals:
         blocks.append(_intervals_block(report, details))
     blocks.append(_findings_block(report, max_findings))
+    if report.diagnosis is not None:
+        blocks.append("== Diagnosis ==\n" + render_diagnosis(report.diagnosis).rstrip("\n"))
     return "\n\n".join(blocks) + "\n"
 
 
@@ -226,7 +229,7 @@ _SECTIONS = {
 }
 
 
-def average_rows(report: EvalReport) -> Iterator[tuple[str, str, str, float, Interval | None, int]]:
+def average_rows(report: ReportData) -> Iterator[tuple[str, str, str, float, Interval | None, int]]:
     """(section, group, metric, average, interval, items) of every average the report holds."""
     if report.filtering is not None:
         averages = report.filtering_average()
@@ -273,7 +276,7 @@ def average_rows(report: EvalReport) -> Iterator[tuple[str, str, str, float, Int
             )
 
 
-def _intervals_block(report: EvalReport, details: bool) -> str:
+def _intervals_block(report: ReportData, details: bool) -> str:
     settings = report.run.get("bootstrap", {})
     title = (
         f"== {settings.get('confidence', 0.95):.0%} intervals (percentile bootstrap, "

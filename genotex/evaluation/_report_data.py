@@ -1,4 +1,4 @@
-"""The evaluation's results, and their JSON form (evaluation.md § 5, plus what genotex adds).
+"""The evaluation's results as data, their JSON form (evaluation.md § 5, plus what genotex adds).
 
 The JSON keeps the fixture schema (`selection`, `preprocessing`, `analysis`)
 with unrounded numbers. Beside it, only when computed: per-problem extra
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, Self, get_args
 
 from ..core import (
     ANALYSIS_METRICS,
@@ -23,6 +23,7 @@ from ..core import (
     ProblemId,
     json_text,
 )
+from ._diagnosis._model import Diagnosis
 from ._preprocessing_task import SUBTASKS
 from ._scores import (
     EXTRA_ANALYSIS_METRICS,
@@ -37,10 +38,7 @@ from ._scores import (
 )
 from ._statistics import Interval
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["EvalReport", "group_key"]
+__all__ = ["ReportData", "group_key"]
 
 _GSEA_KEYS = {"gsea_prerank_es": "es", "gsea_prerank_nes": "nes", "gsea_prerank_pval": "pval"}
 
@@ -51,8 +49,11 @@ def group_key(section: str, group: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class EvalReport:
+class ReportData:
     """Everything one `genotex eval` computed; `None` sections were not requested.
+
+    `EvalReport` is this with its views as tables (`to_frame`); the renderers
+    take a `ReportData`, so that they never import the report class that uses them.
 
     `preprocessing[subtask]` is `None` when the prediction has no `preprocess/`
     folder at all; `analysis` is empty when it has no `regress/` folder.
@@ -66,6 +67,7 @@ class EvalReport:
     findings: tuple[Finding, ...] = ()
     run: Mapping[str, Any] = field(default_factory=dict)
     intervals: Mapping[str, Mapping[str, Interval]] = field(default_factory=dict)
+    diagnosis: Diagnosis | None = None
 
     def __repr__(self) -> str:
         parts = []
@@ -96,19 +98,6 @@ class EvalReport:
         head = "".join(f"<th>{html.escape(m)}</th>" for m in ANALYSIS_METRICS)
         caption = html.escape(repr(self))
         return f"<table><caption>{caption}</caption><tr><th></th>{head}</tr>{rows}</table>"
-
-    def to_frame(self, level: str = "problem") -> pd.DataFrame:
-        """A table of the report as a pandas DataFrame, instead of walking the dataclasses.
-
-        `level` is "problem" (a row per analysis problem), "file" (a row per
-        preprocessed table), "trait" (DF scores and analysis averages per trait),
-        "selection", "average" (every average with its interval and n) or
-        "finding". Numbers are unrounded, NaN where undefined; the same rows as
-        `genotex eval --csv` writes.
-        """
-        from ._item_tables import report_frame
-
-        return report_frame(self, level)
 
     # ---- aggregates -------------------------------------------------------------------
     @property
@@ -222,10 +211,12 @@ class EvalReport:
             out["analysis"] = self._analysis_dict()
         out["problems_found"] = [asdict(f) for f in self.findings]
         out["run"] = dict(self.run)
+        if self.diagnosis is not None:
+            out["diagnosis"] = self.diagnosis.to_dict()
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> EvalReport:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Rebuild a report from `to_dict()` output (or a JSON file of it)."""
         filtering = selection = preprocessing = analysis = None
         intervals: dict[str, dict[str, Interval]] = {}
@@ -237,7 +228,10 @@ class EvalReport:
             analysis = _analysis_from(data["analysis"], intervals)
         findings = tuple(Finding(**f) for f in data.get("problems_found", ()))
         run = dict(data.get("run", {}))
-        return cls(filtering, selection, preprocessing, analysis, findings, run, intervals)
+        diagnosis = Diagnosis.from_dict(data["diagnosis"]) if "diagnosis" in data else None
+        return cls(
+            filtering, selection, preprocessing, analysis, findings, run, intervals, diagnosis
+        )
 
     def to_json(self) -> str:
         """Deterministic JSON text: sorted keys, NaN (and any non-finite number) as null."""

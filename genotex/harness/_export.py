@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..core import GenotexError, prepare_output_folder, write_text_atomic
+from ..core import GenotexError, Mode, TaskInfo, prepare_output_folder, write_text_atomic
 from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
+from ..workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
 from ._logged import LoggedRun, LoggedSample, check_reference, logged_run, logged_samples, read_log
 from ._scoring import SampleScoring, link_slice, score_files, write_tree
@@ -170,6 +171,7 @@ def export_run(
     price_in: float | None = None,
     price_out: float | None = None,
     max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
+    diagnose: Mode | None = None,
 ) -> Path:
     """Score a genotex log's samples from the log alone, write `OUT/eval.json` and the trees.
 
@@ -187,6 +189,9 @@ def export_run(
         Dollars per million input and output tokens, when the log has no cost.
     max_output_mb
         The largest output tree inflated from one sample (a forged log's bound).
+    diagnose
+        Also say where the run lost its points (`genotex.workflows.diagnose`, its
+        substitutes made by this mode, "standard" or "reference"), in the report.
 
     Returns
     -------
@@ -228,11 +233,14 @@ def export_run(
     block["failures"] = failures
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
     given = sorted({t for s in run.specs.values() if s.trait in asked for t in s.given})
+    analysis_problems = {p.key for s, _ in next(iter(by_epoch.values())) for p in s.spec.problems}
     with tempfile.TemporaryDirectory(prefix="genotex-export-") as scratch:
         sliced = link_slice(reference, asked, Path(scratch) / "ref", also_preprocess=given)
         chosen = {"harness_task": run.task, "reducer": reducer_name}
         origin = provenance(sliced, run.task_info.to_dict(), chosen, started)
-    analysis_problems = {p.key for s, _ in next(iter(by_epoch.values())) for p in s.spec.problems}
+        if diagnose is not None:  # against the slice: the problems asked, nothing else
+            report = _diagnosed(report, out, sliced, run.task_info.restricted_to(asked),
+                                problems=analysis_problems, mode=diagnose)  # fmt: skip
     run_block = {
         **report.run,
         "genotex_version": __version__,
@@ -251,6 +259,20 @@ def export_run(
     path = out / "eval.json"
     write_text_atomic(path, replace(report, run=run_block).to_json())
     return path
+
+
+def _diagnosed(
+    report: EvalReport,
+    out: Path,
+    reference: Path,
+    task_info: TaskInfo,
+    *,
+    problems: set[str],
+    mode: Mode,
+) -> EvalReport:
+    """The report with the diagnosis of the exported tree (the asked problems only)."""
+    diagnosis = run_diagnosis(out / "output", reference, task_info, mode=mode, problems=problems)
+    return replace(report, diagnosis=diagnosis)
 
 
 def _score_samples(

@@ -203,8 +203,12 @@ def load_problem(
     task_info: TaskInfo,
     *,
     cache: TableCache | None = None,
+    cohorts: tuple[str, ...] | None = None,
 ) -> ProblemData:
     """Choose the cohort(s) of a problem and build X, Y, Z from the linked table(s).
+
+    `cohorts` names them instead ((trait cohort,) or (trait cohort, condition cohort)):
+    what `genotex diagnose` does to run the pipeline on another tree's choice.
 
     The linked tables are read through `cache` when one is given (a cohort's table
     is then parsed once for all its problems). Raises `ProblemSkipped` when no
@@ -213,7 +217,10 @@ def load_problem(
     """
     data_dir = Path(data_dir)
     trait, condition = problem.trait, problem.condition
-    cohorts = _choose(data_dir, problem, task_info)
+    if cohorts is None:
+        cohorts = _choose(data_dir, problem, task_info)
+    elif len(cohorts) != (1 if problem.one_step else 2):
+        raise ValueError(f"{problem.key} needs {1 if problem.one_step else 2} cohort(s): {cohorts}")
     trait_path = data_dir / trait / f"{cohorts[0]}.csv"
     table = _load(data_dir, trait, cohorts[0], cache)
     labels = list(table.column_labels)

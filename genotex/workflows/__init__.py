@@ -10,17 +10,23 @@ imports a workflow.
 
 from ._baseline import BaselineRun, propose_tree, run_baseline
 from ._demo import DemoRun, EvalDemo, run_demo, run_eval_demo
+from ._diagnose import diagnose
 from ._examples import DEMO_SPEC, Example, SynthSpec, write_example
+from ._faults import FAULTS, PlantedFault, make_faulty_prediction
 from ._raw_benchmark import RawBenchmark, write_raw_benchmark
 
 __all__ = [
     "DEMO_SPEC",
+    "FAULTS",
+    "PlantedFault",
+    "make_faulty_prediction",
     "BaselineRun",
     "DemoRun",
     "EvalDemo",
     "Example",
     "RawBenchmark",
     "SynthSpec",
+    "diagnose",
     "propose_tree",
     "run_baseline",
     "run_demo",

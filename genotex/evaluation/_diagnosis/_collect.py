@@ -1,0 +1,227 @@
+"""The parts of a diagnosis that need no re-analysis: scores, choices and the findings in the files.
+
+`collect` walks the trees once: each problem's F1 and cohort choices (the
+evaluator's own rules), each cohort's record and tables. The substitution runs
+that split a problem's loss into stages are made by the caller (they need the
+regression stage) and handed to `finish`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...core import (
+    CohortInfoReader,
+    GuardedTree,
+    ProblemId,
+    Selection,
+    TableCache,
+    TaskInfo,
+    ordered_map,
+)
+from .._analysis_task import evaluate_analysis, reference_results
+from .._common import Findings, Progress, no_progress
+from .._selection_task import evaluate_selection
+from .._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings
+from ._attribution import MATERIAL, problem_diagnosis, stage_averages
+from ._cohort import CohortTask, check_record, cohort_runner
+from ._model import Diagnosis, DiagnosisFinding, ProblemDiagnosis
+
+__all__ = ["Collected", "as_cohorts", "collect", "finish"]
+
+
+def as_cohorts(choice: Selection) -> tuple[str, ...]:
+    """A selection as a tuple of cohort IDs (empty when nothing was selected)."""
+    if choice is None:
+        return ()
+    return (choice,) if isinstance(choice, str) else tuple(choice)
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Each scored problem's agent F1 and choices, and every finding in the files."""
+
+    f1: Mapping[str, float]  # problem key -> F1 of the agent's answer
+    agent_choice: Mapping[str, tuple[str, ...]]
+    reference_choice: Mapping[str, tuple[str, ...]]
+    problems: tuple[ProblemId, ...]
+    findings: tuple[DiagnosisFinding, ...]
+    #: the prediction has no preprocessed data: it was given the reference's (analysis only)
+    given_data: bool = False
+
+    def lost(self) -> list[ProblemId]:
+        return [p for p in self.problems if self.f1[p.key] < 100.0]
+
+
+def _has_files(folder: Path) -> bool:
+    """Whether a folder holds any file (an exported analysis-only run has an empty one)."""
+    return os.path.isdir(folder) and any(p.is_file() for p in folder.rglob("*"))
+
+
+def _scores(pred: GuardedTree, ref: GuardedTree, task_info: TaskInfo) -> dict[str, float]:
+    """F1 of every reference result file the task_info asks for (0 when the agent has none)."""
+    known = {p.key for p in task_info.problems()}
+    out = {}
+    for trait, _, condition in reference_results(ref):
+        key = ProblemId(trait, condition).key
+        if key in known:
+            out[key] = 0.0
+    for score in evaluate_analysis(pred, ref, findings=Findings()):
+        if score.problem.key in out:
+            out[score.problem.key] = score.f1 if score.f1 == score.f1 else 0.0
+    return out
+
+
+def _record_findings(
+    pred: GuardedTree, ref: GuardedTree, traits: Iterable[str]
+) -> tuple[list[DiagnosisFinding], list[tuple[str, str]]]:
+    """cohort_usability of every cohort either tree records; the (trait, cohort)s to check."""
+    pred_reader = CohortInfoReader(pred, lambda *_: None)
+    ref_reader = CohortInfoReader(ref, lambda *_: None, unreadable_as_missing=True)
+    found, cohorts = [], []
+    for trait in traits:
+        theirs = ref_reader.read(trait)
+        if theirs is None:
+            continue
+        mine = pred_reader.read(trait) or {}
+        file = pred.relative(pred_reader.path(trait))
+        for cohort in dict.fromkeys([*theirs, *mine]):
+            found += check_record(trait, cohort, mine.get(cohort), theirs.get(cohort), file)
+            cohorts.append((trait, cohort))
+    return found, cohorts
+
+
+def collect(
+    pred: GuardedTree,
+    ref: GuardedTree,
+    task_info: TaskInfo,
+    *,
+    synonyms: Mapping[str, str] | None = None,
+    other_rows: Callable[[str, str], Mapping[str, Mapping[object, float]]] | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+    cache: TableCache | None = None,
+) -> Collected:
+    """Scores, choices and findings of the prediction against the reference.
+
+    A prediction with nothing in `preprocess/` (an analysis-only run, given the reference's
+    data) is taken to have used the reference's cohorts; only its answers are diagnosed.
+    """
+    progress = progress or no_progress
+    f1 = _scores(pred, ref, task_info)
+    _, selection = evaluate_selection(pred, ref, task_info, findings=Findings())
+    theirs = {s.problem.key: as_cohorts(s.reference_choice) for s in selection}
+    if not _has_files(pred.path("preprocess")):
+        problems = tuple(p for p in task_info.problems() if p.key in f1)
+        return Collected(f1, dict(theirs), theirs, problems, (), given_data=True)
+    agent = {s.problem.key: as_cohorts(s.predicted_choice) for s in selection}
+    found, cohorts = _record_findings(pred, ref, task_info.traits)
+    tasks = [
+        CohortTask(
+            pred.given_root,
+            ref.given_root,
+            trait,
+            cohort,
+            max_file_mb=(pred.max_bytes or 0) / 2**20 or 1e9,
+            other_rows=other_rows(trait, cohort) if other_rows else None,
+            cache=cache,
+        )
+        for trait, cohort in cohorts
+    ]
+    results = ordered_map(cohort_runner(synonyms), tasks, jobs, scheduler=scheduler)
+    for cohort_findings in progress(results, "diagnosis: cohorts", len(tasks)):
+        found += cohort_findings
+    for s in selection:
+        if s.accuracy < 100 and s.problem.key in f1:
+            found.append(_selection_finding(pred, s.problem, agent, theirs))
+    problems = tuple(p for p in task_info.problems() if p.key in f1)
+    return Collected(f1, agent, theirs, problems, tuple(found))
+
+
+def _selection_finding(
+    pred: GuardedTree,
+    problem: ProblemId,
+    agent: Mapping[str, tuple[str, ...]],
+    theirs: Mapping[str, tuple[str, ...]],
+) -> DiagnosisFinding:
+    mine, ref = agent[problem.key], theirs[problem.key]
+    said = " + ".join(mine) or "no cohort"
+    file = pred.relative(pred.path("preprocess", problem.trait, "cohort_info.json"))
+    message = f"{problem.key} answered from {said}; the reference's choice is " + (
+        " + ".join(ref) or "no cohort"
+    )
+    return DiagnosisFinding("selection", file, message, problem.trait, problem=problem.key)
+
+
+def _stage_finding(
+    problem: ProblemId, stage: str, f1: Mapping[str, float], mode: str, file: str
+) -> DiagnosisFinding:
+    """The finding that names a problem-level stage's loss (analysis or floor) with its F1s."""
+    if stage == "analysis":
+        message = (
+            f"the agent's genes score F1 {f1['agent']:.1f}; the {mode} pipeline on its own "
+            f"data scores {f1['own_data']:.1f}"
+        )
+    else:
+        message = (
+            f"the {mode} pipeline on the reference's data and cohorts scores F1 "
+            f"{f1['ref_cohorts']:.1f}: the floor of the substitutes"
+        )
+    numbers = {k: float(v) for k, v in f1.items()}
+    return DiagnosisFinding(stage, file, message, problem.trait, problem=problem.key,
+                            numbers=numbers)  # fmt: skip
+
+
+def finish(
+    collected: Collected,
+    substitutes: Mapping[str, Mapping[str, float]],
+    notes: Mapping[str, Sequence[str]],
+    *,
+    run: Mapping[str, Any],
+    regress_file: Callable[[ProblemId], str],
+    data_findings: Callable[[ProblemId, tuple[str, ...]], list[DiagnosisFinding]],
+    bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
+) -> Diagnosis:
+    """Attribute each lost problem's points; problems that lost nothing get zero shares.
+
+    `substitutes[key]` holds the F1 of "own_data", "ref_data" and "ref_cohorts";
+    `data_findings(problem, cohorts)` explains a preprocessing loss no class named.
+    """
+    findings = list(collected.findings)
+    problems: list[ProblemDiagnosis] = []
+    for problem in collected.problems:
+        agent = collected.f1[problem.key]
+        f1 = {"agent": agent, **substitutes.get(problem.key, {})}
+        for key in ("own_data", "ref_data", "ref_cohorts"):
+            f1.setdefault(key, agent)
+        shares = {k: v for k, v in problem_diagnosis(problem, f1, (), (), ()).shares.items()}
+        for stage in ("analysis", "floor"):
+            if shares[stage] >= MATERIAL:
+                findings.append(_stage_finding(problem, stage, f1, run.get("mode", "?"),
+                                               regress_file(problem)))  # fmt: skip
+        agent_cohorts = collected.agent_choice.get(problem.key, ())
+        if shares["preprocessing"] >= MATERIAL and not any(
+            f.stage == "preprocessing" and f.cohort in agent_cohorts and f.problem is None
+            for f in findings
+        ):
+            findings += data_findings(problem, agent_cohorts)
+        problems.append(
+            problem_diagnosis(
+                problem,
+                f1,
+                agent_cohorts,
+                collected.reference_choice.get(problem.key, ()),
+                findings,
+                notes=notes.get(problem.key, ()),
+            )
+        )
+    return Diagnosis(tuple(problems), tuple(findings), stage_averages(problems, bootstrap), run)
+
+
+def linked_path(tree: GuardedTree, trait: str, cohort: str) -> Path:
+    return tree.path("preprocess", trait, f"{cohort}.csv")

@@ -1,0 +1,307 @@
+"""`genotex diagnose`: where a submission lost its points, by stage, with the evidence.
+
+The findings in the files come from `genotex.evaluation`'s diagnosis; this
+workflow adds what needs the regression stage: for each problem that lost
+points, the standardized analysis is run again on the agent's own data, on the
+reference's data of the agent's cohorts and on the reference's data and
+cohorts (see `genotex.evaluation.stage_shares`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .._version import __version__
+from ..core import (
+    DEFAULT_MAX_FILE_MB,
+    GenotexError,
+    GuardedTree,
+    Mode,
+    ProblemId,
+    RejectedFile,
+    ResultFile,
+    TableCache,
+    TaskInfo,
+    check_mode,
+    gene_selection_scores,
+    ordered_map,
+    read_table,
+    regress_file_name,
+)
+from ..evaluation import (
+    DEFAULT_BOOTSTRAP,
+    BootstrapSettings,
+    Collected,
+    Diagnosis,
+    DiagnosisFinding,
+    Progress,
+    check_output_trees,
+    collect_findings,
+    finish_diagnosis,
+    no_progress,
+    table_similarity,
+)
+
+__all__ = ["diagnose"]
+
+
+@dataclass(frozen=True)
+class _Substitute:
+    """One re-analysis: a problem on a preprocess folder's data of the given cohorts."""
+
+    key: str
+    data_dir: str
+    cohorts: tuple[str, ...]
+    trusted: bool = True  # the reference's data: read through the table cache
+
+
+def _genes(
+    task: _Substitute, *, task_info: TaskInfo, mode: Mode, cache: TableCache | None
+) -> tuple[str, ...] | str:
+    """The pipeline's ranked genes, or why it gave none (a sentence)."""
+    from ..regression import ProblemFailed, ProblemSkipped, analyse, load_problem, one_blas_thread
+
+    problem = ProblemId.from_key(task.key.split("#")[0])
+    try:
+        with one_blas_thread(reference=mode == "reference"):
+            data = load_problem(task.data_dir, problem, task_info, cohorts=task.cohorts,
+                                cache=cache if task.trusted else None)  # fmt: skip
+            return tuple(g for g, _ in analyse(data, task_info, mode=mode).genes)
+    except (ProblemFailed, ProblemSkipped, GenotexError) as exc:
+        return str(exc)
+
+
+def _checked(pred: GuardedTree, problem: ProblemId, cohorts: tuple[str, ...]) -> str | None:
+    """Why the agent's linked tables cannot be handed to the pipeline (None: they can)."""
+    traits = (problem.trait, problem.condition)
+    for trait, cohort in zip(traits, cohorts, strict=False):
+        path = pred.path("preprocess", str(trait), f"{cohort}.csv")
+        if not pred.exists(path):
+            return f"{pred.relative(path)}: the agent has no such linked table"
+        try:
+            pred.resolve(path)
+        except RejectedFile as exc:
+            return f"{exc.relative}: {exc.reason}"
+    return None
+
+
+def _plan(
+    pred: GuardedTree, ref: GuardedTree, collected: Collected, problems: list[ProblemId]
+) -> tuple[list[_Substitute], dict[str, list[str]], dict[str, dict[str, float | str]]]:
+    """The re-analyses to run, the notes, and the F1s known without one.
+
+    A known F1 is a number (no data: 0) or the name of the substitute it equals.
+    """
+    tasks: list[_Substitute] = []
+    notes: dict[str, list[str]] = {}
+    known: dict[str, dict[str, float | str]] = {}
+    ref_data_dir = str(ref.given_root / "preprocess")
+    for problem in problems:
+        key = problem.key
+        mine, theirs = collected.agent_choice.get(key, ()), collected.reference_choice.get(key, ())
+        notes[key], known[key] = [], {}
+        if theirs:
+            tasks.append(_Substitute(f"{key}#ref_cohorts", ref_data_dir, theirs))
+        else:
+            known[key]["ref_cohorts"] = 0.0
+            notes[key].append("the reference selects no cohort")
+        if collected.given_data:  # an analysis-only run: its data were the reference's
+            known[key].update(own_data="ref_cohorts", ref_data="ref_cohorts")
+            notes[key].append("the prediction has no preprocessed data: it used the reference's")
+            continue
+        if not mine:
+            known[key].update(own_data=0.0, ref_data=0.0)
+            notes[key].append("the agent selects no cohort: nothing to re-analyse")
+            continue
+        refused = _checked(pred, problem, mine)
+        if refused:
+            known[key]["own_data"] = 0.0
+            notes[key].append(refused)
+        else:
+            own = str(pred.given_root / "preprocess")
+            tasks.append(_Substitute(f"{key}#own_data", own, mine, trusted=False))
+        if mine == theirs:
+            known[key]["ref_data"] = "ref_cohorts"
+        elif all(ref.path("preprocess", t, f"{c}.csv").is_file() for t, c in _pairs(problem, mine)):
+            tasks.append(_Substitute(f"{key}#ref_data", ref_data_dir, mine))
+        else:
+            known[key]["ref_data"] = "own_data"
+            notes[key].append(
+                "the reference has no linked table of the agent's cohorts: "
+                "their data's share is counted under selection"
+            )
+    return tasks, notes, known
+
+
+def _pairs(problem: ProblemId, cohorts: tuple[str, ...]) -> list[tuple[str, str]]:
+    traits = [problem.trait, *([str(problem.condition)] if len(cohorts) > 1 else [])]
+    return list(zip(traits, cohorts, strict=True))
+
+
+def _substitute_scores(
+    tasks: list[_Substitute],
+    answers: list[tuple[str, ...] | str],
+    reference_genes: Mapping[str, tuple[str, ...]],
+    notes: dict[str, list[str]],
+    known: dict[str, dict[str, float | str]],
+) -> dict[str, dict[str, float]]:
+    """Each problem's F1 of own_data, ref_data and ref_cohorts."""
+    f1: dict[str, dict[str, float]] = {key: {} for key in known}
+    for task, answer in zip(tasks, answers, strict=True):
+        key, which = task.key.split("#")
+        if isinstance(answer, str):
+            notes[key].append(f"{which}: the pipeline gave no answer ({answer})")
+            f1[key][which] = 0.0
+        else:
+            f1[key][which] = gene_selection_scores(answer, reference_genes[key])["f1"]
+    for key, values in known.items():
+        for which, value in values.items():
+            if isinstance(value, float):
+                f1[key][which] = value
+        for which, value in values.items():
+            if isinstance(value, str):
+                f1[key][which] = f1[key][value]
+    return f1
+
+
+def _reference_genes(ref: GuardedTree, problems: list[ProblemId]) -> dict[str, tuple[str, ...]]:
+    out = {}
+    for problem in problems:
+        path = ref.path("regress", problem.trait, regress_file_name(problem.condition))
+        out[problem.key] = ResultFile.read(path).genes
+    return out
+
+
+def _data_findings(
+    pred: GuardedTree, ref: GuardedTree
+) -> Callable[[ProblemId, tuple[str, ...]], list[DiagnosisFinding]]:
+    """A `data_differ` finding per linked table of the agent's cohorts, with the evaluator's
+    similarity numbers: what explains a preprocessing loss that no error class named.
+    """
+
+    def explain(problem: ProblemId, cohorts: tuple[str, ...]) -> list[DiagnosisFinding]:
+        found = []
+        for trait, cohort in _pairs(problem, cohorts):
+            path, ref_path = (t.path("preprocess", trait, f"{cohort}.csv") for t in (pred, ref))
+            if not ref_path.is_file() or not pred.exists(path):
+                continue
+            try:
+                mine = read_table(pred.resolve(path), features_are_rows=False,
+                                  max_columns=pred.max_columns)  # fmt: skip
+                numbers = table_similarity(mine, read_table(ref_path, features_are_rows=False))
+            except (RejectedFile, GenotexError):
+                continue
+            message = (
+                "the linked data differ from the reference's: attribute Jaccard "
+                f"{numbers['attributes_jaccard']:.2f}, sample Jaccard "
+                f"{numbers['samples_jaccard']:.2f}, feature r {numbers['feature_correlation']:.2f}"
+            )
+            found.append(DiagnosisFinding("data_differ", pred.relative(path), message, trait,
+                                          cohort, numbers=numbers))  # fmt: skip
+        return found
+
+    return explain
+
+
+def diagnose(
+    pred_dir: str | Path,
+    ref_dir: str | Path,
+    task_info: TaskInfo | str | Path,
+    *,
+    mode: Mode = "standard",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    synonyms: Mapping[str, str] | None = None,
+    max_file_mb: float = DEFAULT_MAX_FILE_MB,
+    bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
+    progress: Progress | None = None,
+    problems: Iterable[str] | None = None,
+    cache: TableCache | None = None,
+) -> Diagnosis:
+    """Where a prediction `output/` tree lost its points against a reference one.
+
+    Parameters
+    ----------
+    pred_dir, ref_dir, task_info
+        As `genotex.evaluate` takes them.
+    mode
+        The pipeline that makes the substitutes: "standard" (fast, the default) or
+        "reference" (the published pipeline; its floor is 0 on one BLAS thread).
+    jobs, scheduler
+        Worker processes, or a Dask scheduler's address, for the cohorts' checks
+        and the re-analyses. The diagnosis is the same either way.
+    synonyms
+        `gene_synonym.json`'s mapping: labels that are synonyms of reference
+        symbols are then named as such.
+    cache
+        Where the reference's parsed tables are kept (`TableCache`), as in
+        `genotex eval`; None parses them. The diagnosis is the same either way.
+    problems
+        The keys of the problems to diagnose (default: every problem of task_info
+        the reference answers), e.g. the problems an agent run was asked.
+
+    Returns
+    -------
+    Diagnosis
+        The findings (error classes with evidence), each problem's F1 under each
+        substitution and its shares by stage, and the stages' averages.
+    """
+    progress = progress or no_progress
+    started = time.time()
+    mode = check_mode(mode)
+    ref_path, pred_path = check_output_trees(Path(ref_dir), Path(pred_dir))
+    if not isinstance(task_info, TaskInfo):
+        task_info = TaskInfo.read(task_info)
+    pred = GuardedTree.untrusted(pred_path, max_file_mb=max_file_mb)
+    ref = GuardedTree.trusted(ref_path)
+    collected = collect_findings(
+        pred,
+        ref,
+        task_info,
+        synonyms=synonyms,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+        cache=cache,
+    )
+    if problems is not None:
+        keep = set(problems)
+        collected = replace(
+            collected, problems=tuple(p for p in collected.problems if p.key in keep)
+        )
+    lost = collected.lost()
+    tasks, notes, known = _plan(pred, ref, collected, lost)
+    runner = functools.partial(_genes, task_info=task_info, mode=mode, cache=cache)
+    answers = list(
+        progress(
+            ordered_map(runner, tasks, jobs, scheduler=scheduler),
+            "diagnosis: re-analyses",
+            len(tasks),
+        )  # fmt: skip
+    )
+    scores = _substitute_scores(tasks, answers, _reference_genes(ref, lost), notes, known)
+    run = {
+        "genotex_version": __version__,
+        "prediction": str(pred_dir),
+        "reference": str(ref_dir),
+        "mode": mode,
+        "re_analyses": len(tasks),
+        "jobs": None if scheduler else jobs,
+        "scheduler": scheduler,
+        "seconds": round(time.time() - started, 3),
+    }
+    return finish_diagnosis(
+        collected,
+        scores,
+        notes,
+        run=run,
+        regress_file=lambda p: pred.relative(
+            pred.path("regress", p.trait, regress_file_name(p.condition))
+        ),
+        data_findings=_data_findings(pred, ref),
+        bootstrap=bootstrap,
+    )

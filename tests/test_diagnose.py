@@ -1,0 +1,238 @@
+"""`genotex diagnose` proven on planted faults: each error class at the right file, nothing on gold.
+
+The reference is the generated benchmark's truth (`write_raw_benchmark`); the
+faults are planted in copies of it by `make_faulty_prediction`. Expected
+numbers are read from the reference CSVs with pandas, never from the diagnosis.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from genotex.cli import main
+from genotex.core import TaskInfo, gene_selection_scores
+from genotex.evaluation import (
+    ERROR_CLASSES,
+    DiagnosisError,
+    compare_diagnoses,
+    load_diagnosis,
+    stage_shares,
+)
+from genotex.workflows import (
+    FAULTS,
+    PlantedFault,
+    diagnose,
+    make_faulty_prediction,
+    write_raw_benchmark,
+)
+
+#: A GEO cohort (two per trait) and the TCGA one, both used by their traits' problems.
+PLACES = [("Asthma", "GSE100001"), ("Psoriasis", "Xena")]
+#: The file each cohort fault must be named at (relative to the prediction's output/).
+FILE_OF = {
+    "samples_misaligned": "preprocess/{t}/{c}.csv",
+    "gene_ids_not_symbols": "preprocess/{t}/gene_data/{c}.csv",
+    "symbols_not_normalized": "preprocess/{t}/gene_data/{c}.csv",
+    "values_transformed": "preprocess/{t}/gene_data/{c}.csv",
+    "samples_dropped": "preprocess/{t}/clinical_data/{c}.csv",
+    "cohort_usability": "preprocess/{t}/cohort_info.json",
+}
+#: Classes that follow from a planted fault elsewhere (a problem answered from other data).
+CONSEQUENCES = {"selection", "floor", "analysis"}
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    return write_raw_benchmark(tmp_path_factory.mktemp("bench"), recipes=False)
+
+
+def _diagnosis(bench, out, **kwargs):
+    return diagnose(out, bench.reference_output, bench.task_info, **kwargs)
+
+
+def _data_findings(diagnosis):
+    return [f for f in diagnosis.findings if f.error_class not in CONSEQUENCES]
+
+
+def test_a_copy_of_the_reference_has_an_empty_diagnosis(bench, tmp_path):
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "gold", [])
+    diagnosis = _diagnosis(bench, out)
+    assert diagnosis.findings == ()
+    assert diagnosis.problems and all(p.lost == 0 for p in diagnosis.problems)
+    assert all(a.mean == 0 for a in diagnosis.averages)
+
+
+@pytest.mark.parametrize("trait,cohort", PLACES, ids=[c for _, c in PLACES])
+@pytest.mark.parametrize("fault", [f for f in FAULTS if f != "analysis"])
+def test_each_planted_fault_is_found_at_its_file_with_its_class(bench, tmp_path, fault, trait,
+                                                                cohort):  # fmt: skip
+    out = make_faulty_prediction(
+        bench.reference_output, tmp_path / "pred", [PlantedFault(fault, trait, cohort)]
+    )
+    found = _data_findings(_diagnosis(bench, out))
+    expected = FILE_OF.get(fault, "preprocess/{t}/clinical_data/{c}.csv").format(t=trait, c=cohort)
+    assert (fault, expected) in {(f.error_class, f.file) for f in found}, found
+    # nothing else: every data finding is of the planted class and cohort
+    assert {(f.error_class, f.cohort) for f in found} == {(fault, cohort)}, found
+
+
+def test_the_evidence_gives_the_numbers_of_the_files(bench, tmp_path):
+    out = make_faulty_prediction(
+        bench.reference_output,
+        tmp_path / "pred",
+        [PlantedFault("trait_inverted", "Asthma", "GSE100001"),
+         PlantedFault("samples_dropped", "Psoriasis", "Xena")],
+    )  # fmt: skip
+    found = {f.error_class: f for f in _diagnosis(bench, out).findings}
+    clinical = pd.read_csv(bench.reference_output / "preprocess/Asthma/clinical_data/GSE100001.csv")
+    n = clinical.shape[1] - 1
+    assert found["trait_inverted"].message == f"trait inverted, r = -1.00 over {n} shared samples"
+    xena = pd.read_csv(bench.reference_output / "preprocess/Psoriasis/clinical_data/Xena.csv")
+    total = xena.shape[1] - 1
+    kept = int(0.75 * total)
+    assert found["samples_dropped"].numbers == {"missing": total - kept, "samples": total}
+
+
+def test_combined_faults_are_all_found_with_no_false_finding(bench, tmp_path):
+    planted = [
+        PlantedFault("trait_inverted", "Asthma", "GSE100001"),
+        PlantedFault("values_transformed", "Asthma", "GSE100002"),
+        PlantedFault("age_unit", "Psoriasis", "Xena"),
+        PlantedFault("symbols_not_normalized", "Psoriasis", "Xena"),
+        PlantedFault("gender_inverted", "Obesity", "GSE100003"),
+    ]
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", planted, seed=3)
+    found = {(f.error_class, f.cohort) for f in _data_findings(_diagnosis(bench, out))}
+    assert found == {(p.error_class, p.cohort) for p in planted}
+
+
+def test_an_analysis_fault_is_the_analysis_stage_with_its_finding(bench, tmp_path):
+    planted = [PlantedFault("analysis", "Obesity", problem="Obesity|None")]
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", planted)
+    diagnosis = _diagnosis(bench, out, mode="reference")
+    lost = [p for p in diagnosis.problems if p.lost > 0]
+    assert [p.problem.key for p in lost] == ["Obesity|None"]
+    (problem,) = lost
+    assert problem.main_stage == "analysis"
+    top = diagnosis.findings[problem.top]
+    assert (top.error_class, top.file) == (
+        "analysis",
+        "regress/Obesity/significant_genes_condition_None.json",
+    )
+    assert _data_findings(diagnosis) == []
+
+
+def test_a_preprocessing_fault_is_the_preprocessing_stage_and_the_shares_add_up(bench, tmp_path):
+    task_info = TaskInfo.read(bench.task_info)
+    planted = [PlantedFault("trait_constant", "Asthma", "GSE100001")]
+    out = make_faulty_prediction(
+        bench.reference_output, tmp_path / "pred", planted, reanalyse=(task_info, "reference")
+    )
+    diagnosis = _diagnosis(bench, out, mode="reference")
+    asthma = [p for p in diagnosis.problems if p.problem.trait == "Asthma"]
+    assert asthma and all(p.main_stage == "preprocessing" for p in asthma)
+    for p in asthma:
+        assert diagnosis.findings[p.top].error_class == "trait_constant"
+        assert sum(p.shares.values()) == pytest.approx(100 - p.f1["agent"], abs=1e-9)
+        # the agent's F1 is the evaluator's: its genes against the reference's, by hand
+        name = f"significant_genes_condition_{p.problem.condition or 'None'}.json"
+        answer = out / "regress/Asthma" / name  # a constant trait leaves some problems unanswered
+        genes = (
+            json.loads(answer.read_text())["significant_genes"]["Variable"]
+            if answer.exists()
+            else []
+        )
+        theirs = json.loads((bench.reference_output / "regress/Asthma" / name).read_text())
+        truth = theirs["significant_genes"]["Variable"]
+        hits = len(set(genes) & set(truth))
+        f1 = 0.0 if not hits else 200 * hits / (len(genes) + len(truth))
+        assert p.f1["agent"] == pytest.approx(f1)
+        assert gene_selection_scores(genes, truth)["f1"] == pytest.approx(f1)
+
+
+def test_stage_shares_are_the_differences_of_the_substitutes():
+    shares = stage_shares({"agent": 20.0, "own_data": 50.0, "ref_data": 40.0, "ref_cohorts": 90.0})
+    assert shares == {"floor": 10.0, "selection": 50.0, "preprocessing": -10.0, "analysis": 30.0}
+
+
+def test_the_diagnosis_round_trips_and_a_bad_file_is_one_sentence(bench, tmp_path):
+    out = make_faulty_prediction(
+        bench.reference_output, tmp_path / "pred", [PlantedFault("age_unit", "Asthma", "GSE100001")]
+    )
+    diagnosis = _diagnosis(bench, out)
+    saved = tmp_path / "d.json"
+    saved.write_text(json.dumps(diagnosis.to_dict()))
+    assert load_diagnosis(saved).to_dict() == diagnosis.to_dict()
+    for text in ("[1, 2]", '{"findings": [{"class": "no_such_class"}]}', "{", '{"problems": 3}'):
+        saved.write_text(text)
+        with pytest.raises(DiagnosisError, match=str(saved)):
+            load_diagnosis(saved)
+
+
+def test_the_cli_writes_its_tables_and_compares_two_runs(bench, tmp_path):
+    a = make_faulty_prediction(
+        bench.reference_output, tmp_path / "a", [PlantedFault("age_unit", "Asthma", "GSE100001")]
+    )
+    b = make_faulty_prediction(
+        bench.reference_output,
+        tmp_path / "b",
+        [PlantedFault("trait_inverted", "Psoriasis", "Xena")],
+    )
+    runner = CliRunner()
+    ref = str(bench.reference_output)
+    for name, pred in (("a", a), ("b", b)):
+        args = ["diagnose", "-p", str(pred), "-r", ref, "--task-info", str(bench.task_info)]
+        args += ["--json", str(tmp_path / f"{name}.json")]
+        if name == "a":
+            args += ["--csv", str(tmp_path / "csv"), "--figure", str(tmp_path / "classes.svg")]
+        result = runner.invoke(main, args)
+        assert result.exit_code == 0, result.output
+    assert "age_unit 1" in result.output or "trait_inverted 1" in result.output
+    findings = pd.read_csv(tmp_path / "csv" / "findings.csv")
+    assert list(findings["class"]) == ["age_unit"]
+    assert "<svg" in (tmp_path / "classes.svg").read_text()
+    compared = runner.invoke(
+        main, ["diagnose", "--compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    )
+    assert compared.exit_code == 0
+    assert "Only a: age_unit" in compared.output and "Only b: trait_inverted" in compared.output
+    both = compare_diagnoses(
+        load_diagnosis(tmp_path / "a.json"), load_diagnosis(tmp_path / "b.json")
+    )
+    assert both["classes"] == {"trait_inverted": [0, 1], "age_unit": [1, 0]}
+
+
+def test_the_cli_says_one_sentence_for_a_missing_prediction(bench, tmp_path):
+    result = CliRunner().invoke(
+        main, ["diagnose", "-p", str(tmp_path / "nowhere"), "-r", str(bench.reference_output)]
+    )
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    assert "nowhere" in result.output and "does not exist" in result.output
+
+
+def test_every_class_has_a_stage():
+    stages = {stage for stage, _ in ERROR_CLASSES.values()}
+    assert stages == {"floor", "selection", "preprocessing", "analysis"}
+
+
+def test_row_correlations_are_numpys_row_by_row():
+    import numpy as np
+
+    from genotex.evaluation._diagnosis._gene_checks import row_correlations
+
+    rng = np.random.default_rng(0)
+    p, r = rng.normal(size=(50, 20)), rng.normal(size=(50, 20))
+    p[3, :5] = np.nan
+    r[7, 2] = np.inf
+    p[9] = 1.0  # no variance
+    expected = []
+    for a, b in zip(p, r, strict=True):
+        keep = np.isfinite(a) & np.isfinite(b)
+        a, b = a[keep], b[keep]
+        expected.append(np.nan if np.std(a) == 0 else np.corrcoef(a, b)[0, 1])
+    np.testing.assert_allclose(row_correlations(p, r), expected, rtol=1e-12, equal_nan=True)
