@@ -306,3 +306,17 @@ def test_a_scheduler_killed_mid_run_ends_it_in_one_sentence(example, tmp_path, c
         for process in (worker, scheduler):
             process.kill()
             process.wait(timeout=30)
+
+
+def test_diagnose_on_dask_and_in_processes_equals_one_process(example, scheduler):
+    from genotex.workflows import diagnose
+
+    runs = {}
+    for name, how in (("one", {}), ("jobs", {"jobs": 2}), ("dask", {"scheduler": scheduler})):
+        found = diagnose(example.pred_output, example.ref_output, example.task_info, **how)
+        runs[name] = found.to_dict()
+        for key in ("seconds", "jobs", "scheduler"):  # how it ran, said in its run block
+            runs[name]["run"].pop(key)
+    assert runs["one"]["problems"] and runs["one"]["findings"] and runs["one"]["run"]["re_analyses"]
+    assert runs["jobs"] == runs["one"]
+    assert runs["dask"] == runs["one"]

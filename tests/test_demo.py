@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
@@ -34,6 +35,21 @@ def test_the_whole_pipeline_demo(tmp_path):
     ):
         assert (tmp_path / "demo" / folder).is_dir(), folder
     assert "Where everything is" in result.output
+    # #37: every point the LLM-free baseline lost is explained, with a stage and a finding
+    demo = tmp_path / "demo"
+    diagnosed = CliRunner().invoke(
+        main,
+        ["diagnose", "-p", str(demo / "output"), "-r", str(demo / "reference/output"),
+         "--task-info", str(demo / "metadata/task_info.json"), "--mode", "reference",
+         "--json", str(tmp_path / "diagnosis.json")],
+    )  # fmt: skip
+    assert diagnosed.exit_code == 0, diagnosed.output
+    diagnosis = json.loads((tmp_path / "diagnosis.json").read_text())
+    lost = [p for p in diagnosis["problems"] if p["f1"]["agent"] < 100]
+    assert lost, "the demo's baseline is not perfect: the diagnosis has something to explain"
+    for problem in lost:
+        assert problem["top"] is not None, problem
+        assert sum(problem["shares"].values()) == pytest.approx(100 - problem["f1"]["agent"])
 
 
 def test_the_readme_notebook_example_runs_verbatim(tmp_path, monkeypatch):

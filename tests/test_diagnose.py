@@ -236,3 +236,76 @@ def test_row_correlations_are_numpys_row_by_row():
         a, b = a[keep], b[keep]
         expected.append(np.nan if np.std(a) == 0 else np.corrcoef(a, b)[0, 1])
     np.testing.assert_allclose(row_correlations(p, r), expected, rtol=1e-12, equal_nan=True)
+
+
+def test_hostile_files_are_findings_never_read_through_or_a_traceback(bench, tmp_path):
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", [])
+    base = out / "preprocess" / "Asthma"
+    secret = tmp_path / "secret.csv"
+    secret.write_text(",Asthma\nGSM1,1\n")
+    (base / "GSE100001.csv").unlink()
+    (base / "GSE100001.csv").symlink_to(secret)  # a linked table leading outside the tree
+    clinical = base / "clinical_data" / "GSE100002.csv"
+    lines = clinical.read_text().splitlines()
+    lines[1] = lines[1].split(",")[0] + ",abc" + "," + ",".join(lines[1].split(",")[2:])
+    clinical.write_text("\n".join(lines) + "\n")  # a non-numeric trait cell
+    (out / "preprocess" / "Obesity" / "cohort_info.json").write_text("{not json")
+    result = CliRunner().invoke(
+        main,
+        ["diagnose", "-p", str(out), "-r", str(bench.reference_output),
+         "--task-info", str(bench.task_info), "--json", str(tmp_path / "d.json")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    saved = json.loads((tmp_path / "d.json").read_text())
+    by_file = {(f["class"], f["file"]) for f in saved["findings"]}
+    assert ("table_unreadable", "preprocess/Asthma/GSE100001.csv") in by_file
+    assert ("table_unreadable", "preprocess/Asthma/clinical_data/GSE100002.csv") in by_file
+    reasons = " ".join(f["message"] for f in saved["findings"])
+    assert "outside the submission" in reasons
+    assert str(secret) not in result.output + reasons  # never named, never read
+    notes = " ".join(n for p in saved["problems"] for n in p["notes"])
+    assert "Asthma|" not in notes or "outside the submission" in notes
+
+
+def test_a_wrong_figure_suffix_is_refused_before_any_work(bench, tmp_path):
+    result = CliRunner().invoke(
+        main,
+        ["diagnose", "-p", str(bench.reference_output), "-r", str(bench.reference_output),
+         "--task-info", str(bench.task_info), "--figure", str(tmp_path / "classes.jpg")],
+    )  # fmt: skip
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert ".png" in result.output and "Where the points were lost" not in result.output
+
+
+def test_a_trait_from_another_characteristics_row_is_named_by_that_row(tmp_path):
+    import gzip
+
+    import numpy as np
+
+    bench = write_raw_benchmark(tmp_path / "bench", recipes=False)
+    matrix = next((bench.root / "input/GEO/Asthma/GSE100001").glob("*_series_matrix.txt.gz"))
+    lines = gzip.decompress(matrix.read_bytes()).decode().splitlines()
+    samples = next(x for x in lines if x.startswith("!Sample_geo_accession")).split("\t")[1:]
+    samples = [s.strip('"') for s in samples]
+    tissue = np.random.default_rng(5).integers(0, 2, len(samples))
+    row = "\t".join(f'"tissue: {"skin" if t else "blood"}"' for t in tissue)
+    last = max(i for i, x in enumerate(lines) if x.startswith("!Sample_characteristics_ch1"))
+    lines.insert(last + 1, f"!Sample_characteristics_ch1\t{row}")
+    matrix.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", [])
+    clinical = out / "preprocess/Asthma/clinical_data/GSE100001.csv"
+    table = pd.read_csv(clinical, index_col=0)
+    table.loc["Asthma"] = pd.Series(tissue.astype(float), index=samples)[table.columns].to_numpy()
+    table.to_csv(clinical)
+    linked = out / "preprocess/Asthma/GSE100001.csv"
+    rows = pd.read_csv(linked, index_col=0)
+    rows["Asthma"] = pd.Series(tissue.astype(float), index=samples)[rows.index].to_numpy()
+    rows.to_csv(linked)
+    plain = diagnose(out, bench.reference_output, bench.task_info)
+    named = diagnose(out, bench.reference_output, bench.task_info, input_dir=bench.root / "input")
+    assert [f.error_class for f in plain.findings if f.cohort == "GSE100001"] == ["trait_mismatch"]
+    (finding,) = [f for f in named.findings if f.cohort == "GSE100001"]
+    assert finding.error_class == "trait_row_wrong"
+    assert finding.file == "preprocess/Asthma/clinical_data/GSE100001.csv"
+    assert "characteristics '3 (tissue)'" in finding.message and "r = 1.00" in finding.message

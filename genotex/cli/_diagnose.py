@@ -51,6 +51,9 @@ def _compare(paths: tuple[Path, Path]) -> None:
 )
 @click.option("--synonyms", type=click.Path(path_type=Path), default=None,
               help="gene_synonym.json; default: metadata/ next to REF, if there.")  # fmt: skip
+@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=None,
+              help="The benchmark's input/ folder, to name the characteristics row a wrong "
+              "trait came from; default: input/ beside PRED, if there.")  # fmt: skip
 @click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
               help="Write the whole diagnosis as JSON.")  # fmt: skip
 @click.option("--csv", "csv_dir", type=click.Path(path_type=Path), default=None,
@@ -78,6 +81,7 @@ def diagnose_command(
     task_info: Path | None,
     mode: str,
     synonyms: Path | None,
+    input_dir: Path | None,
     json_path: Path | None,
     csv_dir: Path | None,
     figure_path: Path | None,
@@ -112,6 +116,9 @@ def diagnose_command(
 
     check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=None)
     if figure_path is not None:
+        from ..evaluation import figure_format_of
+
+        figure_format_of(figure_path)
         check_outputs(json_path=figure_path, csv_dir=None)
     saved = load_diagnosis(against) if against is not None else None
     task_info = task_info or ref.parent / "metadata" / "task_info.json"
@@ -133,6 +140,7 @@ def diagnose_command(
         max_file_mb=max_file_mb,
         progress=tqdm_progress(not no_progress),
         cache=cache,
+        input_dir=input_dir or _beside(pred, "input"),
     )
     click.echo(render_diagnosis(diagnosis, limit=limit), nl=False)
     _write(diagnosis, json_path, csv_dir, figure_path)
@@ -141,6 +149,12 @@ def diagnose_command(
 
         labels = ("this run", against.stem if against else "saved")
         click.echo(render_diagnosis_comparison(compare_diagnoses(diagnosis, saved, labels)))
+
+
+def _beside(pred: Path, name: str) -> Path | None:
+    """`name` in the folder that holds PRED (an output/ folder), if it is there."""
+    folder = pred.resolve().parent / name
+    return folder if folder.is_dir() else None
 
 
 def _write(

@@ -47,7 +47,12 @@ from ._diagnosis import (
 from ._diagnosis import collect as collect_findings
 from ._diagnosis import finish as finish_diagnosis
 from ._evaluate import TASKS, EvalOptions, check_output_trees, evaluate
-from ._figure_files import DEFAULT_DPI, FIGURE_FORMATS, write_diagnosis_figure
+from ._figure_files import (
+    DEFAULT_DPI,
+    FIGURE_FORMATS,
+    figure_format_of,
+    write_diagnosis_figure,
+)
 from ._html import render_html, write_report
 from ._html_runs import write_runs_report
 from ._isolation import ISOLATED_SANDBOXES, not_isolated
@@ -105,6 +110,7 @@ __all__ = [
     "collect_findings",
     "compare_diagnoses",
     "diagnosis_frames",
+    "figure_format_of",
     "error_class_histogram",
     "finish_diagnosis",
     "load_diagnosis",

@@ -36,6 +36,7 @@ __all__ = [
     "FigureSpec",
     "RenderedFigure",
     "figure_bytes",
+    "figure_format_of",
     "make_figures",
     "render_figure",
     "write_diagnosis_figure",
@@ -155,6 +156,17 @@ def make_figures(
     }
 
 
+def figure_format_of(path: str | Path) -> str:
+    """The figure format a file name asks for ("png", "svg" or "pdf"), from its suffix;
+    `DiagnosisError` naming the file for any other.
+    """
+    fmt = Path(path).suffix.lstrip(".").lower()
+    if fmt not in FIGURE_FORMATS:
+        known = ", ".join("." + f for f in FIGURE_FORMATS)
+        raise DiagnosisError(f"a figure file ends in {known}", path=path)
+    return fmt
+
+
 def write_diagnosis_figure(
     diagnosis: Diagnosis, path: str | Path, *, dpi: int = DEFAULT_DPI
 ) -> Path:
@@ -162,12 +174,7 @@ def write_diagnosis_figure(
     written atomically.
     """
     path = Path(path)
-    fmt = path.suffix.lstrip(".").lower()
-    if fmt not in FIGURE_FORMATS:
-        raise DiagnosisError(
-            f"a figure file ends in {', '.join('.' + f for f in FIGURE_FORMATS)}", path=path
-        )
-    data = figure_bytes(error_class_histogram(diagnosis), fmt, dpi=dpi)
+    data = figure_bytes(error_class_histogram(diagnosis), figure_format_of(path), dpi=dpi)
     with atomic_output(path) as tmp:
         tmp.write_bytes(data)
     return path

@@ -45,6 +45,7 @@ from ..evaluation import (
     no_progress,
     table_similarity,
 )
+from ._characteristics import characteristics_rows
 
 __all__ = ["diagnose"]
 
@@ -221,6 +222,7 @@ def diagnose(
     progress: Progress | None = None,
     problems: Iterable[str] | None = None,
     cache: TableCache | None = None,
+    input_dir: str | Path | None = None,
 ) -> Diagnosis:
     """Where a prediction `output/` tree lost its points against a reference one.
 
@@ -240,6 +242,9 @@ def diagnose(
     cache
         Where the reference's parsed tables are kept (`TableCache`), as in
         `genotex eval`; None parses them. The diagnosis is the same either way.
+    input_dir
+        The benchmark's `input/` folder: a trait taken from another of a GEO
+        cohort's characteristics rows is then named by that row.
     problems
         The keys of the problems to diagnose (default: every problem of task_info
         the reference answers), e.g. the problems an agent run was asked.
@@ -267,6 +272,7 @@ def diagnose(
         scheduler=scheduler,
         progress=progress,
         cache=cache,
+        other_rows=characteristics_rows(None if input_dir is None else Path(input_dir)),
     )
     if problems is not None:
         keep = set(problems)

@@ -218,15 +218,30 @@ def diagnose_cohort(
         folder = _TABLES[kind][0]
         parts = ("preprocess", task.trait, *((folder,) if folder else ()), f"{task.cohort}.csv")
         make = _maker(task.trait, task.cohort, pred.relative(pred.path(*parts)))
-        if kind == "clinical":
-            found += check_clinical(
-                mine[kind], theirs[kind], task.trait, make, other_rows=task.other_rows
-            )
-        elif kind == "gene":
-            found += check_gene_data(mine[kind], theirs[kind], make, synonyms=synonyms)
-        else:
-            found += _linked_findings(mine, theirs, task.trait, make)
+        try:
+            found += _check_kind(kind, mine, theirs, task, make, synonyms=synonyms)
+        except TableError as exc:  # a non-numeric cell where values are compared
+            found.append(make("table_unreadable", exc.reason))
     return found
+
+
+def _check_kind(
+    kind: str,
+    mine: dict[str, LabelledTable],
+    theirs: dict[str, LabelledTable],
+    task: CohortTask,
+    make: Callable[..., DiagnosisFinding],
+    *,
+    synonyms: Mapping[str, str] | None,
+) -> list[DiagnosisFinding]:
+    """The findings of one of the cohort's tables against the reference's."""
+    if kind == "clinical":
+        return check_clinical(
+            mine[kind], theirs[kind], task.trait, make, other_rows=task.other_rows
+        )
+    if kind == "gene":
+        return check_gene_data(mine[kind], theirs[kind], make, synonyms=synonyms)
+    return _linked_findings(mine, theirs, task.trait, make)
 
 
 def cohort_runner(synonyms: Mapping[str, str] | None) -> Callable[[CohortTask], list]:
