@@ -89,6 +89,25 @@ def test_baseline_scores_what_genotex_baseline_then_eval_scores(bench, tmp_path)
     assert _values(log)["f1"] == pytest.approx(direct.analysis_by_category()["Overall"]["f1"])
 
 
+def test_a_diagnosed_export_explains_every_lost_point_from_the_log_alone(bench, tmp_path):
+    """#37: the baseline on Asthma alone, diagnosed: every lost point is the reference mode's
+    floor (its data and choices are the reference's), its two-step problem included, whose
+    condition trait's data (Obesity's) it was given rather than made."""
+    log = _run(e2e(root=str(bench), traits="Asthma"), baseline(), tmp=tmp_path)
+    exported = export_run(
+        log.location, tmp_path / "run", reference=_ref(bench), diagnose="reference"
+    )
+    assert not (tmp_path / "run" / "output" / "preprocess" / "Obesity").exists()
+    diagnosed = load_report(exported).diagnosis
+    lost = [p for p in diagnosed.problems if p.lost > 0]
+    assert {p.problem.trait for p in diagnosed.problems} == {"Asthma"}
+    assert any(p.problem.category == "Two-step" for p in lost)
+    for problem in lost:
+        assert problem.main_stage == "floor" and problem.top is not None, problem
+        assert problem.shares["selection"] == 0 and problem.shares["analysis"] == 0, problem
+    assert diagnosed.run["reference"] == str(_ref(bench))
+
+
 def test_a_scripted_wrong_answer_scores_what_genotex_eval_gives_and_its_tokens_are_exported(
     bench, tmp_path
 ):

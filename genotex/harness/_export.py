@@ -31,7 +31,7 @@ from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
 from ..workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
 from ._logged import LoggedRun, LoggedSample, check_reference, logged_run, logged_samples, read_log
-from ._scoring import SampleScoring, link_slice, score_files, write_tree
+from ._scoring import SampleScoring, add_given, link_slice, score_files, write_tree
 
 __all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
 
@@ -240,7 +240,8 @@ def export_run(
         origin = provenance(sliced, run.task_info.to_dict(), chosen, started)
         if diagnose is not None:  # against the slice: the problems asked, nothing else
             report = _diagnosed(report, out, sliced, run.task_info.restricted_to(asked),
-                                problems=analysis_problems, mode=diagnose)  # fmt: skip
+                                given=given, problems=analysis_problems, mode=diagnose,
+                                reference=reference)  # fmt: skip
     run_block = {
         **report.run,
         "genotex_version": __version__,
@@ -264,15 +265,24 @@ def export_run(
 def _diagnosed(
     report: EvalReport,
     out: Path,
-    reference: Path,
+    sliced: Path,
     task_info: TaskInfo,
     *,
+    given: list[str],
     problems: set[str],
     mode: Mode,
+    reference: Path,
 ) -> EvalReport:
-    """The report with the diagnosis of the exported tree (the asked problems only)."""
-    diagnosis = run_diagnosis(out / "output", reference, task_info, mode=mode, problems=problems)
-    return replace(report, diagnosis=diagnosis)
+    """The report with the diagnosis of the exported tree: the asked problems only, against
+    the reference's slice, the agent's tree holding (as the scorer's did) the reference's
+    preprocessed data of `given` traits it was handed and wrote none of its own.
+    """
+    pred = sliced.parent / "pred"
+    shutil.copytree(out / "output", pred)
+    add_given(pred, sliced, given)
+    found = run_diagnosis(pred, sliced, task_info, mode=mode, problems=problems)
+    as_given = {**found.run, "prediction": str(out / "output"), "reference": str(reference)}
+    return replace(report, diagnosis=replace(found, run=as_given))
 
 
 def _score_samples(
