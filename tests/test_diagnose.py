@@ -309,3 +309,65 @@ def test_a_trait_from_another_characteristics_row_is_named_by_that_row(tmp_path)
     assert finding.error_class == "trait_row_wrong"
     assert finding.file == "preprocess/Asthma/clinical_data/GSE100001.csv"
     assert "characteristics '3 (tissue)'" in finding.message and "r = 1.00" in finding.message
+
+
+def _maker(found):
+    from genotex.evaluation import DiagnosisFinding
+
+    def make(error_class, message, **numbers):
+        found.append(DiagnosisFinding(error_class, "f.csv", message, "T", "C", numbers=numbers))
+        return found[-1]
+
+    return make
+
+
+def test_gene_labels_name_ids_synonyms_cases_and_dates():
+    from genotex.evaluation._diagnosis._gene_checks import check_gene_labels
+
+    reference = ["MARCH1", "SEPT7", "TP53", "EGFR", "MYC", "KRAS", "BRCA1", "PTEN", "AKT1", "CDK4"]
+    found = []
+    pred = ["1-Mar", "Sep-07", "tp53", "ERBB1", "MYC", "KRAS", "BRCA1", "PTEN", "AKT1", "CDK4"]
+    check_gene_labels(pred, reference, _maker(found), synonyms={"ERBB1": "EGFR"})
+    (finding,) = found
+    assert finding.error_class == "symbols_not_normalized" and finding.numbers == {"labels": 4}
+    assert "(1-Mar (a date), Sep-07 (a date), tp53 -> TP53, ...)" in finding.message
+    found = []
+    probes = ["1007_s_at", "1053_at", "ENSG00000141510", "7157", "ILMN_1343291", "MYC"]
+    check_gene_labels(probes, reference, _maker(found))
+    assert [f.error_class for f in found] == ["gene_ids_not_symbols"]
+    assert found[0].numbers == {"ids": 5, "labels": 6, "shared": 1}
+
+
+def test_gene_values_name_their_transformation():
+    import numpy as np
+
+    from genotex.core import LabelledTable
+    from genotex.evaluation._diagnosis._gene_checks import check_gene_values
+
+    rng = np.random.default_rng(1)
+    ref_values = rng.normal(8, 1.5, size=(30, 12))
+    genes = np.array([f"G{i}" for i in range(30)], dtype=object)
+    samples = np.array([f"S{j}" for j in range(12)], dtype=object)
+
+    def table(values):
+        return LabelledTable(genes, samples, values, True)
+
+    zscored = (ref_values - ref_values.mean(1, keepdims=True)) / ref_values.std(
+        1, ddof=1, keepdims=True
+    )
+    cases = {
+        "z-scored per gene": zscored,
+        "linear (2^x) where the reference is log2": 2.0**ref_values,
+        "rescaled": 3 * ref_values + 2,
+    }
+    for words, values in cases.items():
+        found = []
+        check_gene_values(table(values), table(ref_values), _maker(found))
+        assert [f.error_class for f in found] == ["values_transformed"], words
+        assert words in found[0].message
+    found = []
+    check_gene_values(table(ref_values + 1e-5), table(ref_values), _maker(found))
+    assert found == []  # equal to within the tables' written precision
+    noise = rng.normal(size=ref_values.shape) * 5
+    check_gene_values(table(ref_values + noise), table(ref_values), _maker(found))
+    assert [f.error_class for f in found] == ["data_differ"]
