@@ -239,9 +239,8 @@ def export_run(
         chosen = {"harness_task": run.task, "reducer": reducer_name}
         origin = provenance(sliced, run.task_info.to_dict(), chosen, started)
         if diagnose is not None:  # against the slice: the problems asked, nothing else
-            report = _diagnosed(report, out, sliced, run.task_info.restricted_to(asked),
-                                given=given, problems=analysis_problems, mode=diagnose,
-                                reference=reference)  # fmt: skip
+            scope = (run.task_info.restricted_to(asked), given, analysis_problems, reference)
+            report = _diagnosed(report, out, sliced, scope, mode=diagnose)
     run_block = {
         **report.run,
         "genotex_version": __version__,
@@ -266,17 +265,18 @@ def _diagnosed(
     report: EvalReport,
     out: Path,
     sliced: Path,
-    task_info: TaskInfo,
+    scope: tuple[TaskInfo, list[str], set[str], Path],
     *,
-    given: list[str],
-    problems: set[str],
     mode: Mode,
-    reference: Path,
 ) -> EvalReport:
     """The report with the diagnosis of the exported tree: the asked problems only, against
     the reference's slice, the agent's tree holding (as the scorer's did) the reference's
     preprocessed data of `given` traits it was handed and wrote none of its own.
+
+    `scope` is (task_info of the asked traits, the given traits, the asked problems' keys,
+    the reference as the user gave it).
     """
+    task_info, given, problems, reference = scope
     pred = sliced.parent / "pred"
     shutil.copytree(out / "output", pred)
     add_given(pred, sliced, given)
