@@ -17,6 +17,7 @@ scikit-learn / SciPy, so evaluation stays light.
 - Plumbing: `atomic_output`, `write_text_atomic`, `ordered_map`, the errors.
 """
 
+from ._anndata import CLINICAL_COLUMNS, anndata_to_linked, is_anndata, linked_to_anndata
 from ._atomic import (
     WriteError,
     atomic_output,
@@ -133,6 +134,10 @@ from ._task_info import TaskInfo, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
+    "CLINICAL_COLUMNS",
+    "anndata_to_linked",
+    "is_anndata",
+    "linked_to_anndata",
     "CACHE_ENV",
     "CACHE_SIZE_ENV",
     "DEFAULT_CACHE_BYTES",

@@ -9,6 +9,7 @@ symbol normalization (`load_synonyms`, `normalize_gene_table`), recipes
 `write_cohort`), `inspect_cohort` and the downloader.
 """
 
+from ._anndata import cohort_anndata
 from ._clinical import apply_variable, clinical_table, convert_value, parse_number
 from ._cohort import (
     CohortOutcome,
@@ -123,6 +124,7 @@ __all__ = [
     "characteristics_dictionary",
     "choose_gene_column",
     "clinical_features",
+    "cohort_anndata",
     "clinical_table",
     "cohort_paths",
     "convert_value",

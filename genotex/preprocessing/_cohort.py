@@ -9,11 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..core import CohortInfo, CohortRecord, GenotexError, Outcome, output_path, write_table
+from ..core import (
+    CohortInfo,
+    CohortRecord,
+    GenotexError,
+    Outcome,
+    anndata_to_linked,
+    is_anndata,
+    output_path,
+    write_table,
+)
 
 __all__ = [
     "CohortOutcome",
@@ -144,15 +154,25 @@ class CohortOutcome:
 def decide(
     trait: str,
     cohort: str,
-    genes: pd.DataFrame | None,
-    clinical: pd.DataFrame | None,
+    genes: pd.DataFrame | Any | None,
+    clinical: pd.DataFrame | None = None,
     *,
     note: str = "",
     index_name: str | None = None,
 ) -> CohortOutcome:
     """The outcome of a cohort from its normalized gene table and its clinical rows (or their
     absence).
+
+    `genes` is genes x samples with `clinical` features x samples, or one AnnData
+    (samples x genes, the clinical columns in `obs`) with `clinical` left out.
     """
+    if is_anndata(genes):
+        if clinical is not None:
+            raise ValueError("an AnnData holds the clinical columns itself: give no clinical")
+        linked = anndata_to_linked(genes)
+        features = [c for c in (trait, *COVARIATES) if c in linked.columns]
+        clinical = linked.loc[:, features].T if trait in features else None
+        genes = linked.drop(columns=features).T
     if genes is None or genes.empty:
         return CohortOutcome(
             trait,

@@ -18,6 +18,7 @@ from ._constants import (
     N_TOP_EIGENVALUES,
 )
 from ._data import ProblemData, ProblemFailed, ProblemSkipped, load_problem, predict_condition
+from ._gene_table import MARGINAL_COLUMNS, marginal_statistics, selection_frequency
 from ._homotopy import HomotopyFailed, PathPoint, lasso_path
 from ._numerics import (
     detect_batch_effect,
@@ -46,6 +47,8 @@ _LAZY = {
     "Residualizer": "._models",
     "StandardModel": "._models",
     "fit_null_model": "._models",
+    "GeneAnalysis": "._in_memory",
+    "linked_frame": "._in_memory",
 }
 
 
@@ -58,6 +61,11 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "GeneAnalysis",
+    "MARGINAL_COLUMNS",
+    "linked_frame",
+    "marginal_statistics",
+    "selection_frequency",
     "ALPHA_GRID",
     "BlasThreadWarning",
     "one_blas_thread",

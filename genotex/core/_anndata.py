@@ -1,0 +1,81 @@
+"""AnnData, the container of the field's notebooks (scanpy, decoupler, muon), and genotex's tables.
+
+A cohort's linked table (samples x [trait, Age, Gender, genes]) is one AnnData:
+`X` the genes (samples x genes), `obs` the clinical columns, `uns["genotex"]`
+where it came from. `anndata` is an optional dependency (`pip install
+'genotex[anndata]'`), imported only here and only when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._errors import GenotexError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CLINICAL_COLUMNS", "anndata_to_linked", "is_anndata", "linked_to_anndata"]
+
+#: The linked table's columns that are not genes, beside the trait.
+CLINICAL_COLUMNS = ("Age", "Gender")
+
+
+def is_anndata(data: object) -> bool:
+    """Whether `data` is an AnnData (without importing anndata)."""
+    return type(data).__name__ == "AnnData" and hasattr(data, "obs") and hasattr(data, "var")
+
+
+def _anndata() -> Any:
+    try:
+        import anndata
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise GenotexError(
+            "AnnData needs the anndata package: pip install 'genotex[anndata]'"
+        ) from None
+    return anndata
+
+
+def linked_to_anndata(
+    linked: pd.DataFrame,
+    *,
+    obs_columns: Sequence[str],
+    uns: Mapping[str, Any] | None = None,
+) -> Any:
+    """A linked table as an AnnData: `obs_columns` (present ones) in `obs`, the rest in `X`.
+
+    The values are the table's float64 numbers, unchanged; the sample and gene
+    labels become `obs_names` and `var_names`.
+    """
+    import pandas as pd
+
+    anndata = _anndata()
+    clinical = [c for c in obs_columns if c in linked.columns]
+    genes = [c for c in linked.columns if c not in clinical]
+    obs = linked.loc[:, clinical].copy()
+    obs.index = obs.index.astype(str)
+    var = pd.DataFrame(index=pd.Index([str(g) for g in genes]))
+    matrix = linked.loc[:, genes].to_numpy(dtype=np.float64)
+    return anndata.AnnData(X=matrix, obs=obs, var=var, uns={"genotex": dict(uns or {})})
+
+
+def anndata_to_linked(adata: Any) -> pd.DataFrame:
+    """An AnnData as a linked table: its numeric `obs` columns first, then its genes.
+
+    Non-numeric `obs` columns (free-text characteristics) are left out: a linked
+    table holds numbers only.
+    """
+    import pandas as pd
+
+    if not is_anndata(adata):
+        raise TypeError(f"not an AnnData: {type(adata).__name__}")
+    genes = adata.to_df()
+    numeric = [
+        c for c in adata.obs.columns
+        if pd.api.types.is_numeric_dtype(adata.obs[c]) and c not in genes.columns
+    ]  # fmt: skip
+    obs = adata.obs.loc[:, numeric].astype(np.float64)
+    return pd.concat([obs, genes.astype(np.float64)], axis=1)

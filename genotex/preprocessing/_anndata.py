@@ -1,0 +1,101 @@
+"""A cohort's preprocessed result as one AnnData: samples x genes, clinical columns in `obs`.
+
+`cohort_anndata` reads what `genotex preprocess` wrote for a cohort (its linked
+table and its `cohort_info.json` record), and with the benchmark's `input/` the
+cohort's raw characteristics (GEO series matrix) beside the trait, Age and
+Gender. `uns["genotex"]` says where it came from. The way back is
+`genotex.core.anndata_to_linked` (and every call that takes a linked table
+takes the AnnData itself).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..core import (
+    CLINICAL_COLUMNS,
+    CohortInfo,
+    GenotexError,
+    file_sha256,
+    linked_to_anndata,
+    read_json,
+    read_table,
+)
+from ._cohort_files import find_matrix
+from ._geo import read_series_matrix
+
+__all__ = ["cohort_anndata"]
+
+
+def _record(folder: Path, cohort: str) -> dict[str, Any] | None:
+    path = folder / "cohort_info.json"
+    if not path.is_file():
+        return None
+    info, _ = CohortInfo.from_dict(read_json(path))
+    record = info.records.get(cohort)
+    return None if record is None else record.to_dict()
+
+
+def _characteristics(input_dir: Path | None, trait: str, cohort: str) -> Any:
+    """The series matrix's characteristics rows (samples x rows, text), or None."""
+    folder = None if input_dir is None else input_dir / "GEO" / trait / cohort
+    if folder is None or not folder.is_dir():
+        return None
+    matrix = read_series_matrix(find_matrix(folder), expression=False)
+    table = matrix.characteristics.T
+    table.columns = [f"characteristics_{i}" for i in range(table.shape[1])]
+    return table
+
+
+def cohort_anndata(
+    preprocess_dir: str | Path, trait: str, cohort: str, *, input_dir: str | Path | None = None
+) -> Any:
+    """One preprocessed cohort as an AnnData.
+
+    Parameters
+    ----------
+    preprocess_dir
+        The preprocess folder (`<trait>/<cohort>.csv`, `<trait>/cohort_info.json`).
+    trait, cohort
+        Which table: a trait's folder name and a cohort ID (`GSE...` or `Xena`).
+    input_dir
+        The benchmark's `input/`: a GEO cohort's characteristics rows join `obs`
+        as text (`characteristics_0`, ...), for the samples of the table.
+
+    Returns
+    -------
+    anndata.AnnData
+        `X` the genes (float64, as written), `obs` the trait, Age and Gender (and
+        the characteristics), `uns["genotex"]`: trait, cohort, the cohort's record,
+        the linked file and its sha256, the genotex version.
+
+    Raises
+    ------
+    GenotexError
+        The cohort has no linked table (it is not usable), or it cannot be read.
+    """
+    import pandas as pd
+
+    folder = Path(preprocess_dir) / trait
+    path = folder / f"{cohort}.csv"
+    if not path.is_file():
+        raise GenotexError(f"{cohort} of {trait} has no linked table (is it usable?)", path=path)
+    table = read_table(path, features_are_rows=False)
+    linked = pd.DataFrame(table.values, index=table.row_labels, columns=table.column_labels)
+    uns = {
+        "trait": trait,
+        "cohort": cohort,
+        "cohort_info": _record(folder, cohort),
+        "linked_file": str(path),
+        "linked_sha256": file_sha256(path),
+        "genotex_version": __version__,
+    }
+    adata = linked_to_anndata(linked, obs_columns=(trait, *CLINICAL_COLUMNS), uns=uns)
+    raw = _characteristics(None if input_dir is None else Path(input_dir), trait, cohort)
+    if raw is not None:
+        raw.index = raw.index.astype(str)
+        for column in raw.columns:
+            adata.obs[column] = raw[column].reindex(adata.obs_names).astype(object)
+    return adata

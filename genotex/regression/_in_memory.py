@@ -1,0 +1,187 @@
+"""Answers on in-memory data: a problem from a linked table or an AnnData, no folders needed.
+
+`GeneAnalysis` is a scikit-learn-style estimator: set the question (trait,
+condition, covariates, mode) at construction, `fit` it on a table of samples,
+read the answer (`result_`, a `RegressionResult`) and the statistics table of
+every gene (`to_frame()`). The folder-based calls (`answer_problem`,
+`run_problems`) are unchanged; this is the same analysis without the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..core import (
+    Mode,
+    ProblemId,
+    SelectBy,
+    TaskInfo,
+    anndata_to_linked,
+    check_mode,
+    is_anndata,
+)
+from ._blas import one_blas_thread
+from ._data import ProblemData
+from ._gene_table import marginal_statistics, selection_frequency
+from ._pipeline import RegressionResult, analyse
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["GeneAnalysis", "linked_frame"]
+
+#: Columns of a linked table that are never genes.
+_CLINICAL = ("Age", "Gender")
+
+
+def linked_frame(data: Any) -> pd.DataFrame:
+    """A linked table (samples x features) from a DataFrame or an AnnData (obs beside X).
+
+    An AnnData's numeric `obs` columns (trait, Age, Gender, covariates) come first,
+    then its genes (`var_names`); a DataFrame is taken as it is.
+    """
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    if is_anndata(data):
+        return anndata_to_linked(data)
+    raise TypeError(
+        f"a linked table is a pandas DataFrame (samples x features) or an AnnData, "
+        f"not {type(data).__name__}"
+    )
+
+
+def _numeric(frame: pd.DataFrame, columns: Sequence[str], what: str) -> np.ndarray:
+    import pandas as pd
+
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the table has no {what} column {missing[0]!r}")
+    block = frame.loc[:, list(columns)].apply(pd.to_numeric, errors="coerce")
+    return block.to_numpy(dtype=np.float64)
+
+
+class GeneAnalysis(BaseEstimator):
+    """The genes associated with a trait in one table, optionally given a condition and covariates.
+
+    Parameters
+    ----------
+    trait
+        The trait's column.
+    condition
+        A column conditioned on (Age, Gender, or another trait's values), or None.
+    covariates
+        More numeric columns adjusted for (standard mode only): they join the
+        condition as unpenalized covariates of the Lasso and of the marginal tests.
+    mode, select_by
+        As `answer_problem`: "standard" (the default here: converged, α chosen
+        by cross-validated prediction) or "reference" (the published pipeline,
+        whose α uses `known_genes`).
+    known_genes
+        The trait's known genes (task_info's `related_genes`): the CV's selection
+        scores, and α in reference mode or with `select_by="precision"`.
+    resamples, seed
+        The seeded random halves of the selection frequency (standard mode).
+
+    Attributes
+    ----------
+    result_ : RegressionResult
+        The ranked genes, α and how they were reached.
+    statistics_ : pandas.DataFrame
+        Every gene's row (`to_frame`).
+    samples_dropped_ : int
+        Samples left out because their trait, condition or a covariate is missing.
+    """
+
+    def __init__(
+        self,
+        trait: str,
+        condition: str | None = None,
+        covariates: Sequence[str] = (),
+        *,
+        mode: Mode = "standard",
+        select_by: SelectBy = "prediction",
+        known_genes: Sequence[str] = (),
+        resamples: int = 50,
+        seed: int = 0,
+    ) -> None:
+        self.trait = trait
+        self.condition = condition
+        self.covariates = covariates
+        self.mode = mode
+        self.select_by = select_by
+        self.known_genes = known_genes
+        self.resamples = resamples
+        self.seed = seed
+
+    def _arrays(
+        self, frame: pd.DataFrame
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[str]]:
+        covariates = [*([self.condition] if self.condition else []), *self.covariates]
+        if self.trait in covariates:
+            raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
+        y = _numeric(frame, [self.trait], "trait")[:, 0]
+        z = _numeric(frame, covariates, "covariate") if covariates else None
+        keep = np.isfinite(y) & (np.isfinite(z).all(axis=1) if z is not None else True)
+        not_genes = {self.trait, *covariates, *_CLINICAL}
+        genes = [str(c) for c in frame.columns if c not in not_genes]
+        x = _numeric(frame, genes, "gene")[keep]
+        bad = int(np.sum(~np.isfinite(x).all(axis=0)))
+        if bad:
+            raise ValueError(
+                f"{bad} gene columns hold missing or non-numeric values: drop or impute them first"
+            )
+        self.samples_dropped_ = int(np.sum(~keep))
+        return x, y[keep], None if z is None else z[keep], genes
+
+    def fit(self, data: Any, y: None = None) -> GeneAnalysis:
+        """Answer the question on `data` (a linked DataFrame or an AnnData; see `linked_frame`)."""
+        mode = check_mode(self.mode)
+        if mode == "reference" and len(self.covariates):
+            raise ValueError("covariates beside the condition need mode='standard'")
+        x, target, z, genes = self._arrays(linked_frame(data))
+        if len(np.unique(target)) < 2:
+            raise ValueError(f"the trait {self.trait!r} is constant")
+        problem = ProblemId(self.trait, self.condition)
+        task_info = TaskInfo({self.trait: tuple(self.known_genes)}, {self.trait: ()})
+        arrays = ProblemData(problem, ("in-memory",), np.asfortranarray(x), target, z, tuple(genes))
+        with one_blas_thread(reference=mode == "reference"):
+            self.result_ = analyse(arrays, task_info, mode=mode, select_by=self.select_by)
+        self.statistics_ = self._table(x, target, z, genes, self.result_)
+        return self
+
+    def _table(
+        self,
+        x: np.ndarray,
+        target: np.ndarray,
+        z: np.ndarray | None,
+        genes: list[str],
+        result: RegressionResult,
+    ) -> pd.DataFrame:
+        table = marginal_statistics(x, target, genes, z)
+        coefficients = dict(result.genes)
+        table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
+        table.insert(1, "selected", [g in coefficients for g in genes])
+        ranks = {g: i + 1 for i, (g, _) in enumerate(result.genes)}
+        table.insert(2, "rank", [ranks.get(g) for g in genes])
+        table["rank"] = table["rank"].astype("Int64")
+        if self.mode == "standard" and self.resamples:
+            frequency = selection_frequency(
+                x, target, z, alpha=result.alpha, lmm=result.batch_effect,
+                resamples=self.resamples, seed=self.seed,
+            )  # fmt: skip
+            table.insert(3, "frequency", frequency)
+        return table.sort_values(["rank", "p_value"], na_position="last", kind="stable")
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every gene: the model's `coefficient`, `selected`, `rank`, `frequency`, and the
+        marginal `effect`, `se`, `t`, `p_value`, `fdr` (see `marginal_statistics`).
+        """
+        if not hasattr(self, "statistics_"):
+            raise ValueError("fit the analysis first")
+        return self.statistics_.copy()

@@ -1,0 +1,168 @@
+"""#38 (in part): answers on in-memory data, AnnData in and out, a statistics table of every gene.
+
+Every statistic is checked against statsmodels on the same data, never against
+genotex's own output; the in-memory answer against the folder-based one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genotex.core import TaskInfo, anndata_to_linked, read_table
+from genotex.preprocessing import cohort_anndata, decide
+from genotex.regression import (
+    GeneAnalysis,
+    answer_problem,
+    marginal_statistics,
+    selection_frequency,
+)
+from genotex.workflows import write_raw_benchmark
+
+sm = pytest.importorskip("statsmodels.api")
+multitest = pytest.importorskip("statsmodels.stats.multitest")
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    return write_raw_benchmark(tmp_path_factory.mktemp("bench"), recipes=False)
+
+
+def _data(n=48, m=40, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n).astype(float)
+    z = np.column_stack([rng.normal(50, 10, n), rng.integers(0, 2, n)])
+    x = rng.normal(8, 1, size=(n, m))
+    x[:, 0] += 1.5 * y
+    x[:, 1] += 0.05 * z[:, 0]
+    x[:, 2] = 3.0  # constant: no test
+    return x, y, z
+
+
+@pytest.mark.parametrize("covariates", [0, 1, 2])
+def test_marginal_statistics_are_statsmodels_ols_gene_by_gene(covariates):
+    x, y, z = _data()
+    z = None if covariates == 0 else z[:, :covariates]
+    genes = [f"G{j}" for j in range(x.shape[1])]
+    table = marginal_statistics(x, y, genes, z)
+    for j in range(x.shape[1]):
+        if j == 2:
+            assert table.loc["G2"].isna().all()
+            continue
+        design = sm.add_constant(y.reshape(-1, 1) if z is None else np.column_stack([y, z]))
+        fit = sm.OLS(x[:, j], design).fit()
+        row = table.loc[genes[j]]
+        assert row["effect"] == pytest.approx(fit.params[1], rel=1e-9, abs=1e-12)
+        assert row["se"] == pytest.approx(fit.bse[1], rel=1e-9)
+        assert row["t"] == pytest.approx(fit.tvalues[1], rel=1e-9)
+        assert row["p_value"] == pytest.approx(fit.pvalues[1], rel=1e-7, abs=1e-300)
+    tested = table["p_value"].notna()
+    expected = multitest.multipletests(table.loc[tested, "p_value"], method="fdr_bh")[1]
+    np.testing.assert_allclose(table.loc[tested, "fdr"], expected, rtol=1e-12)
+
+
+def test_selection_frequency_is_a_seeded_share_that_finds_the_planted_gene():
+    x, y, z = _data(n=80, m=60, seed=1)
+    first = selection_frequency(x, y, z[:, :1], alpha=0.05, resamples=30, seed=4)
+    again = selection_frequency(x, y, z[:, :1], alpha=0.05, resamples=30, seed=4)
+    assert np.array_equal(first, again)
+    assert ((first >= 0) & (first <= 1)).all() and np.all(first * 30 == np.round(first * 30))
+    assert first[0] >= 0.9 and np.median(first) <= 0.2
+
+
+def test_the_in_memory_answer_is_the_folder_answer(bench):
+    task_info = TaskInfo.read(bench.task_info)
+    data_dir = bench.reference_output / "preprocess"
+    from_folder = answer_problem(data_dir, "Asthma|Gender", task_info, mode="standard")
+    cohort = from_folder.cohorts[0]
+    linked = _linked(data_dir / "Asthma" / f"{cohort}.csv")
+    analysis = GeneAnalysis(
+        "Asthma", "Gender", known_genes=task_info.genes_of("Asthma"), resamples=0
+    ).fit(linked)
+    assert analysis.result_.genes == from_folder.genes
+    assert analysis.result_.alpha == from_folder.alpha
+    # and from the AnnData of the same cohort: the same answer and the same table
+    adata = cohort_anndata(data_dir, "Asthma", cohort)
+    again = GeneAnalysis(
+        "Asthma", "Gender", known_genes=task_info.genes_of("Asthma"), resamples=0
+    ).fit(adata)
+    assert again.result_.genes == from_folder.genes
+    pd.testing.assert_frame_equal(again.to_frame(), analysis.to_frame())
+
+
+def _linked(path):
+    """A linked CSV as the pipeline reads it (pandas' default float parser may differ by an ulp)."""
+    table = read_table(path, features_are_rows=False)
+    return pd.DataFrame(table.values, index=table.row_labels, columns=table.column_labels)
+
+
+def test_the_gene_table_has_every_gene_and_the_selected_ones_ranked(bench):
+    data_dir = bench.reference_output / "preprocess"
+    linked = _linked(data_dir / "Psoriasis" / "Xena.csv")
+    analysis = GeneAnalysis("Psoriasis", covariates=["Age"], resamples=10).fit(linked)
+    table = analysis.to_frame()
+    genes = [c for c in linked.columns if c not in ("Psoriasis", "Age", "Gender")]
+    assert sorted(table.index) == sorted(genes)
+    selected = table[table["selected"]]
+    assert list(selected.index) == [g for g, _ in analysis.result_.genes]
+    assert list(selected["rank"]) == list(range(1, len(selected) + 1))
+    assert (table.loc[~table["selected"], "coefficient"] == 0).all()
+    assert set(table.columns) >= {"frequency", "effect", "se", "t", "p_value", "fdr"}
+    # the marginal numbers are statsmodels' with the same covariate
+    gene = selected.index[0]
+    design = sm.add_constant(linked[["Psoriasis", "Age"]].to_numpy())
+    fit = sm.OLS(linked[gene].to_numpy(), design).fit()
+    assert table.loc[gene, "t"] == pytest.approx(fit.tvalues[1], rel=1e-9)
+
+
+def test_the_anndata_of_a_cohort_holds_its_table_and_where_it_came_from(bench):
+    data_dir = bench.reference_output / "preprocess"
+    adata = cohort_anndata(data_dir, "Asthma", "GSE100001", input_dir=bench.root / "input")
+    linked = _linked(data_dir / "Asthma" / "GSE100001.csv")
+    assert adata.shape == (len(linked), linked.shape[1] - 3)
+    np.testing.assert_array_equal(adata.X, linked.drop(columns=["Asthma", "Age", "Gender"]))
+    np.testing.assert_array_equal(adata.obs["Asthma"], linked["Asthma"])
+    assert adata.uns["genotex"]["cohort_info"]["sample_size"] == len(linked)
+    assert adata.obs["characteristics_2"].iloc[0] in ("gender: male", "gender: female")
+    back = anndata_to_linked(adata)
+    pd.testing.assert_frame_equal(back, linked, check_names=False, check_index_type=False)
+
+
+def test_decide_takes_an_anndata_as_it_takes_the_two_tables(bench):
+    data_dir = bench.reference_output / "preprocess"
+    adata = cohort_anndata(data_dir, "Asthma", "GSE100001")
+    linked = anndata_to_linked(adata)
+    genes = linked.drop(columns=["Asthma", "Age", "Gender"]).T
+    clinical = linked[["Asthma", "Age", "Gender"]].T
+    assert (
+        decide("Asthma", "GSE100001", adata).record
+        == decide("Asthma", "GSE100001", genes, clinical).record
+    )
+
+
+def test_bad_tables_are_one_sentence():
+    x, y, _ = _data()
+    frame = pd.DataFrame(x, columns=[f"G{j}" for j in range(x.shape[1])]).assign(T=y)
+    with pytest.raises(ValueError, match="no trait column 'Asthma'"):
+        GeneAnalysis("Asthma").fit(frame)
+    with pytest.raises(TypeError, match="DataFrame .* or an AnnData"):
+        GeneAnalysis("T").fit(x)
+    frame.loc[3, "G5"] = np.nan
+    with pytest.raises(ValueError, match="1 gene columns hold missing"):
+        GeneAnalysis("T").fit(frame)
+
+
+def test_the_notebook_guides_gene_table_example_runs_verbatim(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs/guides/notebook.md").read_text()
+    block = re.search(r"<!-- notebook-genes -->\s*```python\n(.*?)```", text, re.S)
+    assert block, "the notebook guide lost its gene-table example"
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block.group(1), "notebook guide genes", "exec"), namespace)  # noqa: S102 - our own documentation
+    table, adata = namespace["table"], namespace["adata"]
+    assert len(table) == adata.n_vars and table["selected"].any()
+    assert {"characteristics_0", "Asthma", "Age", "Gender"} <= set(adata.obs.columns)
