@@ -104,6 +104,25 @@ def test_notebook_objects_print_short(tmp_path, shared):
         regress / "output" / "preprocess", genotex.ProblemId("Prostate_Cancer", None), info
     )
     assert len(repr(result)) < 300 and "Prostate_Cancer|None: Lasso" in repr(result)
+    assert len(result._repr_html_().encode()) <= 1024 and "<table>" in result._repr_html_()
+
+
+def test_soft_files_and_recipes_print_in_a_line_and_a_small_escaped_table(shared):
+    """#38: a SoftFile printed its whole platform table (6,899 characters), a Recipe one line of
+    ~1,300; both are now a line under 200 characters and a table under 1 KB."""
+    from genotex.preprocessing import Recipe, read_soft
+
+    soft = read_soft(shared / "data" / "real" / "geo" / "platforms" / "GPL96.txt.gz")
+    assert len(repr(soft)) <= 200 and "GPL96" in repr(soft) and "rows x" in repr(soft)
+    assert len(soft._repr_html_().encode()) <= 1024
+    rules = [{"match": f"stage {i}<b>", "value": i} for i in range(40)]
+    recipe = Recipe.from_dict(
+        {"trait": "Liver_Cancer", "cohort": "GSE14520", "note": "<script>alert(1)</script>" * 20,
+         "variables": {"trait": {"row": 3, "rules": rules}, "age": {"row": 5, "numeric": True}}}
+    )  # fmt: skip
+    assert len(repr(recipe)) <= 200 and "trait row 3, 40 rules" in repr(recipe)
+    page = recipe._repr_html_()
+    assert len(page.encode()) <= 1024 and "<script>" not in page and "&lt;script&gt;" in page
 
 
 def test_answer_problem_takes_paths_and_keys_as_a_notebook_gives_them(shared):

@@ -102,6 +102,7 @@ from ._metrics import (
     jaccard,
     nanmean,
 )
+from ._notebook import HTML_BYTES, REPR_CHARS, clipped, notebook_table
 from ._outcome import OUTCOME_KINDS, Outcome, OutcomeKind
 from ._parallel import (
     dask_client,
@@ -134,6 +135,10 @@ from ._task_info import TaskInfo, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
+    "HTML_BYTES",
+    "REPR_CHARS",
+    "clipped",
+    "notebook_table",
     "CLINICAL_COLUMNS",
     "anndata_to_linked",
     "is_anndata",

@@ -24,6 +24,8 @@ from ..core import (
     GenotexError,
     UnsafeNameError,
     check_safe_name,
+    clipped,
+    notebook_table,
     parse_json,
     read_regular_bytes,
     write_text_atomic,
@@ -119,6 +121,16 @@ class Variable:
         return out
 
 
+def _described(v: Variable) -> str:
+    """A variable in a few words: where it is read and how."""
+    if not v.available:
+        return "not available"
+    if v.constant is not None:
+        return f"constant {v.constant:g}"
+    where = f"row {v.row}" if v.row is not None else f"key {v.key!r}"
+    return f"{where}, " + ("numeric" if v.numeric else f"{len(v.rules)} rules")
+
+
 @dataclass(frozen=True)
 class Recipe:
     """Everything needed to preprocess one GEO cohort for one trait."""
@@ -136,6 +148,16 @@ class Recipe:
     note: str = ""
     variables: Mapping[str, Variable] = field(default_factory=dict)  # "trait", "Age", "Gender"
     source: Path | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        variables = "; ".join(f"{n} {_described(v)}" for n, v in self.variables.items())
+        genes = f"genes {self.gene_column!r}" if self.gene_usable else "genes unusable"
+        return clipped(f"Recipe({self.trait}/{self.cohort}: {genes}; {variables})")
+
+    def _repr_html_(self) -> str:
+        genes = f"{self.gene_column} ({self.probe_column})" if self.gene_usable else "unusable"
+        rows = [("genes", genes), *((n, _described(v)) for n, v in self.variables.items())]
+        return notebook_table(f"Recipe {self.trait}/{self.cohort}", [*rows, ("note", self.note)])
 
     @classmethod
     def from_dict(cls, data: object, *, source: str | Path | None = None) -> Recipe:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core import clipped, notebook_table
 from ._geo import BACKGROUND_KEYS, GEOFormatError, lines_of
 
 __all__ = ["SoftFile", "read_soft", "unique_names"]
@@ -30,6 +31,22 @@ class SoftFile:
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # GSM -> attributes
     # every ^PLATFORM, with a table or not, in file order (a dict: lookups stay linear overall)
     declared: dict[str, None] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        tables = ", ".join(f"{a} ({t.shape[0]} rows x {t.shape[1]} columns)"
+                           for a, t in self.platforms.items())  # fmt: skip
+        title = (self.series.get("!Series_title") or [""])[0]
+        return clipped(
+            f"SoftFile({self.path.name}: {tables or 'no platform table'}; "
+            f"{len(self.samples)} samples; {title!r})"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [("title", (self.series.get("!Series_title") or [""])[0])]
+        rows += [(a, f"{t.shape[0]} rows: {', '.join(map(str, t.columns))}")
+                 for a, t in self.platforms.items()]  # fmt: skip
+        rows += [("samples", f"{len(self.samples)}: {', '.join(list(self.samples)[:5])}")]
+        return notebook_table(f"SoftFile {self.path.name}", rows)
 
     @property
     def background(self) -> str:

@@ -22,6 +22,7 @@ from ..core import (
     TaskInfo,
     TaskInfoError,
     check_mode,
+    notebook_table,
     output_path,
     regress_file_name,
 )
@@ -76,6 +77,14 @@ class RegressionResult:
             f"RegressionResult({self.problem.key}: {self.model}, alpha {self.alpha:g}, "
             f"[{top}{more}])"
         )
+
+    def _repr_html_(self) -> str:
+        rows = [
+            ("model", f"{self.model}, alpha {self.alpha:g}"),
+            ("cohorts", " + ".join(self.cohorts)),
+        ]
+        rows += [(gene, f"{coefficient:+.4g}") for gene, coefficient in self.genes]
+        return notebook_table(f"{self.problem.key}: {len(self.genes)} genes", rows)
 
     def describe(self) -> str:
         """One log line: cohorts, model and why, α, the condition's coefficient."""
