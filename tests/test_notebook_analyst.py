@@ -166,3 +166,40 @@ def test_the_notebook_guides_gene_table_example_runs_verbatim(tmp_path, monkeypa
     table, adata = namespace["table"], namespace["adata"]
     assert len(table) == adata.n_vars and table["selected"].any()
     assert {"characteristics_0", "Asthma", "Age", "Gender"} <= set(adata.obs.columns)
+
+
+def test_the_volcano_and_frequency_plots_draw_the_table(bench):
+    adata = cohort_anndata(bench.reference_output / "preprocess", "Asthma", "GSE100001")
+    analysis = GeneAnalysis("Asthma", covariates=["Age"], resamples=20).fit(adata)
+    table = analysis.to_frame()
+    fig = analysis.plot("volcano")
+    (ax,) = fig.axes
+    others, chosen = ax.collections[:2]
+    assert len(chosen.get_offsets()) == int(table["selected"].sum())
+    assert len(others.get_offsets()) + len(chosen.get_offsets()) == int(
+        table["p_value"].notna().sum()
+    )
+    named = [t.get_text() for t in ax.texts]
+    assert named == list(table[table["selected"]].sort_values("rank").index[:10])
+    # the dashed line: the largest p-value that statsmodels' BH keeps at 5%
+    p = table["p_value"].dropna()
+    keep = multitest.multipletests(p, alpha=0.05, method="fdr_bh")[0]
+    (line,) = ax.get_lines()
+    assert line.get_ydata()[0] == pytest.approx(-np.log10(p[keep].max()))
+    bars = analysis.plot("frequency", top=12).axes[0].patches
+    top = table.sort_values(["frequency", "rank"], ascending=[False, True]).head(12)
+    assert [b.get_width() for b in bars] == list(top["frequency"][::-1])
+
+
+def test_the_cohort_qc_plot_counts_the_cohorts_samples(bench):
+    from genotex.preprocessing import cohort_qc_plot
+
+    data_dir = bench.reference_output / "preprocess"
+    adata = cohort_anndata(data_dir, "Asthma", "GSE100001", input_dir=bench.root / "input")
+    linked = _linked(data_dir / "Asthma" / "GSE100001.csv")
+    kept, balance, _, gender = cohort_qc_plot(adata).axes
+    assert [b.get_height() for b in kept.patches] == [len(linked), len(linked)]
+    counts = linked["Asthma"].value_counts().sort_index()
+    assert [b.get_height() for b in balance.patches] == list(counts)
+    sexes = linked["Gender"].value_counts().sort_index()
+    assert [b.get_height() for b in gender.patches] == list(sexes)

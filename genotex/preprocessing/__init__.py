@@ -46,6 +46,7 @@ from ._pipeline import (
     preprocess_geo,
     preprocess_tcga,
 )
+from ._plots import cohort_qc_plot
 from ._probes import (
     GeneColumnChoice,
     MappingError,
@@ -125,6 +126,7 @@ __all__ = [
     "choose_gene_column",
     "clinical_features",
     "cohort_anndata",
+    "cohort_qc_plot",
     "clinical_table",
     "cohort_paths",
     "convert_value",

@@ -69,7 +69,8 @@ def cohort_anndata(
     anndata.AnnData
         `X` the genes (float64, as written), `obs` the trait, Age and Gender (and
         the characteristics), `uns["genotex"]`: trait, cohort, the cohort's record,
-        the linked file and its sha256, the genotex version.
+        the linked file and its sha256, the genotex version (and, with
+        `input_dir`, `raw_samples`: the samples of the series matrix).
 
     Raises
     ------
@@ -95,6 +96,7 @@ def cohort_anndata(
     adata = linked_to_anndata(linked, obs_columns=(trait, *CLINICAL_COLUMNS), uns=uns)
     raw = _characteristics(None if input_dir is None else Path(input_dir), trait, cohort)
     if raw is not None:
+        adata.uns["genotex"]["raw_samples"] = int(raw.shape[0])
         raw.index = raw.index.astype(str)
         for column in raw.columns:
             adata.obs[column] = raw[column].reindex(adata.obs_names).astype(object)

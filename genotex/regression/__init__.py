@@ -48,6 +48,8 @@ _LAZY = {
     "StandardModel": "._models",
     "fit_null_model": "._models",
     "GeneAnalysis": "._in_memory",
+    "frequency_plot": "._plots",
+    "volcano_plot": "._plots",
     "linked_frame": "._in_memory",
 }
 
@@ -61,6 +63,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "frequency_plot",
+    "volcano_plot",
     "GeneAnalysis",
     "MARGINAL_COLUMNS",
     "linked_frame",

@@ -31,6 +31,7 @@ from ._pipeline import RegressionResult, analyse
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = ["GeneAnalysis", "linked_frame"]
 
@@ -177,6 +178,16 @@ class GeneAnalysis(BaseEstimator):
             )  # fmt: skip
             table.insert(3, "frequency", frequency)
         return table.sort_values(["rank", "p_value"], na_position="last", kind="stable")
+
+    def plot(self, kind: str = "volcano", **options: Any) -> Figure:
+        """The table's figure: "volcano" (`volcano_plot`) or "frequency" (`frequency_plot`)."""
+        from ._plots import frequency_plot, volcano_plot
+
+        if kind == "volcano":
+            return volcano_plot(self.to_frame(), **options)
+        if kind == "frequency":
+            return frequency_plot(self.to_frame(), **options)
+        raise ValueError(f"unknown plot {kind!r}; choose volcano or frequency")
 
     def to_frame(self) -> pd.DataFrame:
         """Every gene: the model's `coefficient`, `selected`, `rank`, `frequency`, and the
