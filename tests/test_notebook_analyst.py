@@ -203,3 +203,71 @@ def test_the_cohort_qc_plot_counts_the_cohorts_samples(bench):
     assert [b.get_height() for b in balance.patches] == list(counts)
     sexes = linked["Gender"].value_counts().sort_index()
     assert [b.get_height() for b in gender.patches] == list(sexes)
+
+
+def test_probes_become_genes_by_sum_or_by_mean_as_worked_by_hand():
+    from genotex.preprocessing import map_probes
+
+    expression = pd.DataFrame(
+        {"S1": [2.0, 4.0, 6.0, np.nan], "S2": [1.0, 3.0, np.nan, 5.0]},
+        index=["p1", "p2", "p3", "p4"],
+    )
+    gene = {"A": "TP53", "B": "EGFR"}
+    pairs = pd.DataFrame(
+        {"ID": ["p1", "p2", "p3", "p4"], "Gene": ["TP53", "TP53 /// EGFR", "EGFR", "TP53"]}
+    )
+    summed = map_probes(expression, pairs)
+    # sum: p2 counts half for A and half for B; a missing value counts 0
+    assert summed.loc[gene["A"]].tolist() == [2.0 + 4.0 / 2 + 0.0, 1.0 + 3.0 / 2 + 5.0]
+    assert summed.loc[gene["B"]].tolist() == [4.0 / 2 + 6.0, 3.0 / 2 + 0.0]
+    averaged = map_probes(expression, pairs, aggregation="mean")
+    # mean: p2 counts fully for each of its genes; missing values are left out
+    assert averaged.loc[gene["A"]].tolist() == [(2.0 + 4.0) / 2, (1.0 + 3.0 + 5.0) / 3]
+    assert averaged.loc[gene["B"]].tolist() == [(4.0 + 6.0) / 2, 3.0]
+    with pytest.raises(ValueError, match="choose sum or mean"):
+        map_probes(expression, pairs, aggregation="median")
+
+
+def test_gapdh_on_a_log2_array_keeps_its_scale_with_the_mean(shared):
+    """#38: GAPDH came out at 72.6 from 6 probes of GSE14520 on GPL96 (a sum of logs)."""
+    from genotex.preprocessing import map_probes, probe_gene_pairs, read_series_matrix, read_soft
+
+    real = shared / "data" / "real" / "geo"
+    matrix = read_series_matrix(real / "GSE14520" / "GSE14520-GPL571_series_matrix.txt.gz")
+    platform = read_soft(real / "platforms" / "GPL96.txt.gz").platform()
+    pairs = probe_gene_pairs(platform, gene_column="Gene Symbol")
+    probes = platform.loc[platform["Gene Symbol"] == "GAPDH", "ID"]
+    values = matrix.expression.loc[[p for p in probes if p in matrix.expression.index]]
+    assert len(values) == 6
+    averaged = map_probes(matrix.expression, pairs, aggregation="mean").loc["GAPDH"]
+    np.testing.assert_allclose(averaged, values.mean(axis=0), rtol=1e-12)
+    summed = map_probes(matrix.expression, pairs).loc["GAPDH"]
+    np.testing.assert_allclose(summed, values.sum(axis=0), rtol=1e-12)  # one symbol a probe
+    assert summed.iloc[0] == pytest.approx(72.629) and averaged.iloc[0] < 16
+
+
+def test_preprocess_takes_the_aggregation_rule_from_the_library_and_the_cli(bench, tmp_path):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    root = bench.root
+    write_raw_benchmark(root, recipes=True)  # the recipes too
+    cohort = root / "input/GEO/Asthma/GSE100001"
+    outs = {}
+    for rule in ("sum", "mean"):
+        out = tmp_path / rule
+        args = ["preprocess", str(cohort), "--trait", "Asthma", "--recipe",
+                str(root / "recipes/Asthma/GSE100001.json"), "--synonyms",
+                str(root / "metadata/gene_synonym.json"), "--out", str(out)]  # fmt: skip
+        if rule == "mean":
+            args += ["--aggregation", "mean"]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        outs[rule] = _linked(out / "Asthma" / "gene_data" / "GSE100001.csv")
+    differ = (outs["sum"] - outs["mean"]).abs().max(axis=1) > 1e-9
+    # the demo's shared probes (` /// `, genes 0-9) and nothing else: those genes have 2 probes
+    assert 0 < int(differ.sum()) <= 10
+    result = CliRunner().invoke(main, ["preprocess", str(cohort), "--trait", "Asthma",
+                                       "--aggregation", "median", "--out", str(tmp_path / "x")])  # fmt: skip
+    assert result.exit_code == 2 and "'median' is not one of 'sum', 'mean'" in result.output

@@ -97,6 +97,14 @@ def _synonyms(path: Path | None) -> Mapping[str, str]:
     show_default=True,
     help="The preprocess folder to write (<trait>/<cohort>.csv and cohort_info.json).",
 )
+@click.option(
+    "--aggregation",
+    type=click.Choice(["sum", "mean"]),
+    default="sum",
+    show_default=True,
+    help="How a GEO platform's probes become genes: sum (the benchmark's: each probe split "
+    "over its symbols, then summed) or mean (the mean of a gene's probes, on the array's scale).",
+)
 @jobs_option("Cohorts preprocessed in parallel processes (with --all).")
 @scheduler_option("Preprocess the cohorts on this Dask distributed scheduler (with --all).")
 @geo_limits_option
@@ -115,6 +123,7 @@ def preprocess_command(
     synonyms: Path | None,
     gene_info: Path | None,
     out: Path,
+    aggregation: str,
     jobs: int,
     scheduler: str | None,
 ) -> None:
@@ -155,9 +164,12 @@ def preprocess_command(
             jobs=jobs,
             scheduler=scheduler,
             debug=debug,
+            aggregation=aggregation,
         )
     elif trait is not None and cohort_dir is not None:
-        _preprocess_one(cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids)
+        _preprocess_one(
+            cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids, aggregation=aggregation
+        )
 
 
 def _preprocess_tree(
@@ -171,8 +183,9 @@ def _preprocess_tree(
     jobs: int,
     scheduler: str | None,
     debug: bool,
+    aggregation: str,
 ) -> None:
-    from ..preprocessing import preprocess_tree
+    from ..preprocessing import check_aggregation, preprocess_tree
 
     with ItemProgress(unit="cohorts", err=False) as progress:
 
@@ -194,6 +207,7 @@ def _preprocess_tree(
             debug=debug,
             on_planned=progress.start,
             on_done=show,
+            aggregation=check_aggregation(aggregation),
         )
     failed = sum(outcome.failed for _, outcome in results)
     click.echo(f"{len(results)} cohorts, {failed} failed; outputs in {out}", err=True)
@@ -208,11 +222,21 @@ def _preprocess_one(
     *,
     recipe: Path | None,
     gene_ids: Mapping[str, str] | None,
+    aggregation: str,
 ) -> None:
-    from ..preprocessing import RecipeNeeded, TraitMismatch, preprocess_cohort, propose_cohort
+    from ..preprocessing import (
+        RecipeNeeded,
+        TraitMismatch,
+        check_aggregation,
+        preprocess_cohort,
+        propose_cohort,
+    )
 
     try:
-        outcome = preprocess_cohort(cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids)
+        outcome = preprocess_cohort(
+            cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids,
+            aggregation=check_aggregation(aggregation),
+        )  # fmt: skip
     except RecipeNeeded as exc:
         click.echo(propose_cohort(cohort_dir, trait).toml())
         raise GenotexError(

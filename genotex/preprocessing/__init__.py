@@ -48,8 +48,11 @@ from ._pipeline import (
 )
 from ._plots import cohort_qc_plot
 from ._probes import (
+    GENE_AGGREGATIONS,
+    GeneAggregation,
     GeneColumnChoice,
     MappingError,
+    check_aggregation,
     choose_gene_column,
     entrez_to_symbol,
     explain_gene_column,
@@ -99,6 +102,9 @@ from ._tcga import (
 from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
 
 __all__ = [
+    "GENE_AGGREGATIONS",
+    "GeneAggregation",
+    "check_aggregation",
     "CohortJob",
     "CohortOutcome",
     "Download",

@@ -15,6 +15,7 @@ from ._cohort import CohortOutcome, decide, write_cohort
 from ._cohort_files import find_matrix, find_platform
 from ._geo import read_series_matrix
 from ._probes import (
+    GeneAggregation,
     MappingError,
     entrez_to_symbol,
     explain_gene_column,
@@ -58,6 +59,7 @@ def geo_gene_table(
     *,
     gene_ids: Mapping[str, str] | None = None,
     input_root: Path | None = None,
+    aggregation: GeneAggregation = "sum",
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """(normalized genes x samples, characteristics, the gene column used) of a GEO cohort.
 
@@ -83,7 +85,7 @@ def geo_gene_table(
         reason = f"no probe ID of the platform's {recipe.probe_column!r} column is in the matrix"
         raise MappingError(reason, path=platform_path)
     try:
-        probes = map_probes(matrix.expression, pairs)
+        probes = map_probes(matrix.expression, pairs, aggregation=aggregation)
     except MappingError as exc:
         raise MappingError(exc.reason, path=platform_path) from None
     genes = normalize_gene_table(probes, synonyms)
@@ -99,12 +101,14 @@ def preprocess_geo(
     *,
     gene_ids: Mapping[str, str] | None = None,
     input_root: str | Path | None = None,
+    aggregation: GeneAggregation = "sum",
 ) -> CohortOutcome:
     """Preprocess one GEO cohort as its recipe says, and write its outputs and record.
 
     The recipe must be for this cohort (its `cohort` is the folder's name), and
     the files it names must lie inside `input_root` (default: the cohort
-    folder's grandparent).
+    folder's grandparent). `aggregation` is how probes become genes (`map_probes`:
+    the benchmark's "sum", or "mean").
     """
     cohort_dir = Path(cohort_dir)
     if not isinstance(recipe, Recipe):
@@ -118,8 +122,9 @@ def preprocess_geo(
         outcome = decide(recipe.trait, recipe.cohort, None, None, note=note)
     else:
         genes, characteristics, column = geo_gene_table(
-            cohort_dir, recipe, synonyms, gene_ids=gene_ids, input_root=root
-        )
+            cohort_dir, recipe, synonyms, gene_ids=gene_ids, input_root=root,
+            aggregation=aggregation,
+        )  # fmt: skip
         details = f"gene column {column!r}, {len(genes)} genes after normalization"
         log.info("%s/%s: %s", recipe.trait, recipe.cohort, details)
         trait = recipe.variables.get("trait")
@@ -171,6 +176,7 @@ def preprocess_cohort(
     *,
     recipe: Recipe | str | Path | None = None,
     gene_ids: Mapping[str, str] | None = None,
+    aggregation: GeneAggregation = "sum",
 ) -> CohortOutcome:
     """Preprocess one cohort into `out_root/<trait>/` (GEO or TCGA, decided from the folder).
 
@@ -188,6 +194,11 @@ def preprocess_cohort(
         A GEO cohort's recipe (a `Recipe` or its file); not used for TCGA.
     gene_ids
         Entrez GeneID -> symbol, for platforms keyed by GeneID (`gene_id_symbols`).
+    aggregation
+        How a GEO platform's probes become genes: "sum" (the benchmark's, the
+        default: each probe's value split over its symbols, then summed) or
+        "mean" (the mean of the gene's probes: values keep the array's scale,
+        usable as fold changes). A Xena cohort is already per gene.
 
     Returns
     -------
@@ -225,4 +236,6 @@ def preprocess_cohort(
             f"the recipe is for the trait {recipe.trait!r}, not {trait!r}", path=recipe.source
         )
     prepare_output_folder(out_root)  # once, before any work
-    return preprocess_geo(cohort_dir, recipe, synonyms, out_root, gene_ids=gene_ids)
+    return preprocess_geo(
+        cohort_dir, recipe, synonyms, out_root, gene_ids=gene_ids, aggregation=aggregation
+    )

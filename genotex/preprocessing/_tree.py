@@ -23,6 +23,7 @@ from ..core import (
 )
 from ._cohort import CohortOutcome, remove_cohort
 from ._pipeline import preprocess_geo, preprocess_tcga
+from ._probes import GeneAggregation, check_aggregation
 from ._recipe import Recipe, RecipeError
 from ._tcga import find_xena_folder
 
@@ -81,6 +82,8 @@ def _run(
     out_root: str | Path,
     gene_ids: Mapping[str, str] | None,
     input_root: str | Path | None,
+    *,
+    aggregation: GeneAggregation = "sum",
 ) -> CohortOutcome:
     if job.problem:
         raise RecipeError(job.problem, path=job.recipe)
@@ -94,8 +97,9 @@ def _run(
             path=job.recipe,
         )
     return preprocess_geo(
-        job.folder, recipe, synonyms, out_root, gene_ids=gene_ids, input_root=input_root
-    )
+        job.folder, recipe, synonyms, out_root, gene_ids=gene_ids, input_root=input_root,
+        aggregation=aggregation,
+    )  # fmt: skip
 
 
 def run_job(
@@ -106,6 +110,7 @@ def run_job(
     gene_ids: Mapping[str, str] | None = None,
     input_root: str | Path | None = None,
     debug: bool = False,
+    aggregation: GeneAggregation = "sum",
 ) -> tuple[CohortJob, Outcome]:
     """Preprocess one planned cohort; every failure, even a bug, becomes a failed outcome.
 
@@ -114,7 +119,7 @@ def run_job(
     `debug`, an unexpected error's traceback is logged.
     """
     try:
-        done = _run(job, synonyms, out_root, gene_ids, input_root)
+        done = _run(job, synonyms, out_root, gene_ids, input_root, aggregation=aggregation)
     except GenotexError as exc:
         outcome = Outcome("failed", str(exc))
     except Exception as exc:  # noqa: BLE001 - one cohort's failure must not stop the others
@@ -141,6 +146,7 @@ def run_jobs(
     input_root: str | Path | None = None,
     debug: bool = False,
     on_done: Callable[[CohortJob, Outcome], None] | None = None,
+    aggregation: GeneAggregation = "sum",
 ) -> list[tuple[CohortJob, Outcome]]:
     """`run_job` over planned cohorts, in `jobs` processes or on the Dask `scheduler`;
     (job, outcome) in plan order.
@@ -156,6 +162,7 @@ def run_jobs(
         gene_ids=gene_ids,
         input_root=input_root,
         debug=debug,
+        aggregation=aggregation,
     )
     done = []
     for job, outcome in ordered_map(task, jobs_list, jobs, scheduler=scheduler):
@@ -184,6 +191,7 @@ def preprocess_tree(
     debug: bool = False,
     on_planned: Callable[[int], None] | None = None,
     on_done: Callable[[CohortJob, Outcome], None] | None = None,
+    aggregation: GeneAggregation = "sum",
 ) -> list[tuple[CohortJob, Outcome]]:
     """Preprocess every cohort of an input tree for the traits of task_info.
 
@@ -212,6 +220,9 @@ def preprocess_tree(
     on_planned, on_done
         Called with the number of cohorts once they are planned, then with each
         cohort's job and outcome as it is known (to show progress).
+    aggregation
+        How GEO probes become genes: "sum" (the benchmark's, the default) or
+        "mean" (`map_probes`).
 
     Returns
     -------
@@ -242,4 +253,5 @@ def preprocess_tree(
         input_root=input_root,
         debug=debug,
         on_done=on_done,
+        aggregation=check_aggregation(aggregation),
     )
