@@ -95,11 +95,14 @@ def test_every_way_of_asking_gives_the_one_thread_answer(case, answered, one_thr
     unparsed = tmp_path / "no-cache"
     _run(_command(case, unparsed, mode, "--all", "--no-cache"))
     assert _answers(unparsed) == expected, "--no-cache"
+    # one problem per process: a process costs ~4 s of imports, so three of the ten, spread
+    # over the list (test_any_subset_order... asks other subsets, in one process)
     alone = tmp_path / "alone"
-    for problem in answered:
+    for problem in answered[::4]:
         condition = problem.condition or "None"
         _run(_command(case, alone, mode, "--trait", problem.trait, "--condition", condition))
-    assert _answers(alone) == expected, "one problem per process"
+    produced = _answers(alone)
+    assert len(produced) == 3 and produced == {k: expected[k] for k in produced}, "one a process"
     info = TaskInfo.read(case / "metadata" / "task_info.json")
     library = tmp_path / "library"
     for problem in answered:
