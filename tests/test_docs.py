@@ -123,5 +123,5 @@ def test_the_navigation_is_the_docs_tree():
         return [p for item in node for p in pages(item)] if isinstance(node, list) else []
 
     listed = set(pages(config["nav"]))
-    present = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
+    present = {str(p.relative_to(DOCS)) for p in [*DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")]}
     assert listed == present

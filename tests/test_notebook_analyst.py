@@ -268,6 +268,6 @@ def test_preprocess_takes_the_aggregation_rule_from_the_library_and_the_cli(benc
     differ = (outs["sum"] - outs["mean"]).abs().max(axis=1) > 1e-9
     # the demo's shared probes (` /// `, genes 0-9) and nothing else: those genes have 2 probes
     assert 0 < int(differ.sum()) <= 10
-    result = CliRunner().invoke(main, ["preprocess", str(cohort), "--trait", "Asthma",
-                                       "--aggregation", "median", "--out", str(tmp_path / "x")])  # fmt: skip
+    args = ["preprocess", str(cohort), "--trait", "Asthma", "--aggregation", "median"]
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "'median' is not one of 'sum', 'mean'" in result.output

@@ -146,11 +146,13 @@ class GeneAnalysis(BaseEstimator):
         if mode == "reference" and len(self.covariates):
             raise ValueError("covariates beside the condition need mode='standard'")
         x, target, z, genes = self._arrays(linked_frame(data))
+        source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
+        cohorts = (str(source.get("cohort") or "in-memory"),)
         if len(np.unique(target)) < 2:
             raise ValueError(f"the trait {self.trait!r} is constant")
         problem = ProblemId(self.trait, self.condition)
         task_info = TaskInfo({self.trait: tuple(self.known_genes)}, {self.trait: ()})
-        arrays = ProblemData(problem, ("in-memory",), np.asfortranarray(x), target, z, tuple(genes))
+        arrays = ProblemData(problem, cohorts, np.asfortranarray(x), target, z, tuple(genes))
         with one_blas_thread(reference=mode == "reference"):
             self.result_ = analyse(arrays, task_info, mode=mode, select_by=self.select_by)
         self.statistics_ = self._table(x, target, z, genes, self.result_)
