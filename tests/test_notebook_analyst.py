@@ -271,3 +271,54 @@ def test_preprocess_takes_the_aggregation_rule_from_the_library_and_the_cli(benc
     args = ["preprocess", str(cohort), "--trait", "Asthma", "--aggregation", "median"]
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "'median' is not one of 'sum', 'mean'" in result.output
+
+
+def test_regress_csv_writes_every_genes_statistics_beside_the_answers(bench, tmp_path):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+    from genotex.regression import load_problem
+
+    data_dir = bench.reference_output / "preprocess"
+    out, csv = tmp_path / "regress", tmp_path / "tables"
+    result = CliRunner().invoke(
+        main,
+        ["regress", "--trait", "Asthma", "--condition", "Age", "--data", str(data_dir),
+         "--task-info", str(bench.task_info), "--out", str(out), "--mode", "standard",
+         "--csv", str(csv), "--frequency-resamples", "10"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(csv / "Asthma" / "gene_table_condition_Age.csv", index_col=0)
+    answer = pd.read_json(out / "Asthma" / "significant_genes_condition_Age.json", typ="series")
+    selected = answer["significant_genes"]["Variable"]
+    assert list(table.index[: len(selected)]) == selected
+    assert list(table.columns[:4]) == ["coefficient", "selected", "rank", "frequency"]
+    # the marginal numbers are statsmodels' OLS with Age, on the cohort the answer used
+    problem = load_problem(data_dir, genotex_problem("Asthma|Age"), TaskInfo.read(bench.task_info))
+    cohort = _linked(data_dir / "Asthma" / f"{problem.cohorts[0]}.csv")
+    gene = table.index[len(selected) + 3]  # a gene the model left out
+    fit = sm.OLS(
+        cohort[gene].to_numpy(), sm.add_constant(cohort[["Asthma", "Age"]].to_numpy())
+    ).fit()
+    assert table.loc[gene, "t"] == pytest.approx(fit.tvalues[1], rel=1e-9)
+    assert table.loc[gene, "coefficient"] == 0 and not table.loc[gene, "selected"]
+
+
+def genotex_problem(key):
+    from genotex.core import ProblemId
+
+    return ProblemId.from_key(key)
+
+
+def test_a_results_frame_lists_its_genes_and_with_its_data_every_gene(bench):
+    from genotex.regression import load_problem
+
+    info = TaskInfo.read(bench.task_info)
+    data_dir = bench.reference_output / "preprocess"
+    result = answer_problem(data_dir, "Psoriasis|None", info, mode="standard")
+    short = result.to_frame()
+    assert list(short.index) == [g for g, _ in result.genes]
+    assert list(short["rank"]) == list(range(1, len(result.genes) + 1))
+    data = load_problem(data_dir, genotex_problem("Psoriasis|None"), info)
+    whole = result.to_frame(data, resamples=5)
+    assert len(whole) == len(data.genes) and int(whole["selected"].sum()) == len(result.genes)

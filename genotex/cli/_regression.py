@@ -85,6 +85,22 @@ from ._progress import ItemProgress
     "selection precision against the known genes.",
 )
 @common_options
+@click.option(
+    "--csv",
+    "csv_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write every gene's statistics of each answered problem (coefficient, rank, "
+    "selection frequency; marginal effect, t, p, BH FDR) as "
+    "DIR/<trait>/gene_table_condition_<C>.csv.",
+)
+@click.option(
+    "--frequency-resamples",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Random halves of the samples for --csv's selection frequency (standard mode; 0: none).",
+)
 @handle_errors
 def regress_command(
     *,
@@ -101,6 +117,8 @@ def regress_command(
     summary: Path | None,
     mode: Mode,
     select_by: SelectBy | None,
+    csv_dir: Path | None,
+    frequency_resamples: int,
 ) -> None:
     """Answer problems with the standardized GenoTEX regression pipeline.
 
@@ -149,6 +167,8 @@ def regress_command(
             mode=mode,
             select_by=select_by or "prediction",
         )
+    if csv_dir is not None:
+        _gene_tables(status, (data, info, out, csv_dir), cache, frequency_resamples)
     counts, kept = status.counts(), status.kept()
     click.echo(
         f"{len(status.problems)} problems: {counts['ok'] - kept} answered, "
@@ -158,3 +178,14 @@ def regress_command(
     )
     if counts["failed"]:
         sys.exit(1)
+
+
+def _gene_tables(status: Any, where: tuple, cache: TableCache | None, resamples: int) -> None:
+    """--csv: every answered problem's gene table, after the run."""
+    from ..core import ProblemId
+    from ..regression import write_gene_tables
+
+    data, info, out, csv_dir = where
+    answered = [ProblemId.from_key(p.key) for p in status.problems if p.outcome.kind == "ok"]
+    tables = write_gene_tables(answered, data, info, out, csv_dir, cache=cache, resamples=resamples)
+    click.echo(f"gene tables: {len(tables)} files in {csv_dir}", err=True)

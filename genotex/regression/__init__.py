@@ -18,7 +18,8 @@ from ._constants import (
     N_TOP_EIGENVALUES,
 )
 from ._data import ProblemData, ProblemFailed, ProblemSkipped, load_problem, predict_condition
-from ._gene_table import MARGINAL_COLUMNS, marginal_statistics, selection_frequency
+from ._gene_files import gene_table_path, write_gene_tables
+from ._gene_table import MARGINAL_COLUMNS, gene_table, marginal_statistics, selection_frequency
 from ._homotopy import HomotopyFailed, PathPoint, lasso_path
 from ._numerics import (
     detect_batch_effect,
@@ -63,6 +64,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "gene_table",
+    "gene_table_path",
+    "write_gene_tables",
     "frequency_plot",
     "volcano_plot",
     "GeneAnalysis",

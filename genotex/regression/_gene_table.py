@@ -31,7 +31,7 @@ from ._paths import solve_path
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MARGINAL_COLUMNS", "marginal_statistics", "selection_frequency"]
+__all__ = ["MARGINAL_COLUMNS", "gene_table", "marginal_statistics", "selection_frequency"]
 
 MARGINAL_COLUMNS = ("effect", "se", "t", "p_value", "fdr")
 
@@ -144,3 +144,36 @@ def selection_frequency(
         path = solve_path(design.x, design.y, np.array([alpha_max, alpha]))
         counts += path.points[-1][0] != 0
     return counts / resamples
+
+
+def gene_table(
+    x: np.ndarray,
+    y: np.ndarray,
+    genes: Sequence[str],
+    z: np.ndarray | None,
+    selected: Sequence[tuple[str, float]],
+    *,
+    frequency_alpha: float | None = None,
+    lmm: bool = False,
+    resamples: int = 50,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Every gene's row: the model's `coefficient`, `selected`, `rank` (and `frequency` when
+    `frequency_alpha` is the standard mode's α and `resamples` > 0), beside the marginal
+    `effect`, `se`, `t`, `p_value` and `fdr`; the selected genes first, by rank, then by p.
+
+    `selected` is the model's ranked (gene, coefficient) list (`RegressionResult.genes`).
+    """
+    table = marginal_statistics(x, y, genes, z)
+    coefficients = dict(selected)
+    table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
+    table.insert(1, "selected", [g in coefficients for g in genes])
+    ranks = {g: i + 1 for i, (g, _) in enumerate(selected)}
+    table.insert(2, "rank", [ranks.get(g) for g in genes])
+    table["rank"] = table["rank"].astype("Int64")
+    if frequency_alpha is not None and resamples:
+        frequency = selection_frequency(
+            x, y, z, alpha=frequency_alpha, lmm=lmm, resamples=resamples, seed=seed
+        )
+        table.insert(3, "frequency", frequency)
+    return table.sort_values(["rank", "p_value"], na_position="last", kind="stable")

@@ -26,7 +26,7 @@ from ..core import (
 )
 from ._blas import one_blas_thread
 from ._data import ProblemData
-from ._gene_table import marginal_statistics, selection_frequency
+from ._gene_table import gene_table
 from ._pipeline import RegressionResult, analyse
 
 if TYPE_CHECKING:
@@ -166,20 +166,18 @@ class GeneAnalysis(BaseEstimator):
         genes: list[str],
         result: RegressionResult,
     ) -> pd.DataFrame:
-        table = marginal_statistics(x, target, genes, z)
-        coefficients = dict(result.genes)
-        table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
-        table.insert(1, "selected", [g in coefficients for g in genes])
-        ranks = {g: i + 1 for i, (g, _) in enumerate(result.genes)}
-        table.insert(2, "rank", [ranks.get(g) for g in genes])
-        table["rank"] = table["rank"].astype("Int64")
-        if self.mode == "standard" and self.resamples:
-            frequency = selection_frequency(
-                x, target, z, alpha=result.alpha, lmm=result.batch_effect,
-                resamples=self.resamples, seed=self.seed,
-            )  # fmt: skip
-            table.insert(3, "frequency", frequency)
-        return table.sort_values(["rank", "p_value"], na_position="last", kind="stable")
+        alpha = result.alpha if self.mode == "standard" else None  # the standard mode's α only
+        return gene_table(
+            x,
+            target,
+            genes,
+            z,
+            result.genes,
+            frequency_alpha=alpha,
+            lmm=result.batch_effect,
+            resamples=self.resamples,
+            seed=self.seed,
+        )
 
     def plot(self, kind: str = "volcano", **options: Any) -> Figure:
         """The table's figure: "volcano" (`volcano_plot`) or "frequency" (`frequency_plot`)."""

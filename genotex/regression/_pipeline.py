@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from ._constants import ALPHA_GRID
 from ._data import ProblemData, load_problem
 from ._numerics import detect_batch_effect, normalize, significant_genes
 from ._standard import fit_standard
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "RegressionResult",
@@ -77,6 +80,30 @@ class RegressionResult:
             f"RegressionResult({self.problem.key}: {self.model}, alpha {self.alpha:g}, "
             f"[{top}{more}])"
         )
+
+    def to_frame(
+        self, data: ProblemData | None = None, *, resamples: int = 50, seed: int = 0
+    ) -> pd.DataFrame:
+        """The genes as a table: without `data`, the selected ones (`coefficient`, `rank`);
+        with the problem's data (`load_problem`), every gene's row of `gene_table` (the
+        selection frequency for a standard-mode result, over `resamples` seeded halves).
+        """
+        import pandas as pd
+
+        from ._gene_table import gene_table
+
+        if data is None:
+            frame = pd.DataFrame(
+                {"coefficient": [c for _, c in self.genes], "rank": range(1, len(self.genes) + 1)},
+                index=pd.Index([g for g, _ in self.genes], name="gene"),
+            )
+            return frame
+        standard = isinstance(self.method, StandardMethod)
+        return gene_table(
+            data.x, data.y, data.genes, data.z, self.genes,
+            frequency_alpha=self.alpha if standard else None, lmm=self.batch_effect,
+            resamples=resamples, seed=seed,
+        )  # fmt: skip
 
     def _repr_html_(self) -> str:
         rows = [
