@@ -322,3 +322,30 @@ def test_a_results_frame_lists_its_genes_and_with_its_data_every_gene(bench):
     data = load_problem(data_dir, genotex_problem("Psoriasis|None"), info)
     whole = result.to_frame(data, resamples=5)
     assert len(whole) == len(data.genes) and int(whole["selected"].sum()) == len(result.genes)
+
+
+def test_a_paired_design_takes_each_patients_means_out_as_ols_with_a_dummy_a_patient():
+    rng = np.random.default_rng(3)
+    patients, genes = 24, 30
+    patient = np.repeat([f"P{i:02d}" for i in range(patients)], 2)
+    trait = np.tile([0.0, 1.0], patients)
+    level = rng.normal(0, 3, size=(patients, genes))  # each patient's own level, large
+    x = np.repeat(level, 2, axis=0) + rng.normal(0, 0.5, size=(2 * patients, genes))
+    x[:, 0] += 0.8 * trait  # within each pair, the case is 0.8 higher
+    frame = pd.DataFrame(x, columns=[f"G{j}" for j in range(genes)])
+    frame.insert(0, "Disease", trait)
+    frame.insert(1, "patient", patient)
+    paired = GeneAnalysis("Disease", groups="patient", resamples=0).fit(frame)
+    table = paired.to_frame()
+    dummies = pd.get_dummies(pd.Series(patient), drop_first=True, dtype=float).to_numpy()
+    design = sm.add_constant(np.column_stack([trait, dummies]))
+    for gene in ("G0", "G1", "G7"):
+        fit = sm.OLS(frame[gene].to_numpy(), design).fit()
+        assert table.loc[gene, "effect"] == pytest.approx(fit.params[1], rel=1e-9)
+        assert table.loc[gene, "t"] == pytest.approx(fit.tvalues[1], rel=1e-9)
+        assert table.loc[gene, "p_value"] == pytest.approx(fit.pvalues[1], rel=1e-7)
+    assert table.loc["G0", "fdr"] < 1e-6 and table.loc["G0", "selected"]
+    unpaired = GeneAnalysis("Disease", resamples=0).fit(frame.drop(columns="patient")).to_frame()
+    assert unpaired.loc["G0", "p_value"] > table.loc["G0", "p_value"] * 1e3  # the pairing matters
+    with pytest.raises(ValueError, match="no groups column 'donor'"):
+        GeneAnalysis("Disease", groups="donor").fit(frame)

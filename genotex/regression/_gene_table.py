@@ -47,6 +47,8 @@ def marginal_statistics(
     y: np.ndarray,
     genes: Sequence[str],
     z: np.ndarray | None = None,
+    *,
+    absorbed: int = 0,
 ) -> pd.DataFrame:
     """Each gene's `gene ~ 1 + y + z` OLS: the trait's coefficient, its t test, BH FDR.
 
@@ -60,6 +62,9 @@ def marginal_statistics(
         The column names of `x`.
     z
         Covariates (samples, or samples x k), finite; None for none.
+    absorbed
+        Degrees of freedom already spent on `x`, `y` and `z` (a paired design's group
+        means taken out: the number of groups less one).
 
     Returns
     -------
@@ -79,7 +84,7 @@ def marginal_statistics(
         raise ValueError(f"x must be samples x genes ({len(y)} x {len(genes)}), not {x.shape}")
     n = len(y)
     c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
-    df = n - c.shape[1] - 1
+    df = n - c.shape[1] - 1 - absorbed
     if df < 1:
         raise ValueError(f"{n} samples leave no degree of freedom for {c.shape[1]} covariates")
     ry = _partialled(y.reshape(-1, 1), c)[:, 0]
@@ -157,6 +162,7 @@ def gene_table(
     lmm: bool = False,
     resamples: int = 50,
     seed: int = 0,
+    absorbed: int = 0,
 ) -> pd.DataFrame:
     """Every gene's row: the model's `coefficient`, `selected`, `rank` (and `frequency` when
     `frequency_alpha` is the standard mode's α and `resamples` > 0), beside the marginal
@@ -164,7 +170,7 @@ def gene_table(
 
     `selected` is the model's ranked (gene, coefficient) list (`RegressionResult.genes`).
     """
-    table = marginal_statistics(x, y, genes, z)
+    table = marginal_statistics(x, y, genes, z, absorbed=absorbed)
     coefficients = dict(selected)
     table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
     table.insert(1, "selected", [g in coefficients for g in genes])

@@ -67,6 +67,19 @@ def _numeric(frame: pd.DataFrame, columns: Sequence[str], what: str) -> np.ndarr
     return block.to_numpy(dtype=np.float64)
 
 
+def _group_labels(data: Any, frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Each sample's group, as text: from an AnnData's `obs` (where text columns stay) or the
+    table's column.
+    """
+    if is_anndata(data) and column in data.obs.columns:
+        values = data.obs[column]
+    elif column in frame.columns:
+        values = frame[column]
+    else:
+        raise ValueError(f"the table has no groups column {column!r}")
+    return values.astype(str).to_numpy()
+
+
 class GeneAnalysis(BaseEstimator):
     """The genes associated with a trait in one table, optionally given a condition and covariates.
 
@@ -88,6 +101,12 @@ class GeneAnalysis(BaseEstimator):
         scores, and α in reference mode or with `select_by="precision"`.
     resamples, seed
         The seeded random halves of the selection frequency (standard mode).
+    groups
+        A column naming each sample's group, for paired or repeated designs (a
+        patient id): every group's means are taken out of the trait, the genes and
+        the covariates, which is the model with one unpenalized indicator a group
+        (Frisch-Waugh-Lovell; standard mode). The marginal tests lose a degree of
+        freedom a group; the cross-validation predicts within-group differences.
 
     Attributes
     ----------
@@ -110,6 +129,7 @@ class GeneAnalysis(BaseEstimator):
         known_genes: Sequence[str] = (),
         resamples: int = 50,
         seed: int = 0,
+        groups: str | None = None,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -119,6 +139,7 @@ class GeneAnalysis(BaseEstimator):
         self.known_genes = known_genes
         self.resamples = resamples
         self.seed = seed
+        self.groups = groups
 
     def _arrays(
         self, frame: pd.DataFrame
@@ -129,7 +150,7 @@ class GeneAnalysis(BaseEstimator):
         y = _numeric(frame, [self.trait], "trait")[:, 0]
         z = _numeric(frame, covariates, "covariate") if covariates else None
         keep = np.isfinite(y) & (np.isfinite(z).all(axis=1) if z is not None else True)
-        not_genes = {self.trait, *covariates, *_CLINICAL}
+        not_genes = {self.trait, *covariates, *_CLINICAL, self.groups}
         genes = [str(c) for c in frame.columns if c not in not_genes]
         x = _numeric(frame, genes, "gene")[keep]
         bad = int(np.sum(~np.isfinite(x).all(axis=0)))
@@ -138,14 +159,39 @@ class GeneAnalysis(BaseEstimator):
                 f"{bad} gene columns hold missing or non-numeric values: drop or impute them first"
             )
         self.samples_dropped_ = int(np.sum(~keep))
+        self._kept = keep
         return x, y[keep], None if z is None else z[keep], genes
+
+    def _within(
+        self, groups: np.ndarray, x: np.ndarray, target: np.ndarray, z: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+        """x, y and z with each group's means taken out, and the degrees of freedom that cost."""
+        import pandas as pd
+
+        codes, labels = pd.factorize(groups[self._kept])
+
+        def within(values: np.ndarray) -> np.ndarray:
+            sums = np.zeros((len(labels), values.shape[1]))
+            np.add.at(sums, codes, values)
+            counts = np.bincount(codes, minlength=len(labels))[:, None]
+            return values - (sums / counts)[codes]
+
+        xw = within(x)
+        yw = within(target.reshape(-1, 1))[:, 0]
+        zw = None if z is None else within(z.reshape(len(target), -1))
+        return xw, yw, zw, len(labels) - 1
 
     def fit(self, data: Any, y: None = None) -> GeneAnalysis:
         """Answer the question on `data` (a linked DataFrame or an AnnData; see `linked_frame`)."""
         mode = check_mode(self.mode)
-        if mode == "reference" and len(self.covariates):
-            raise ValueError("covariates beside the condition need mode='standard'")
-        x, target, z, genes = self._arrays(linked_frame(data))
+        if mode == "reference" and (len(self.covariates) or self.groups is not None):
+            raise ValueError("covariates beside the condition, or groups, need mode='standard'")
+        frame = linked_frame(data)
+        groups = None if self.groups is None else _group_labels(data, frame, self.groups)
+        x, target, z, genes = self._arrays(frame)
+        self._absorbed = 0
+        if groups is not None:
+            x, target, z, self._absorbed = self._within(groups, x, target, z)
         source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
         cohorts = (str(source.get("cohort") or "in-memory"),)
         if len(np.unique(target)) < 2:
@@ -177,6 +223,7 @@ class GeneAnalysis(BaseEstimator):
             lmm=result.batch_effect,
             resamples=self.resamples,
             seed=self.seed,
+            absorbed=self._absorbed,
         )
 
     def plot(self, kind: str = "volcano", **options: Any) -> Figure:
