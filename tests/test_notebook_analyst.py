@@ -349,3 +349,15 @@ def test_a_paired_design_takes_each_patients_means_out_as_ols_with_a_dummy_a_pat
     assert unpaired.loc["G0", "p_value"] > table.loc["G0", "p_value"] * 1e3  # the pairing matters
     with pytest.raises(ValueError, match="no groups column 'donor'"):
         GeneAnalysis("Disease", groups="donor").fit(frame)
+
+
+def test_missing_values_are_handled_in_an_anndata_as_in_its_table(bench):
+    from genotex.preprocessing import handle_missing_values
+
+    adata = cohort_anndata(bench.reference_output / "preprocess", "Asthma", "GSE100001")
+    adata.X[:5, 0] = np.nan  # five samples lose a gene's value: the gene's mean fills them
+    table = anndata_to_linked(adata)
+    from_anndata = handle_missing_values(adata, "Asthma")
+    pd.testing.assert_frame_equal(from_anndata, handle_missing_values(table, "Asthma"))
+    gene = adata.var_names[0]
+    assert from_anndata[gene].iloc[0] == pytest.approx(np.nanmean(table[gene]))

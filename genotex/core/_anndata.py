@@ -58,7 +58,7 @@ def linked_to_anndata(
     obs = linked.loc[:, clinical].copy()
     obs.index = obs.index.astype(str)
     var = pd.DataFrame(index=pd.Index([str(g) for g in genes]))
-    matrix = linked.loc[:, genes].to_numpy(dtype=np.float64)
+    matrix = linked.loc[:, genes].to_numpy(dtype=np.float64, copy=True)  # writable, its own
     return anndata.AnnData(X=matrix, obs=obs, var=var, uns={"genotex": dict(uns or {})})
 
 

@@ -57,13 +57,16 @@ def link(clinical: pd.DataFrame, genes: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([clinical[shared], genes[shared]], axis=0).T
 
 
-def handle_missing_values(linked: pd.DataFrame, trait: str) -> pd.DataFrame:
+def handle_missing_values(linked: pd.DataFrame | Any, trait: str) -> pd.DataFrame:
     """Drop samples without the trait, genes missing in >20%, samples missing >5% of genes; impute.
 
     Age gets its mean, Gender its mode (dropped when all missing), genes their
     means. Done on arrays: pandas' per-column `fillna` takes ~30 s on a
-    20,000-gene table.
+    20,000-gene table. `linked` is a linked table or an AnnData (its numeric
+    `obs` and its genes); the result is a linked table.
     """
+    if is_anndata(linked):
+        linked = anndata_to_linked(linked)
     covariates = [c for c in linked.columns if c in (trait, *COVARIATES)]
     gene_columns = [c for c in linked.columns if c not in (trait, *COVARIATES)]
     df = linked[linked[trait].notna()]
