@@ -361,3 +361,24 @@ def test_missing_values_are_handled_in_an_anndata_as_in_its_table(bench):
     pd.testing.assert_frame_equal(from_anndata, handle_missing_values(table, "Asthma"))
     gene = adata.var_names[0]
     assert from_anndata[gene].iloc[0] == pytest.approx(np.nanmean(table[gene]))
+
+
+def test_the_moderated_t_is_limmas_from_inmoose_on_the_same_design():
+    limma = pytest.importorskip("inmoose.limma")
+    x, y, z = _data(n=30, m=25, seed=5)
+    z = z[:, :1]
+    frame = pd.DataFrame(x, columns=[f"G{j}" for j in range(x.shape[1])])
+    frame = frame.drop(columns="G2").assign(Disease=y, Age=z[:, 0])  # no constant gene here
+    table = GeneAnalysis("Disease", covariates=["Age"], moderated=True, resamples=0).fit(frame)
+    table = table.to_frame()
+    genes = [c for c in frame.columns if c.startswith("G")]
+    # limma called directly, with the design as a user writes it (Age first, then the trait)
+    design = pd.DataFrame({"Intercept": 1.0, "Age": z[:, 0], "Disease": y})
+    fit = limma.eBayes(limma.lmFit(frame[genes].T, design))
+    expected = pd.DataFrame(np.asarray(fit.t), index=genes)[2]
+    np.testing.assert_allclose(table.loc[genes, "t_moderated"], expected, rtol=1e-9)
+    p = pd.DataFrame(np.asarray(fit.p_value), index=genes)[2]
+    np.testing.assert_allclose(table.loc[genes, "p_moderated"], p, rtol=1e-9)
+    bh = multitest.multipletests(p, method="fdr_bh")[1]
+    np.testing.assert_allclose(table.loc[genes, "fdr_moderated"], bh, rtol=1e-9)
+    assert (np.sign(table["t_moderated"]) == np.sign(table["t"])).all()

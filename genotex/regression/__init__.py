@@ -19,7 +19,14 @@ from ._constants import (
 )
 from ._data import ProblemData, ProblemFailed, ProblemSkipped, load_problem, predict_condition
 from ._gene_files import gene_table_path, write_gene_tables
-from ._gene_table import MARGINAL_COLUMNS, gene_table, marginal_statistics, selection_frequency
+from ._gene_table import (
+    MARGINAL_COLUMNS,
+    MODERATED_COLUMNS,
+    gene_table,
+    marginal_statistics,
+    moderated_statistics,
+    selection_frequency,
+)
 from ._homotopy import HomotopyFailed, PathPoint, lasso_path
 from ._numerics import (
     detect_batch_effect,
@@ -64,6 +71,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "MODERATED_COLUMNS",
+    "moderated_statistics",
     "gene_table",
     "gene_table_path",
     "write_gene_tables",

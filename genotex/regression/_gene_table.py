@@ -31,9 +31,17 @@ from ._paths import solve_path
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MARGINAL_COLUMNS", "gene_table", "marginal_statistics", "selection_frequency"]
+__all__ = [
+    "MARGINAL_COLUMNS",
+    "MODERATED_COLUMNS",
+    "gene_table",
+    "marginal_statistics",
+    "moderated_statistics",
+    "selection_frequency",
+]
 
 MARGINAL_COLUMNS = ("effect", "se", "t", "p_value", "fdr")
+MODERATED_COLUMNS = ("t_moderated", "p_moderated", "fdr_moderated")
 
 
 def _partialled(values: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -114,6 +122,41 @@ def marginal_statistics(
     return frame.where(np.isfinite(frame), np.nan)
 
 
+def moderated_statistics(
+    x: np.ndarray, y: np.ndarray, genes: Sequence[str], z: np.ndarray | None = None
+) -> pd.DataFrame:
+    """limma's moderated t of the trait (empirical-Bayes variances shared across genes), by
+    InMoose's `lmFit` and `eBayes` on the design [1, y, z], with its p-value and BH FDR.
+
+    Needs the `limma` extra (`pip install 'genotex[limma]'`, InMoose). Indexed by gene:
+    `t_moderated`, `p_moderated`, `fdr_moderated`.
+    """
+    import pandas as pd
+    from scipy import stats
+
+    try:
+        from inmoose.limma import eBayes, lmFit
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            "moderated statistics need InMoose: pip install 'genotex[limma]'"
+        ) from None
+    n = len(y)
+    c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
+    design = pd.DataFrame(np.column_stack([c[:, :1], y, c[:, 1:]]))
+    expression = pd.DataFrame(np.asarray(x, dtype=np.float64).T, index=list(genes))
+    fit = eBayes(lmFit(expression, design))
+    t = np.asarray(fit.t)[:, 1]
+    p = np.asarray(fit.p_value)[:, 1]
+    fdr = np.full(len(p), np.nan)
+    tested = np.isfinite(p)
+    if tested.any():
+        fdr[tested] = stats.false_discovery_control(p[tested], method="bh")
+    return pd.DataFrame(
+        {"t_moderated": t, "p_moderated": p, "fdr_moderated": fdr},
+        index=pd.Index(list(genes), name="gene"),
+    )
+
+
 def selection_frequency(
     x: np.ndarray,
     y: np.ndarray,
@@ -163,14 +206,20 @@ def gene_table(
     resamples: int = 50,
     seed: int = 0,
     absorbed: int = 0,
+    moderated: bool = False,
 ) -> pd.DataFrame:
     """Every gene's row: the model's `coefficient`, `selected`, `rank` (and `frequency` when
     `frequency_alpha` is the standard mode's α and `resamples` > 0), beside the marginal
     `effect`, `se`, `t`, `p_value` and `fdr`; the selected genes first, by rank, then by p.
 
-    `selected` is the model's ranked (gene, coefficient) list (`RegressionResult.genes`).
+    `selected` is the model's ranked (gene, coefficient) list (`RegressionResult.genes`);
+    with `moderated`, limma's moderated t, p and FDR join (`moderated_statistics`).
     """
     table = marginal_statistics(x, y, genes, z, absorbed=absorbed)
+    if moderated:
+        if absorbed:
+            raise ValueError("moderated statistics go without groups")
+        table = table.join(moderated_statistics(x, y, genes, z))
     coefficients = dict(selected)
     table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
     table.insert(1, "selected", [g in coefficients for g in genes])

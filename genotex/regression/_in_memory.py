@@ -107,6 +107,9 @@ class GeneAnalysis(BaseEstimator):
         the covariates, which is the model with one unpenalized indicator a group
         (Frisch-Waugh-Lovell; standard mode). The marginal tests lose a degree of
         freedom a group; the cross-validation predicts within-group differences.
+    moderated
+        Add limma's moderated t, p and FDR (InMoose; the `limma` extra) beside the
+        ordinary ones (not with `groups`).
 
     Attributes
     ----------
@@ -130,6 +133,7 @@ class GeneAnalysis(BaseEstimator):
         resamples: int = 50,
         seed: int = 0,
         groups: str | None = None,
+        moderated: bool = False,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -140,6 +144,7 @@ class GeneAnalysis(BaseEstimator):
         self.resamples = resamples
         self.seed = seed
         self.groups = groups
+        self.moderated = moderated
 
     def _arrays(
         self, frame: pd.DataFrame
@@ -224,6 +229,7 @@ class GeneAnalysis(BaseEstimator):
             resamples=self.resamples,
             seed=self.seed,
             absorbed=self._absorbed,
+            moderated=self.moderated,
         )
 
     def plot(self, kind: str = "volcano", **options: Any) -> Figure:
