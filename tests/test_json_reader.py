@@ -169,3 +169,21 @@ def test_a_recipe_round_trips_in_both_formats(tmp_path, suffix):
     edited = dataclasses.replace(again, note="edited")  # the documented way to change one
     edited.write(path)
     assert Recipe.read(path).note == "edited"
+
+
+def test_a_folder_given_as_a_file_is_named_in_one_sentence(tmp_path):
+    """`genotex leaderboard RUN_FOLDER` said "3: Is a directory" (the descriptor, not the path)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    with pytest.raises(GenotexError, match="it is a folder, not a file") as caught:
+        read_json(folder)
+    assert str(folder) in str(caught.value)
+    for command in (["leaderboard", str(folder)], ["compare", str(folder), str(folder)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "genotex", *command], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode != 0 and f"{folder}: " in done.stderr, done.stderr
+        assert "it is a folder, not a file" in done.stderr and "Traceback" not in done.stderr

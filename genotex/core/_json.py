@@ -150,11 +150,12 @@ def open_regular(path: str | Path, *, error: type[GenotexError]) -> BinaryIO:
         raise error("the file does not exist", path=path) from None
     except OSError as exc:
         raise error(f"it cannot be opened ({exc.strerror or exc})", path=path) from None
-    handle = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        handle.close()
-        raise error("it is not a regular file", path=path)
-    return handle
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # before fdopen, which refuses a folder naming the fd, not it
+        os.close(fd)
+        reason = "it is a folder, not a file" if stat.S_ISDIR(mode) else "it is not a regular file"
+        raise error(reason, path=path)
+    return os.fdopen(fd, "rb")
 
 
 def read_regular_bytes(path: str | Path, max_bytes: int, *, error: type[GenotexError]) -> bytes:
