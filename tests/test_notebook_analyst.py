@@ -191,14 +191,31 @@ def test_the_volcano_and_frequency_plots_draw_the_table(bench):
     assert [b.get_width() for b in bars] == list(top["frequency"][::-1])
 
 
-def test_the_cohort_qc_plot_counts_the_cohorts_samples(bench):
-    from genotex.preprocessing import cohort_qc_plot
+def test_the_cohort_qc_plot_counts_the_cohorts_samples(bench, tmp_path):
+    from genotex.preprocessing import Recipe, cohort_qc_plot, load_synonyms
 
+    root = tmp_path / "with-recipes"
+    write_raw_benchmark(root)  # the same seed: the same cohorts, with their recipes
     data_dir = bench.reference_output / "preprocess"
-    adata = cohort_anndata(data_dir, "Asthma", "GSE100001", input_dir=bench.root / "input")
+    adata = cohort_anndata(
+        data_dir, "Asthma", "GSE100001", input_dir=root / "input",
+        recipe=Recipe.read(root / "recipes/Asthma/GSE100001.json"),
+        synonyms=load_synonyms(root / "metadata/gene_synonym.json"),
+    )  # fmt: skip
     linked = _linked(data_dir / "Asthma" / "GSE100001.csv")
-    kept, balance, _, gender = cohort_qc_plot(adata).axes
+    kept, mapping, balance, _, gender = cohort_qc_plot(adata).axes
     assert [b.get_height() for b in kept.patches] == [len(linked), len(linked)]
+    # the series matrix's probe rows, counted from the raw file: every probe maps here
+    import gzip
+
+    matrix = gzip.decompress(
+        next((root / "input/GEO/Asthma/GSE100001").glob("*matrix*")).read_bytes()
+    )
+    lines = matrix.decode().splitlines()
+    start, end = lines.index("!series_matrix_table_begin"), lines.index("!series_matrix_table_end")
+    probes = end - start - 2  # less the header row
+    genes = linked.shape[1] - 3
+    assert [b.get_height() for b in mapping.patches] == [probes, probes, genes]
     counts = linked["Asthma"].value_counts().sort_index()
     assert [b.get_height() for b in balance.patches] == list(counts)
     sexes = linked["Gender"].value_counts().sort_index()

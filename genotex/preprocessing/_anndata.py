@@ -10,6 +10,7 @@ takes the AnnData itself).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from ..core import (
 )
 from ._cohort_files import find_matrix
 from ._geo import read_series_matrix
+from ._pipeline import geo_gene_table
+from ._recipe import Recipe
 
 __all__ = ["cohort_anndata"]
 
@@ -50,7 +53,13 @@ def _characteristics(input_dir: Path | None, trait: str, cohort: str) -> Any:
 
 
 def cohort_anndata(
-    preprocess_dir: str | Path, trait: str, cohort: str, *, input_dir: str | Path | None = None
+    preprocess_dir: str | Path,
+    trait: str,
+    cohort: str,
+    *,
+    input_dir: str | Path | None = None,
+    recipe: Recipe | str | Path | None = None,
+    synonyms: Mapping[str, str] | None = None,
 ) -> Any:
     """One preprocessed cohort as an AnnData.
 
@@ -63,6 +72,10 @@ def cohort_anndata(
     input_dir
         The benchmark's `input/`: a GEO cohort's characteristics rows join `obs`
         as text (`characteristics_0`, ...), for the samples of the table.
+    recipe, synonyms
+        With `input_dir`, a GEO cohort's recipe and the synonym table: its probes
+        are mapped again to count them (`uns["genotex"]["mapping"]`: probes in the
+        matrix, probes mapped to a symbol, genes; the QC plot shows them).
 
     Returns
     -------
@@ -95,6 +108,11 @@ def cohort_anndata(
     }
     adata = linked_to_anndata(linked, obs_columns=(trait, *CLINICAL_COLUMNS), uns=uns)
     raw = _characteristics(None if input_dir is None else Path(input_dir), trait, cohort)
+    if raw is not None and recipe is not None and synonyms is not None:
+        folder = Path(input_dir or ".") / "GEO" / trait / cohort
+        recipe = recipe if isinstance(recipe, Recipe) else Recipe.read(recipe)
+        genes, _, _ = geo_gene_table(folder, recipe, synonyms, input_root=Path(input_dir or "."))
+        adata.uns["genotex"]["mapping"] = dict(genes.attrs.get("mapping", {}))
     if raw is not None:
         adata.uns["genotex"]["raw_samples"] = int(raw.shape[0])
         raw.index = raw.index.astype(str)

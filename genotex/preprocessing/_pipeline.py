@@ -19,6 +19,7 @@ from ._probes import (
     MappingError,
     entrez_to_symbol,
     explain_gene_column,
+    extract_symbols,
     map_probes,
     probe_gene_pairs,
 )
@@ -90,6 +91,12 @@ def geo_gene_table(
         raise MappingError(exc.reason, path=platform_path) from None
     genes = normalize_gene_table(probes, synonyms)
     genes.index.name = "Gene"
+    present = pairs[pairs["ID"].isin(matrix.expression.index)]
+    mapped = present.loc[[bool(extract_symbols(text)) for text in present["Gene"]], "ID"].nunique()
+    # the QC of the mapping (`cohort_anndata`, `cohort_qc_plot`): probes, mapped ones, genes
+    genes.attrs["mapping"] = {
+        "probes": len(matrix.expression), "probes_mapped": int(mapped), "genes": len(genes)
+    }  # fmt: skip
     return genes, matrix.characteristics, column
 
 

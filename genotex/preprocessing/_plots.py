@@ -1,4 +1,4 @@
-"""A preprocessed cohort's quality at a glance: samples kept, trait balance, Age and Gender.
+"""A preprocessed cohort's quality at a glance: samples kept, probes mapped, trait, Age, Gender.
 
 `cohort_qc_plot` takes `cohort_anndata`'s AnnData and returns a matplotlib
 `Figure` (no pyplot state), in the report's style: one small panel a question,
@@ -48,13 +48,22 @@ def cohort_qc_plot(adata: Any) -> Figure:
 
     info = adata.uns.get("genotex", {})
     trait = info.get("trait") or adata.obs.columns[0]
-    fig = Figure(figsize=(9.0, 2.4), layout="constrained")
-    kept, balance, age, gender = fig.subplots(1, 4)
+    fig = Figure(figsize=(11.0, 2.4), layout="constrained")
+    kept, genes_ax, balance, age, gender = fig.subplots(1, 5)
     raw = info.get("raw_samples")
     bars = {"kept": adata.n_obs} | ({"in the series matrix": raw} if raw else {})
     kept.bar(list(bars), list(bars.values()), color=[_BAR, _MISSING][: len(bars)])
     kept.set_ylabel("samples")
     kept.tick_params(axis="x", labelsize=7)
+    mapping = info.get("mapping") or {}
+    if mapping:
+        steps = {"probes": mapping["probes"], "mapped": mapping["probes_mapped"],
+                 "genes": mapping["genes"]}  # fmt: skip
+        genes_ax.bar(list(steps), list(steps.values()), color=[_MISSING, _BAR, _BAR])
+        genes_ax.set_ylabel("rows")
+        genes_ax.set_xlabel("probes mapped to gene symbols")
+    else:
+        _missing(genes_ax, "probe mapping (a Xena cohort, or no recipe given)")
     if trait in adata.obs:
         _counts(balance, adata.obs[trait], {0.0: "0 (control)", 1.0: "1 (case)"}, trait)
     else:
@@ -70,6 +79,6 @@ def cohort_qc_plot(adata: Any) -> Figure:
         _counts(gender, adata.obs["Gender"], {0.0: "female", 1.0: "male"}, "Gender")
     else:
         _missing(gender, "Gender")
-    for ax in (kept, balance, age, gender):
+    for ax in (kept, genes_ax, balance, age, gender):
         ax.spines[["top", "right"]].set_visible(False)
     return fig
