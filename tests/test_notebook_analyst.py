@@ -399,3 +399,22 @@ def test_the_moderated_t_is_limmas_from_inmoose_on_the_same_design():
     bh = multitest.multipletests(p, method="fdr_bh")[1]
     np.testing.assert_allclose(table.loc[genes, "fdr_moderated"], bh, rtol=1e-9)
     assert (np.sign(table["t_moderated"]) == np.sign(table["t"])).all()
+
+
+def test_selection_frequency_is_scikit_learns_lasso_on_the_same_halves():
+    from sklearn.linear_model import Lasso
+
+    x, y, _ = _data(n=60, m=40, seed=7)
+    x = np.delete(x, 2, axis=1)  # no constant gene
+    alpha, resamples, seed = 0.08, 12, 3
+    frequency = selection_frequency(x, y, None, alpha=alpha, resamples=resamples, seed=seed)
+    rng = np.random.default_rng(seed)  # the same halves, drawn the documented way
+    counts = np.zeros(x.shape[1])
+    for _ in range(resamples):
+        rows = np.sort(rng.choice(len(y), size=len(y) // 2, replace=False))
+        half = x[rows]
+        scaled = (half - half.mean(axis=0)) / half.std(axis=0)
+        model = Lasso(alpha=alpha, tol=1e-12, max_iter=100_000).fit(scaled, y[rows])
+        counts += np.abs(model.coef_) > 1e-9
+    np.testing.assert_array_equal(frequency, counts / resamples)
+    assert frequency.max() > 0  # the α selects something
