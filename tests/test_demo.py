@@ -90,6 +90,8 @@ def test_notebook_objects_print_short(tmp_path, shared):
         shared / "data" / "real" / "geo" / "GSE14520" / "GSE14520-GPL571_series_matrix.txt.gz"
     )
     assert len(repr(matrix)) < 200 and "22268 probes" in repr(matrix)
+    page = matrix._repr_html_()
+    assert len(page.encode()) <= 1024 and "Tissue: Liver Tumor Tissue" in page
     case = shared / "fixtures" / "eval" / "case1"
     report = evaluate(
         case / "pred" / "output",

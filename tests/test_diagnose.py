@@ -371,3 +371,13 @@ def test_gene_values_name_their_transformation():
     noise = rng.normal(size=ref_values.shape) * 5
     check_gene_values(table(ref_values + noise), table(ref_values), _maker(found))
     assert [f.error_class for f in found] == ["data_differ"]
+
+
+def test_a_diagnosis_prints_in_a_line_and_a_small_table(bench, tmp_path):
+    out = make_faulty_prediction(
+        bench.reference_output, tmp_path / "pred", [PlantedFault("age_unit", "Asthma", "GSE100001")]
+    )
+    diagnosis = _diagnosis(bench, out)
+    assert repr(diagnosis).startswith("Diagnosis(") and len(repr(diagnosis)) < 200
+    page = diagnosis._repr_html_()
+    assert len(page.encode()) <= 1024 and "age_unit 1" in page

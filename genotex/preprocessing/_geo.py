@@ -174,6 +174,17 @@ class SeriesMatrix:
             f"{len(self.characteristics)} characteristics rows)"
         )
 
+    def _repr_html_(self) -> str:
+        from ..core import notebook_table
+
+        rows = [("expression", f"{self.expression.shape[0]} probes x {len(self.samples)} samples")]
+        for position, (_, row) in enumerate(self.characteristics.iterrows()):
+            values = row.dropna().astype(str).unique()
+            rows.append(
+                (f"row {position}", ", ".join(values[:4]) + (" ..." if len(values) > 4 else ""))
+            )
+        return notebook_table(f"SeriesMatrix {self.path.name}", rows)
+
 
 def _parse_block(data: bytes, names: list[str], path: Path) -> pl.DataFrame:
     """One block of table lines: IDs text, values Float64 (non-numeric cells NaN)."""

@@ -199,6 +199,14 @@ class Diagnosis:
             f"{len(self.findings)} findings, mode {self.run.get('mode', '?')})"
         )
 
+    def _repr_html_(self) -> str:
+        from ...core import notebook_table
+
+        lost = [p for p in self.problems if p.lost > 0]
+        rows = [("error classes", ", ".join(f"{k} {v}" for k, v in self.class_counts().items()))]
+        rows += [(p.problem.key, f"F1 {p.f1['agent']:.1f}, {p.main_stage}") for p in lost]
+        return notebook_table(repr(self), rows)
+
     def class_counts(self) -> dict[str, int]:
         """How many findings of each class (classes found only, in `ERROR_CLASSES` order)."""
         counts = dict.fromkeys(ERROR_CLASSES, 0)
