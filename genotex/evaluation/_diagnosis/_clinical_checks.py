@@ -15,7 +15,7 @@ import numpy as np
 from ...core import LabelledTable
 from ._model import DiagnosisFinding
 
-__all__ = ["AGREE", "Pairs", "aligned_rows", "check_clinical", "dropped_samples"]
+__all__ = ["AGREE", "Pairs", "aligned_rows", "check_clinical", "correlation", "dropped_samples"]
 
 #: The share of shared samples that must agree for two rows to be "the same".
 AGREE = 0.95
@@ -57,7 +57,8 @@ def _binary(values: np.ndarray) -> bool:
     return len(values) > 0 and set(np.unique(values).tolist()) <= {0.0, 1.0}
 
 
-def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+def correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson r of two value arrays; NaN for fewer than 3 values or a constant one."""
     if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
         return float("nan")
     return float(np.corrcoef(a, b)[0, 1])
@@ -70,15 +71,13 @@ def _other_row_match(
     for name, values in candidates.items():
         if len(values) != len(a) or len(a) < 3:
             continue
-        r = _correlation(a, values)
+        r = correlation(a, values)
         if np.isfinite(r) and abs(r) >= AGREE:
             return name, r
     return None
 
 
-def _check_trait(
-    pairs: Pairs, trait: str, report: Report, candidates: Mapping[str, np.ndarray]
-) -> None:
+def _check_trait(pairs: Pairs, report: Report, candidates: Mapping[str, np.ndarray]) -> None:
     a, b, _ = pairs
     if len(a) < 3:
         return
@@ -95,7 +94,7 @@ def _check_trait(
     agreement = _agreement(a, b)
     if agreement >= AGREE:
         return
-    r = _correlation(a, b)
+    r = correlation(a, b)
     if _binary(a) and _binary(b) and _agreement(a, 1 - b) >= AGREE:
         report("trait_inverted", f"trait inverted, r = {r:.2f} {shared}", r=r, samples=len(a))
         return
@@ -152,7 +151,7 @@ def _check_age(pairs: Pairs, report: Report) -> None:
 def _check_gender(pairs: Pairs, report: Report) -> None:
     a, b, _ = pairs
     if len(a) >= 3 and _binary(a) and _binary(b) and _agreement(a, 1 - b) >= AGREE:
-        r = _correlation(a, b)
+        r = correlation(a, b)
         report("gender_inverted", f"Gender inverted, r = {r:.2f} over {len(a)} shared samples",
                r=r, samples=len(a))  # fmt: skip
 
@@ -191,7 +190,7 @@ def check_clinical(
 
     trait_pairs = aligned_rows(pred, ref, trait)
     if trait_pairs is not None:
-        _check_trait(trait_pairs, trait, report, _candidates(pred, ref, trait, other_rows))
+        _check_trait(trait_pairs, report, _candidates(pred, ref, trait, other_rows))
     for feature, check in (("Age", _check_age), ("Gender", _check_gender)):
         pairs = aligned_rows(pred, ref, feature)
         if pairs is not None:

@@ -22,14 +22,15 @@ from ...core import (
     TableError,
     read_table,
 )
+from .._preprocessing_task import _subtask_parts
 from ._clinical_checks import AGREE, check_clinical, dropped_samples
 from ._gene_checks import check_gene_data, check_gene_labels, check_gene_values
 from ._model import DiagnosisFinding
 
-__all__ = ["CohortTask", "check_record", "diagnose_cohort", "linked_table"]
+__all__ = ["CohortTask", "check_record", "diagnose_cohort"]
 
-#: (subtask folder, whether rows are features) of the three tables of a cohort.
-_TABLES = {"clinical": ("clinical_data", True), "gene": ("gene_data", True), "linked": ("", False)}
+#: The evaluator's subtasks, which are the three tables of a cohort, in the order checked.
+_KINDS = ("clinical", "gene", "linked")
 
 
 class CohortTask:
@@ -37,18 +38,16 @@ class CohortTask:
 
     def __init__(
         self,
-        pred_root: Path,
-        ref_root: Path,
+        pred: GuardedTree,
+        ref: GuardedTree,
         trait: str,
         cohort: str,
         *,
-        max_file_mb: float,
         other_rows: Mapping[str, Mapping[object, float]] | None = None,
         cache: TableCache | None = None,
     ) -> None:
-        self.pred_root, self.ref_root = pred_root, ref_root
+        self.pred, self.ref = pred, ref  # the submission's guard and limits travel with it
         self.trait, self.cohort = trait, cohort
-        self.max_file_mb = max_file_mb
         self.other_rows = dict(other_rows or {})
         self.cache = cache  # for the reference's tables only
 
@@ -101,10 +100,6 @@ def _read(
     return read_table(path, features_are_rows=rows_are_features, cache=cache)
 
 
-def linked_table(tree: GuardedTree, trait: str, cohort: str) -> Path:
-    return tree.path("preprocess", trait, f"{cohort}.csv")
-
-
 def _tables(
     tree: GuardedTree,
     trait: str,
@@ -113,13 +108,12 @@ def _tables(
     cache: TableCache | None = None,
 ) -> dict[str, LabelledTable]:
     out = {}
-    for kind, (folder, features_are_rows) in _TABLES.items():
-        parts = ("preprocess", trait, folder, f"{cohort}.csv") if folder else None
-        path = tree.path(*parts) if parts else linked_table(tree, trait, cohort)
+    for kind in _KINDS:
+        path = tree.path(*_subtask_parts(kind, trait, f"{cohort}.csv"))
         if not tree.exists(path):
             continue
         try:
-            out[kind] = _read(tree, path, features_are_rows, cache)
+            out[kind] = _read(tree, path, kind != "linked", cache)
         except RejectedFile as exc:
             if unreadable:
                 unreadable(exc.relative, exc.reason)
@@ -201,8 +195,7 @@ def diagnose_cohort(
     task: CohortTask, *, synonyms: Mapping[str, str] | None = None
 ) -> list[DiagnosisFinding]:
     """Every table finding of one cohort (its record is checked by the caller)."""
-    pred = GuardedTree.untrusted(task.pred_root, max_file_mb=task.max_file_mb)
-    ref = GuardedTree.trusted(task.ref_root)
+    pred, ref = task.pred, task.ref
     found: list[DiagnosisFinding] = []
 
     def unreadable(file: str, reason: str) -> None:
@@ -212,11 +205,11 @@ def diagnose_cohort(
 
     mine = _tables(pred, task.trait, task.cohort, unreadable)
     theirs = _tables(ref, task.trait, task.cohort, None, task.cache)
-    for kind in ("clinical", "gene", "linked"):
-        if kind not in mine or kind not in theirs and kind != "linked":
+    for kind in _KINDS:
+        # the linked checks look at the agent's own tables too, so only its table is needed
+        if kind not in mine or (kind not in theirs and kind != "linked"):
             continue
-        folder = _TABLES[kind][0]
-        parts = ("preprocess", task.trait, *((folder,) if folder else ()), f"{task.cohort}.csv")
+        parts = _subtask_parts(kind, task.trait, f"{task.cohort}.csv")
         make = _maker(task.trait, task.cohort, pred.relative(pred.path(*parts)))
         try:
             found += _check_kind(kind, mine, theirs, task, make, synonyms=synonyms)

@@ -27,7 +27,7 @@ from .._analysis_task import evaluate_analysis, reference_results
 from .._common import Findings, Progress, no_progress
 from .._selection_task import evaluate_selection
 from .._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings
-from ._attribution import MATERIAL, problem_diagnosis, stage_averages
+from ._attribution import MATERIAL, problem_diagnosis, stage_averages, stage_shares
 from ._cohort import CohortTask, check_record, cohort_runner
 from ._model import Diagnosis, DiagnosisFinding, ProblemDiagnosis
 
@@ -123,11 +123,10 @@ def collect(
     found, cohorts = _record_findings(pred, ref, task_info.traits)
     tasks = [
         CohortTask(
-            pred.given_root,
-            ref.given_root,
+            pred,
+            ref,
             trait,
             cohort,
-            max_file_mb=(pred.max_bytes or 0) / 2**20 or 1e9,
             other_rows=other_rows(trait, cohort) if other_rows else None,
             cache=cache,
         )
@@ -199,7 +198,7 @@ def finish(
         f1 = {"agent": agent, **substitutes.get(problem.key, {})}
         for key in ("own_data", "ref_data", "ref_cohorts"):
             f1.setdefault(key, agent)
-        shares = {k: v for k, v in problem_diagnosis(problem, f1, (), (), ()).shares.items()}
+        shares = stage_shares(f1)
         for stage in ("analysis", "floor"):
             if shares[stage] >= MATERIAL:
                 findings.append(_stage_finding(problem, stage, f1, run.get("mode", "?"),
@@ -221,7 +220,3 @@ def finish(
             )
         )
     return Diagnosis(tuple(problems), tuple(findings), stage_averages(problems, bootstrap), run)
-
-
-def linked_path(tree: GuardedTree, trait: str, cohort: str) -> Path:
-    return tree.path("preprocess", trait, f"{cohort}.csv")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ...core import LabelledTable, TableError
-from ._clinical_checks import dropped_samples
+from ._clinical_checks import correlation, dropped_samples
 from ._model import DiagnosisFinding
 
 __all__ = ["check_gene_labels", "check_gene_values", "check_gene_data"]
@@ -88,12 +88,6 @@ def _finite_pairs(p: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return p[keep], r[keep]
 
 
-def _corr(a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
-
-
 def row_correlations(p: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Pearson r of each row of `p` with the same row of `r`, over the cells finite in both
     (NaN for a row with fewer than 3 such cells or no variance), all rows at once.
@@ -128,13 +122,13 @@ def _transform(p: np.ndarray, r: np.ndarray) -> tuple[str, dict[str, float]] | N
     if _zscored(p) and not _zscored(r):
         return "z-scored per gene where the reference is not", {}
     with np.errstate(all="ignore"):
-        if (a > 0).all() and _corr(np.log2(a), b) > 0.999:
-            return "linear (2^x) where the reference is log2", {"r_log": _corr(np.log2(a), b)}
-        if (b > 0).all() and _corr(a, np.log2(b)) > 0.999:
-            return "log2 where the reference is linear", {"r_log": _corr(a, np.log2(b))}
-        if (b > -1).all() and _corr(a, np.log2(b + 1)) > 0.999:
+        if (a > 0).all() and correlation(np.log2(a), b) > 0.999:
+            return "linear (2^x) where the reference is log2", {"r_log": correlation(np.log2(a), b)}
+        if (b > 0).all() and correlation(a, np.log2(b)) > 0.999:
+            return "log2 where the reference is linear", {"r_log": correlation(a, np.log2(b))}
+        if (b > -1).all() and correlation(a, np.log2(b + 1)) > 0.999:
             return "log2(x + 1) where the reference is linear", {}
-    r_all = _corr(a, b)
+    r_all = correlation(a, b)
     if r_all > 0.99:
         slope, intercept = np.polyfit(b, a, 1)
         return (
