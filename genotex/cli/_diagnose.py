@@ -109,7 +109,7 @@ def diagnose_command(
         return
     if pred is None:
         raise click.UsageError("give the prediction with -p (or two saved diagnoses to --compare)")
-    from ..core import GenotexError, check_mode
+    from ..core import GenotexError, check_mode, prepare_output_folder
     from ..evaluation import load_diagnosis, render_diagnosis
     from ..preprocessing import load_synonyms
     from ..workflows import diagnose
@@ -119,7 +119,9 @@ def diagnose_command(
         from ..evaluation import figure_format_of
 
         figure_format_of(figure_path)
-        check_outputs(json_path=figure_path, csv_dir=None)
+        if figure_path.is_dir():
+            raise GenotexError("--figure names a folder, not a file", path=figure_path)
+        prepare_output_folder(figure_path.parent, what="--figure file's folder")
     saved = load_diagnosis(against) if against is not None else None
     task_info = task_info or ref.parent / "metadata" / "task_info.json"
     synonyms = synonyms or ref.parent / "metadata" / "gene_synonym.json"

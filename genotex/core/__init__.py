@@ -118,6 +118,7 @@ from ._selection import (
     gene_regressors,
     linked_header,
     select_cohorts,
+    selected_cohorts,
     two_step_pairs,
     usable_cohorts,
 )
@@ -236,6 +237,7 @@ __all__ = [
     "trait_label",
     "remove_stale_temporaries",
     "select_cohorts",
+    "selected_cohorts",
     "two_step_pairs",
     "usable_cohorts",
     "write_table",

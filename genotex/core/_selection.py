@@ -19,6 +19,7 @@ from ._untrusted import MISSING, GuardedTree, RejectedFile
 __all__ = [
     "CohortInfoReader",
     "Selection",
+    "selected_cohorts",
     "gene_regressors",
     "select_cohorts",
     "usable_cohorts",
@@ -28,6 +29,15 @@ __all__ = [
 Selection = str | tuple[str, str] | None
 
 _NON_GENE_COLUMNS = ("Age", "Gender")
+
+
+def selected_cohorts(choice: Selection) -> tuple[str, ...]:
+    """A selection as a tuple of cohort IDs: (trait cohort,) or (trait cohort, condition
+    cohort), empty when nothing was selected.
+    """
+    if choice is None:
+        return ()
+    return (choice,) if isinstance(choice, str) else tuple(choice)
 
 
 class CohortInfoReader:

@@ -22,6 +22,7 @@ from ..core import (
     gene_regressors,
     read_table,
     select_cohorts,
+    selected_cohorts,
 )
 from ._constants import LEGACY_SEED, N_FOLDS
 from ._numerics import normalize
@@ -141,7 +142,7 @@ def _choose(data_dir: Path, problem: ProblemId, task_info: TaskInfo) -> tuple[st
     )
     choice = select_cohorts(reader, problem, task_info, report=_warn)
     if choice is not None:
-        return (choice,) if isinstance(choice, str) else tuple(choice)
+        return selected_cohorts(choice)
     if reader.read(problem.trait) is None:
         raise ProblemSkipped(f"no readable cohort_info.json for {problem.trait}")
     if problem.one_step and problem.condition is not None:  # Age or Gender: in the trait's data

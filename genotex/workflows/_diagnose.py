@@ -18,6 +18,7 @@ from pathlib import Path
 from .._version import __version__
 from ..core import (
     DEFAULT_MAX_FILE_MB,
+    PREPROCESSING_METRICS,
     GenotexError,
     GuardedTree,
     Mode,
@@ -29,7 +30,6 @@ from ..core import (
     check_mode,
     gene_selection_scores,
     ordered_map,
-    read_table,
     regress_file_name,
 )
 from ..evaluation import (
@@ -43,7 +43,7 @@ from ..evaluation import (
     collect_findings,
     finish_diagnosis,
     no_progress,
-    table_similarity,
+    score_csv_pair,
 )
 from ._characteristics import characteristics_rows
 
@@ -78,9 +78,8 @@ def _genes(
 
 def _checked(pred: GuardedTree, problem: ProblemId, cohorts: tuple[str, ...]) -> str | None:
     """Why the agent's linked tables cannot be handed to the pipeline (None: they can)."""
-    traits = (problem.trait, problem.condition)
-    for trait, cohort in zip(traits, cohorts, strict=False):
-        path = pred.path("preprocess", str(trait), f"{cohort}.csv")
+    for trait, cohort in _pairs(problem, cohorts):
+        path = pred.path("preprocess", trait, f"{cohort}.csv")
         if not pred.exists(path):
             return f"{pred.relative(path)}: the agent has no such linked table"
         try:
@@ -187,15 +186,12 @@ def _data_findings(
     def explain(problem: ProblemId, cohorts: tuple[str, ...]) -> list[DiagnosisFinding]:
         found = []
         for trait, cohort in _pairs(problem, cohorts):
-            path, ref_path = (t.path("preprocess", trait, f"{cohort}.csv") for t in (pred, ref))
-            if not ref_path.is_file() or not pred.exists(path):
-                continue
-            try:
-                mine = read_table(pred.resolve(path), features_are_rows=False,
-                                  max_columns=pred.max_columns)  # fmt: skip
-                numbers = table_similarity(mine, read_table(ref_path, features_are_rows=False))
-            except (RejectedFile, GenotexError):
-                continue
+            # the evaluator's own scoring of the pair, which reads both under its guards
+            score, _ = score_csv_pair(pred, ref, "linked", trait, f"{cohort}.csv")
+            if score is None or score.status != "ok":
+                continue  # missing or unreadable: a finding of its own already says so
+            numbers = {m: getattr(score, m) for m in PREPROCESSING_METRICS}
+            path = pred.path("preprocess", trait, f"{cohort}.csv")
             message = (
                 "the linked data differ from the reference's: attribute Jaccard "
                 f"{numbers['attributes_jaccard']:.2f}, sample Jaccard "

@@ -6,7 +6,7 @@ the regression stage and are run by `genotex.workflows.diagnose`.
 """
 
 from ._attribution import stage_averages, stage_shares
-from ._collect import Collected, as_cohorts, collect, finish
+from ._collect import Collected, collect, finish
 from ._figure import error_class_histogram
 from ._model import (
     ERROR_CLASSES,
@@ -35,7 +35,6 @@ __all__ = [
     "DiagnosisFinding",
     "ProblemDiagnosis",
     "StageAverage",
-    "as_cohorts",
     "collect",
     "compare_diagnoses",
     "diagnosis_frames",

@@ -18,10 +18,10 @@ from ...core import (
     CohortInfoReader,
     GuardedTree,
     ProblemId,
-    Selection,
     TableCache,
     TaskInfo,
     ordered_map,
+    selected_cohorts,
 )
 from .._analysis_task import evaluate_analysis, reference_results
 from .._common import Findings, Progress, no_progress
@@ -31,14 +31,7 @@ from ._attribution import MATERIAL, problem_diagnosis, stage_averages, stage_sha
 from ._cohort import CohortTask, check_record, cohort_runner
 from ._model import Diagnosis, DiagnosisFinding, ProblemDiagnosis
 
-__all__ = ["Collected", "as_cohorts", "collect", "finish"]
-
-
-def as_cohorts(choice: Selection) -> tuple[str, ...]:
-    """A selection as a tuple of cohort IDs (empty when nothing was selected)."""
-    if choice is None:
-        return ()
-    return (choice,) if isinstance(choice, str) else tuple(choice)
+__all__ = ["Collected", "collect", "finish"]
 
 
 @dataclass(frozen=True)
@@ -115,11 +108,11 @@ def collect(
     progress = progress or no_progress
     f1 = _scores(pred, ref, task_info)
     _, selection = evaluate_selection(pred, ref, task_info, findings=Findings())
-    theirs = {s.problem.key: as_cohorts(s.reference_choice) for s in selection}
+    theirs = {s.problem.key: selected_cohorts(s.reference_choice) for s in selection}
     if not _has_files(pred.path("preprocess")):
         problems = tuple(p for p in task_info.problems() if p.key in f1)
         return Collected(f1, dict(theirs), theirs, problems, (), given_data=True)
-    agent = {s.problem.key: as_cohorts(s.predicted_choice) for s in selection}
+    agent = {s.problem.key: selected_cohorts(s.predicted_choice) for s in selection}
     found, cohorts = _record_findings(pred, ref, task_info.traits)
     tasks = [
         CohortTask(
