@@ -41,15 +41,34 @@ def _record(folder: Path, cohort: str) -> dict[str, Any] | None:
     return None if record is None else record.to_dict()
 
 
-def _characteristics(input_dir: Path | None, trait: str, cohort: str) -> Any:
-    """The series matrix's characteristics rows (samples x rows, text), or None."""
-    folder = None if input_dir is None else input_dir / "GEO" / trait / cohort
-    if folder is None or not folder.is_dir():
-        return None
-    matrix = read_series_matrix(find_matrix(folder), expression=False)
-    table = matrix.characteristics.T
+def _raw(
+    input_dir: Path | None,
+    trait: str,
+    cohort: str,
+    recipe: Recipe | str | Path | None,
+    synonyms: Mapping[str, str] | None,
+) -> tuple[Any, dict[str, int]]:
+    """(characteristics: samples x rows as text, the probe mapping's counts) of a GEO cohort's
+    raw files, the series matrix read once: mapped again when the recipe and synonyms are
+    given, else only its metadata. (None, {}) where there is no such GEO cohort.
+    """
+    cohort_dir = None if input_dir is None else input_dir / "GEO" / trait / cohort
+    if cohort_dir is None or not cohort_dir.is_dir():
+        return None, {}
+    mapping: dict[str, int] = {}
+    if recipe is not None and synonyms is not None:
+        recipe = recipe if isinstance(recipe, Recipe) else Recipe.read(recipe)
+        genes, characteristics, _ = geo_gene_table(
+            cohort_dir, recipe, synonyms, input_root=input_dir
+        )
+        mapping = dict(genes.attrs.get("mapping", {}))
+    else:
+        characteristics = read_series_matrix(
+            find_matrix(cohort_dir), expression=False
+        ).characteristics
+    table = characteristics.T
     table.columns = [f"characteristics_{i}" for i in range(table.shape[1])]
-    return table
+    return table, mapping
 
 
 def cohort_anndata(
@@ -107,12 +126,11 @@ def cohort_anndata(
         "genotex_version": __version__,
     }
     adata = linked_to_anndata(linked, obs_columns=(trait, *CLINICAL_COLUMNS), uns=uns)
-    raw = _characteristics(None if input_dir is None else Path(input_dir), trait, cohort)
-    if raw is not None and recipe is not None and synonyms is not None:
-        folder = Path(input_dir or ".") / "GEO" / trait / cohort
-        recipe = recipe if isinstance(recipe, Recipe) else Recipe.read(recipe)
-        genes, _, _ = geo_gene_table(folder, recipe, synonyms, input_root=Path(input_dir or "."))
-        adata.uns["genotex"]["mapping"] = dict(genes.attrs.get("mapping", {}))
+    raw, mapping = _raw(
+        None if input_dir is None else Path(input_dir), trait, cohort, recipe, synonyms
+    )
+    if mapping:
+        adata.uns["genotex"]["mapping"] = mapping
     if raw is not None:
         adata.uns["genotex"]["raw_samples"] = int(raw.shape[0])
         raw.index = raw.index.astype(str)
