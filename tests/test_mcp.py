@@ -224,3 +224,48 @@ def test_bad_arguments_are_one_sentence_tool_errors_in_bounded_time(bench, tool,
     result = _call(_server(bench), tool, arguments)
     assert result.is_error and says in _text(result)
     assert "Traceback" not in _text(result) and time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "names"),
+    [
+        ("answer", {"trait": "Asthma", "top": "many"}, "top"),
+        ("score_genes", {"genes": [1, 2], "trait": "Asthma"}, "genes.0"),
+        ("list_cohorts", {"trait": ["Asthma"]}, "trait"),
+    ],
+)
+def test_a_wrong_argument_type_is_one_line_naming_the_argument(bench, tool, arguments, names):
+    """The SDK's own message is pydantic's: several lines and a URL (issue #43, 9)."""
+    result = _call(_server(bench), tool, arguments)
+    assert result.is_error
+    said = _text(result)
+    assert "\n" not in said and "http" not in said and "pydantic" not in said, said
+    assert f"the argument {names}:" in said
+
+
+@pytest.mark.parametrize("top", [-5, 0, 10**9])
+def test_answer_refuses_a_top_that_is_not_a_count_of_genes(bench, top):
+    result = _call(_server(bench), "answer", {"trait": "Asthma", "top": top})
+    assert result.is_error and "top must be a whole number from 1 to" in _text(result)
+
+
+def test_validate_output_of_a_missing_folder_is_an_error_not_zero_files(bench):
+    result = _call(_server(bench), "validate_output", {"output": "no-such-output"})
+    assert result.is_error and "'no-such-output' is not a folder under the root" in _text(result)
+
+
+def test_tool_errors_name_paths_relative_to_the_root_never_the_host_path(bench):
+    real = os.path.realpath(bench)
+    for tool, arguments in [
+        ("list_problems", {}),  # reads metadata/task_info.json: made unreadable below
+        ("inspect_geo_cohort", {"cohort_path": "input/GEO/Asthma/GSE-none"}),
+        ("answer", {"trait": "Asthma", "data": "input"}),
+    ]:
+        info = bench / "metadata" / "task_info.json"
+        saved = info.read_bytes()
+        info.write_text("{not json")
+        try:
+            said = _text(_call(_server(bench), tool, arguments))
+        finally:
+            info.write_bytes(saved)
+        assert said and real not in said and str(bench) not in said, (tool, said)

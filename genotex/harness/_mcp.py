@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from ..core import (
     CohortInfo,
@@ -117,13 +118,46 @@ def _guard(call: Callable[[], T]) -> T:
 
 
 def _tool(method: Callable[..., Any]) -> Callable[..., Any]:
-    """A tool method whose every failure, argument checks included, is one sentence."""
+    """A tool method whose every failure, argument checks included, is one sentence, with
+    paths relative to the server's roots.
+    """
 
     @functools.wraps(method)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        return _guard(lambda: method(*args, **kwargs))
+    def run(self: GenotexTools, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return _guard(lambda: method(self, *args, **kwargs))
+        except ToolError as exc:
+            raise ToolError(self.relative_paths(str(exc))) from None
 
     return run
+
+
+def _one_sentence(exc: ValidationError) -> str:
+    """A pydantic validation error as one sentence naming the argument (no URL, one line)."""
+    errors = exc.errors(include_url=False)
+    if not errors:
+        return "the arguments do not match the tool's schema"
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "the arguments"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"the argument {where}: {str(first.get('msg', 'is not valid'))[:200]}{more}"
+
+
+def _checked_arguments(tool: Any) -> None:
+    """Make a registered tool's argument validation say what is wrong in one sentence (the
+    MCP SDK sends pydantic's own message: several lines, with a URL).
+    """
+    run = tool.run
+
+    async def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await run(*args, **kwargs)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_one_sentence(exc.__cause__)) from None
+            raise
+
+    object.__setattr__(tool, "run", checked)
 
 
 def _optional(value: float) -> float | None:
@@ -131,10 +165,19 @@ def _optional(value: float) -> float | None:
 
 
 class GenotexTools:
-    """The tools, each a method: typed arguments and results, errors as one-sentence tool errors."""
+    """The tools, each a method: typed arguments and results, errors as one-sentence tool errors
+    that name paths relative to the roots (never the host's absolute paths).
+    """
 
     def __init__(self, roots: list[Path], writable: Iterable[Path] = ()) -> None:
         self.guard = Roots(roots, writable)
+
+    def relative_paths(self, message: str) -> str:
+        """A message with every root's absolute path (real or as given) taken out of it."""
+        for number, root in sorted(enumerate(self.guard.roots), key=lambda r: -len(str(r[1]))):
+            named = f"root {number}" if len(self.guard.roots) > 1 else "the root"
+            message = message.replace(f"{root}{os.sep}", "").replace(str(root), named)
+        return message
 
     def _task_info(self, root: int) -> TaskInfo:
         return TaskInfo.read(self.guard.path("metadata/task_info.json", root))
@@ -208,11 +251,13 @@ class GenotexTools:
         trait = check_name(trait, "trait name")
         unconditional = condition is None or condition.lower() == "none"
         problem = ProblemId(trait, None if unconditional else check_name(condition, "condition"))
+        if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_GENES:
+            raise ToolError(f"top must be a whole number from 1 to {MAX_GENES:,}, not {top!r:.40}")
         if mode not in ("standard", "reference"):
             raise ToolError(f"mode must be standard or reference, not {str(mode)[:40]!r}")
         info, folder = self._task_info(root), self.guard.folder(data, root)
         result = _answer_problem(folder, problem, info, mode=mode)
-        genes = result.genes[: max(0, min(top, MAX_GENES))]
+        genes = result.genes[:top]
         names, coefficients = [g for g, _ in genes], [c for _, c in genes]
         return Answer(
             problem.key, result.model, result.alpha, names, coefficients, list(result.cohorts)
@@ -222,9 +267,11 @@ class GenotexTools:
     def validate_output(self, output: str = "output", root: int = 0) -> Validation:
         """Check an output tree against the contract: result JSONs, cohort_info.json, CSVs."""
         folder = self.guard.folder(output, root)
+        if not folder.is_dir():
+            raise ToolError(f"{str(output)[:200]!r} is not a folder under the root")
         problems: list[str] = []
         checked = 0
-        for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        for path in sorted(folder.rglob("*")):
             relative = path.relative_to(folder).as_posix()
             try:
                 if path.is_symlink():  # followed nowhere: folder() checked it stays inside
@@ -313,4 +360,5 @@ def build_server(
     server = MCPServer("genotex")
     for name in TOOLS:
         server.tool(name=name)(getattr(tools, name))
+        _checked_arguments(server._tool_manager.get_tool(name))
     return server
