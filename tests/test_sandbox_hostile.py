@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -99,7 +100,31 @@ def _probes(bench: Path, port: int, marker: str) -> list[str]:
         f" echo x > input/GEO/Asthma/{marker} 2>&1; echo wrote",
         "ls input/GEO/Asthma | head -3; ls given 2>&1 | head -2",
         "python3 -c 'import genotex, pandas, sklearn; print(\"libraries\", genotex.__version__)'",
+        # a patient agent (issue #43): process 1's environment and every process's
+        "tr '\\0' '\\n' < /proc/1/environ; echo; cat /proc/[0-9]*/environ 2>/dev/null"
+        " | tr '\\0' '\\n'; echo environ-read",
+        "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; id -u",
+        _remount_then_write(bench, marker),
+        "tr '\\0' ' ' < /proc/1/cmdline; echo",
     ]
+
+
+def _remount_then_write(bench: Path, marker: str) -> str:
+    """Remount the read-only binds writable, unmount /tmp, then write through them: the given
+    inputs, the reference (by its host path), the Python prefix and the genotex package.
+    """
+    import sys
+
+    import genotex
+
+    package = Path(genotex.__file__).resolve().parent
+    targets = [sys.prefix, str(package), "input/GEO/Asthma", "/usr"]
+    lines = [f"mount -o remount,bind,rw {t} 2>&1" for t in targets]
+    lines += ["umount /tmp 2>&1", "umount -l /home/agent/input/GEO/Asthma 2>&1"]
+    lines += [f"echo x > {t}/{marker} 2>&1" for t in targets]
+    first = sorted((bench / "input" / "GEO" / "Asthma").iterdir())[0].name
+    lines += [f"echo x >> input/GEO/Asthma/{first}/{marker} 2>&1"]
+    return "; ".join(lines) + "; echo remounted"
 
 
 def _results(log) -> list[str]:
@@ -130,7 +155,10 @@ def test_an_isolated_sandbox_stops_every_escape_and_still_scores(
         secret.unlink()
     assert log.status == "success" and log.results is not None  # it finished and scored
     assert log.eval.metadata["sandbox"] == sandbox
-    (read, search, homes, env, processes, network, reach, writes, inputs, python) = _results(log)
+    (read, search, homes, env, processes, network, reach, writes, inputs, python) = _results(log)[
+        :10
+    ]
+    environ, capabilities, remounted, init = _results(log)[10:]
     assert "No such file" in read and "read-reference-exit=1" in read
     assert "significant_genes_condition_" not in search
     assert "No such file" in homes and "listed-homes" in homes and CANARY not in homes
@@ -148,6 +176,28 @@ def test_an_isolated_sandbox_stops_every_escape_and_still_scores(
     assert not (bench / "input" / "GEO" / "Asthma" / marker).exists()
     assert "GSE" in inputs  # its own inputs are there, read-only
     assert f"libraries {__version__}" in python  # and the analysis libraries, this genotex
+    # nothing of the host's environment in any process, process 1 included
+    assert "environ-read" in environ and CANARY not in environ and "GENOTEX_CANARY" not in environ
+    assert "PYTEST_CURRENT_TEST" not in environ
+    # no capability, and not uid 0, as root on the host too
+    assert "CapEff:\t0000000000000000" in capabilities, capabilities
+    assert "CapBnd:\t0000000000000000" in capabilities, capabilities
+    assert capabilities.strip().splitlines()[-1] != "0"
+    # no mount, remount or umount works, so no write reaches the host
+    assert "remounted" in remounted
+    _assert_nothing_written(bench, marker)
+    # process 1 names no host path
+    assert sys.prefix not in init and "/usr/bin/bwrap" not in init and str(bench) not in init
+
+
+def _assert_nothing_written(bench: Path, marker: str) -> None:
+    import genotex
+
+    package = Path(genotex.__file__).resolve().parent
+    for folder in (Path(sys.prefix), package, bench / "input" / "GEO" / "Asthma", Path("/usr")):
+        assert not (folder / marker).exists(), folder
+    for cohort in (bench / "input" / "GEO" / "Asthma").iterdir():
+        assert not (cohort / marker).exists(), cohort
 
 
 def test_local_lets_every_escape_through(bench, service, tmp_path, monkeypatch):
@@ -177,7 +227,7 @@ def test_local_lets_every_escape_through(bench, service, tmp_path, monkeypatch):
         (
             "for i in 1 2 3 4; do head -c 30000000 /dev/zero > big$i; done; echo wrote",
             "disk_mb=100",
-            "more than the 100 MB",
+            "100 MB",
         ),
         ("python3 -c 'while True: pass'", "cpu_seconds=2", "CPU time"),
         ("head -c 80000000 /dev/zero > big", "file_mb=50", "file size"),
@@ -311,3 +361,182 @@ def test_a_podman_command_past_its_timeout_is_stopped_inside_the_container():
     timed_out, processes = asyncio.run(run())
     assert timed_out  # Inspect's tools report a timeout
     assert "sleep 60" not in processes  # and nothing of the command runs on in the container
+
+
+# ---- a patient agent (issue #43): races, links, FIFOs, full folders, the plan ---------------
+def _sandbox_class(name: str):
+    from genotex.harness._bwrap import BubblewrapSandbox
+    from genotex.harness._podman import PodmanSandbox
+
+    return {"bwrap": BubblewrapSandbox, "podman": PodmanSandbox}[name]
+
+
+def _in_sandbox(name: str, work, limits: str | None = None):
+    """Run `await work(environment)` in a fresh sample sandbox of `name`, then tear it down."""
+    import asyncio
+
+    from genotex.harness._sandbox_spec import SampleSandbox, SandboxLimits
+
+    cls = _sandbox_class(name)
+    metadata = {"genotex_sandbox": SampleSandbox(limits=SandboxLimits.parse(limits)).to_metadata()}
+
+    async def run():
+        environments = await cls.sample_init("hostile", None, metadata)
+        try:
+            return await work(environments["default"])
+        finally:
+            await cls.sample_cleanup("hostile", None, environments, False)
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("sandbox", ISOLATED)
+def test_reading_a_fifo_from_the_host_never_blocks(sandbox):
+    """A FIFO where a file was (swapped in by a background process): the host's read is
+    refused at once instead of blocking in openat for good.
+    """
+    import threading
+
+    outcome: dict[str, object] = {}
+
+    async def work(environment):
+        await environment.exec(["sh", "-c", "mkdir -p output && mkfifo output/answer.json"])
+        path = environment.home / "output" / "answer.json"
+
+        def read():
+            import asyncio
+
+            try:
+                asyncio.run(environment.read_file("output/answer.json"))
+                outcome["read"] = "returned"
+            except Exception as exc:  # noqa: BLE001 - what it raised is the finding
+                outcome["read"] = exc
+
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        thread.join(10)
+        if thread.is_alive():  # unblock the old code's reader before failing
+            with open(os.open(path, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+                pass
+            thread.join(5)
+            outcome["read"] = "blocked"
+
+    _in_sandbox(sandbox, work)
+    assert isinstance(outcome["read"], PermissionError), outcome
+    assert "not a regular file" in str(outcome["read"])
+
+
+@pytest.mark.parametrize("sandbox", ISOLATED)
+def test_a_folder_swapped_for_a_link_after_the_check_is_not_followed(
+    sandbox, tmp_path, monkeypatch
+):
+    """The race of a parent folder swapped for a link between the host's check and its use,
+    made certain: the check is told the path is fine. No host write, no host read follows.
+    """
+    from genotex.harness import _folder_sandbox
+
+    outside = tmp_path / "host-folder"
+    outside.mkdir()
+    (outside / "secret.txt").write_text(CANARY)
+    found: dict[str, object] = {}
+
+    async def work(environment):
+        os.symlink(outside, environment.home / "output")
+        monkeypatch.setattr(_folder_sandbox.os.path, "realpath", lambda p: str(p))
+        for step, call in (
+            ("write", lambda: environment.write_file("output/planted.txt", "x")),
+            ("write-deep", lambda: environment.write_file("output/new/planted.txt", "x")),
+            ("read", lambda: environment.read_file("output/secret.txt")),
+        ):
+            try:
+                found[step] = await call()
+            except Exception as exc:  # noqa: BLE001 - what it raised is the finding
+                found[step] = exc
+        monkeypatch.undo()
+        found["listed"] = environment.list_files("output")
+
+    _in_sandbox(sandbox, work)
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]  # nothing written there
+    for step in ("write", "write-deep", "read"):
+        assert isinstance(found[step], PermissionError), (step, found[step])
+    assert found["listed"] == []
+
+
+@pytest.mark.skipif(PROBLEMS["podman"] is not None, reason=f"no podman: {PROBLEMS['podman']}")
+def test_nothing_the_agent_left_running_in_podman_outlives_the_capture():
+    async def work(environment):
+        await environment.exec(["sh", "-c", "nohup sleep 600 >/dev/null 2>&1 & echo started"])
+        before = await environment.exec(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"])
+        await environment.quiesce()
+        after = await environment.exec(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"])
+        return before.stdout, after.stdout
+
+    before, after = _in_sandbox("podman", work)
+    assert "sleep 600" in before and "sleep 600" not in after
+
+
+@pytest.mark.parametrize("sandbox", ISOLATED)
+def test_one_command_cannot_write_past_disk_mb(bench, tmp_path, sandbox):
+    """As root the folders are a tmpfs of disk_mb: the write itself stops at the limit (the
+    old check came after the command, when the host's disk had taken it all).
+    """
+    if os.geteuid() != 0:
+        pytest.skip("a size-bounded folder needs root (mount); a user gets the check after")
+    write = "mkdir -p output && head -c 150000000 /dev/zero > output/big; ls -l output/big"
+    log = _run(bench, [write], sandbox, tmp_path, limits="disk_mb=100")
+    sample = log.samples[0]
+    score = next(iter(sample.scores.values()))
+    assert "disk limit hit" in (score.metadata["failure"] or "")
+    assert 0 < score.metadata["output"]["bytes"] <= 100 * 1024 * 1024  # kept, and bounded
+
+
+@pytest.mark.parametrize("sandbox", ISOLATED)
+def test_a_time_limited_sample_keeps_its_files_in_the_log_and_scores_as_a_failure(
+    bench, tmp_path, sandbox
+):
+    write = (
+        'mkdir -p output/regress/Asthma && echo \'{"significant_genes": {"Variable": '
+        '["IL13"]}}\' > output/regress/Asthma/significant_genes_condition_None.json'
+    )
+    task = e2e(root=str(bench), traits="Asthma", sandbox=sandbox, time_limit=8)
+    log = inspect_eval(
+        task,
+        model=scripted_agent([write, "sleep 60"], tokens=(10, 5)),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )[0]
+    sample = log.samples[0]
+    score = next(iter(sample.scores.values()))
+    assert "time limit" in (score.metadata["failure"] or "")
+    assert score.metadata["output"]["files"] == 1  # what it had written is in the log
+    assert score.value["f1"] == 0.0  # and the score stays the documented failure
+    stored = sample.store["genotex:output"]["files"]
+    assert [f["path"] for f in stored] == ["regress/Asthma/significant_genes_condition_None.json"]
+
+
+@pytest.mark.skipif(PROBLEMS["podman"] is not None, reason=f"no podman: {PROBLEMS['podman']}")
+def test_podman_cleanup_removes_only_containers_of_ended_runs():
+    import subprocess
+
+    from genotex.harness._podman import LABEL, RUN_LABEL, PodmanSandbox, default_image, run_limits
+    from genotex.harness._sandbox_spec import SandboxLimits
+
+    ended = f"genotex-ended-{uuid.uuid4().hex[:8]}"
+    made = subprocess.run(
+        ["podman", "run", "--detach", "--name", ended, "--label", LABEL, "--label",
+         f"{RUN_LABEL}=999999999:1", "--network", "none", *run_limits(SandboxLimits()),
+         default_image(), "sleep", "600"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+
+    async def work(environment):
+        await PodmanSandbox.cli_cleanup(None)  # as `inspect sandbox cleanup genotex-podman`
+        return (await environment.exec(["echo", "alive"])).stdout
+
+    try:
+        assert _in_sandbox("podman", work).strip() == "alive"  # the live run's container stayed
+        gone = subprocess.run(["podman", "container", "exists", ended], capture_output=True)
+        assert gone.returncode == 1  # the ended run's was removed
+    finally:
+        subprocess.run(["podman", "rm", "--force", "--time", "0", ended], capture_output=True)

@@ -37,10 +37,11 @@ from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 from typing_extensions import override
 
 from ._folder_sandbox import (
+    AGENT_UID,
     HOME,
     METADATA_KEY,
     HostFolderSandbox,
-    MiB,
+    oom_kills,
     pids_limit_hits,
     sandbox_variables,
 )
@@ -57,35 +58,60 @@ __all__ = ["HOME", "METADATA_KEY", "BubblewrapSandbox"]
 
 
 class _Cgroup:
-    """A pids cgroup for one sample, where the host lets us make one (RLIMIT_NPROC does not
-    bound root, and a root user's fork bomb would otherwise go unchecked).
+    """A sample's pids and memory cgroups, where the host lets us make them (RLIMIT_NPROC does
+    not bound root, and RLIMIT_AS bounds each process, not the sample).
+
+    The memory bound is the sample's processes and the files in its folders together
+    (a tmpfs's pages are charged to the cgroup of the process that wrote them).
     """
 
-    def __init__(self, limits: SandboxLimits) -> None:
+    def __init__(self, limits: SandboxLimits, memory_bytes: int) -> None:
         self.folders: list[Path] = []
+        self.memory: Path | None = None
         name = f"genotex-{uuid.uuid4().hex[:12]}"
         base = Path("/sys/fs/cgroup")
-        unified = (base / "cgroup.controllers").is_file()  # cgroup v2, else v1's pids hierarchy
-        self._make(base / name if unified else base / "pids" / name, limits.processes)
+        if (base / "cgroup.controllers").is_file():  # cgroup v2: one folder, both controllers
+            folder = self._make(base / name, {"pids.max": limits.processes})
+            if folder is not None and _write(folder / "memory.max", memory_bytes):
+                self.memory = folder
+        else:  # cgroup v1: the pids and memory hierarchies
+            self._make(base / "pids" / name, {"pids.max": limits.processes})
+            self.memory = self._make(
+                base / "memory" / name, {"memory.limit_in_bytes": memory_bytes}
+            )
 
-    def _make(self, folder: Path, processes: int) -> None:
+    def _make(self, folder: Path, settings: dict[str, int]) -> Path | None:
         try:
             folder.mkdir()
-            (folder / "pids.max").write_text(str(processes))
         except OSError:
+            return None
+        if not all(_write(folder / key, value) for key, value in settings.items()):
             with contextlib.suppress(OSError):
                 folder.rmdir()
-            return
+            return None
         self.folders.append(folder)
+        return folder
 
     @property
     def procs(self) -> list[str]:
         return [str(f / "cgroup.procs") for f in self.folders]
 
+    def oom_kills(self) -> int:
+        """How many of the sample's processes the memory cgroup killed so far."""
+        return oom_kills(self.memory)
+
     def remove(self) -> None:
         for folder in self.folders:
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def _write(path: Path, value: int) -> bool:
+    try:
+        path.write_text(str(value))
+    except OSError:
+        return False
+    return True
 
 
 @sandboxenv(name="bwrap")
@@ -106,10 +132,10 @@ class BubblewrapSandbox(HostFolderSandbox):
         super().__init__(spec, prefix="genotex-bwrap-")
         etc = self.folder / "etc"
         etc.mkdir()
-        (etc / "passwd").write_text(f"agent:x:0:0:agent:{HOME}:/bin/sh\n")
-        (etc / "group").write_text("agent:x:0:\n")
+        (etc / "passwd").write_text(f"agent:x:{AGENT_UID}:{AGENT_UID}:agent:{HOME}:/bin/sh\n")
+        (etc / "group").write_text(f"agent:x:{AGENT_UID}:\n")
         (etc / "hostname").write_text("sandbox\n")
-        self.cgroup = _Cgroup(spec.limits)
+        self.cgroup = _Cgroup(spec.limits, self.memory_bound())
         self.binary = bwrap_binary() or "bwrap"
 
     def close(self) -> None:
@@ -119,47 +145,58 @@ class BubblewrapSandbox(HostFolderSandbox):
     def limit_hits(self) -> int:
         return pids_limit_hits(self.cgroup.folders)
 
+    def oom_kills(self) -> int:
+        return self.cgroup.oom_kills()
+
     # ---- running a command -------------------------------------------------------------
     def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
-        limits = self.spec.limits
         inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
         variables = sandbox_variables(self.spec, os.path.join(sys.prefix, "bin"), env)
-        # bwrap reads its arguments from a file (fd 3), so that the sandbox's process 1 shows
-        # `bwrap --args 3`, not the host paths it binds
-        args = ["--unshare-all", "--die-with-parent", "--new-session"]
+        # a user namespace whose only uid is the agent's (not 0): no capability, no mount,
+        # remount or umount inside, and no further user namespace; as the host's root too
+        args = ["--unshare-all", "--unshare-user", "--uid", str(AGENT_UID), "--gid", str(AGENT_UID)]
+        args += ["--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
         args += ["--hostname", "sandbox", "--clearenv"]
         for key, value in variables.items():
             args += ["--setenv", key, value]
-        args += system_binds() + python_binds()
+        args += system_binds()
         args += ["--ro-bind", str(self.folder / "etc" / "passwd"), "/etc/passwd"]
         args += ["--ro-bind", str(self.folder / "etc" / "group"), "/etc/group"]
         args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(self.tmp), "/tmp"]
+        args += python_binds()  # after /tmp: a Python installed under /tmp is not hidden by it
         args += ["--bind", str(self.home), HOME]
         for relative, host in sorted(self.spec.binds.items()):
             args += ["--ro-bind", host, f"{HOME}/{relative}"]
         args += ["--chdir", inside]
+        # bwrap reads its arguments from a file (fd 3), so that the sandbox's process 1 shows
+        # `bwrap --args 3`, not the host paths it binds
         listed = self.folder / f"args-{uuid.uuid4().hex}"
         listed.write_bytes(b"".join(a.encode() + b"\0" for a in args))
-        prlimit = shutil.which("prlimit")
-        if prlimit is None:
-            raise RuntimeError("the bwrap sandbox needs prlimit (util-linux) to set its limits")
-        limited = [
-            prlimit,
-            f"--as={limits.memory_mb * MiB}",
-            f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}",
-            f"--fsize={limits.file_mb * MiB}",
-            "--core=0",
+        return [*self._launcher(listed), self.binary, "--args", "3", "--", *cmd]
+
+    def _launcher(self, listed: Path) -> list[str]:
+        """The shell that starts bwrap: it opens the arguments file as fd 3 (and removes it),
+        joins the sample's cgroups, sets the per-process limits, then becomes bwrap with an
+        empty environment and `bwrap` as its name (what the sandbox's process 1 shows).
+        """
+        limits, kib = self.spec.limits, 1024
+        ulimits = [
+            f"ulimit -c 0 -v {limits.memory_mb * kib} -f {limits.file_mb * kib}",
+            f"ulimit -S -t {limits.cpu_seconds}",  # the soft limit first: under the hard one
+            f"ulimit -H -t {limits.cpu_seconds + 5}",
         ]
-        if not self.cgroup.procs:  # a pids cgroup bounds the sandbox itself, else RLIMIT_NPROC
-            limited.insert(1, f"--nproc={self.spec.limits.processes + _user_tasks()}")
-        # join the sample's cgroup (where there is one), drop the arguments file, become bwrap
+        if not any("pids" in p for p in self.cgroup.procs):  # else RLIMIT_NPROC, on top of ours
+            ulimits.append(f"ulimit -u {limits.processes + _user_tasks()}")
         script = (
-            'f="$1"; c="$2"; shift 2; exec 3< "$f"; rm -f "$f"; '
-            'if [ -n "$c" ]; then echo $$ > "$c" || exit 125; fi; exec "$@"'
+            'exec 3< "$1" || exit 125; rm -f "$1"; shift; '
+            'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
+            + " && ".join(ulimits)
+            + ' || exit 125; exec -c -a bwrap "$@"'
         )
-        joining = self.cgroup.procs[0] if self.cgroup.procs else ""
-        launch = ["/bin/sh", "-c", script, "sh", str(listed), joining]
-        return [*launch, *limited, self.binary, "--args", "3", "--", *cmd]
+        bash = shutil.which("bash", path="/usr/bin:/bin")
+        if bash is None:
+            raise RuntimeError("the bwrap sandbox needs bash (/bin/bash) to start it")
+        return [bash, "-c", script, "bash", str(listed), *self.cgroup.procs, "--"]
 
     @override
     async def exec(  # noqa: PLR0917 - Inspect's signature
@@ -174,7 +211,7 @@ class BubblewrapSandbox(HostFolderSandbox):
         concurrency: bool = True,
     ) -> ExecResult[str]:
         """Run `cmd` in a fresh sandbox over the sample's folder; a limit hit ends the sample."""
-        before = self.limit_hits()
+        before = self.limits_before()
         result = await subprocess(
             args=self._argv(cmd, cwd, env),
             input=input,

@@ -9,24 +9,39 @@ read, write and use is the same, so the hostile suite holds both to the same fin
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
 import stat
+import subprocess as sp
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, overload
 
-from inspect_ai.util import ExecResult, SandboxEnvironment
+from inspect_ai.util import ExecResult, OutputLimitExceededError, SandboxEnvironment
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
-from inspect_ai.util._sandbox.limits import verify_read_file_size
+from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
 from ._sandbox_spec import SampleSandbox, SandboxLimitError, SandboxLimits
 
-__all__ = ["HOME", "METADATA_KEY", "HostFolderSandbox", "pids_limit_hits", "sandbox_variables"]
+__all__ = [
+    "AGENT_UID",
+    "HOME",
+    "METADATA_KEY",
+    "HostFolderSandbox",
+    "oom_kills",
+    "pids_limit_hits",
+    "sandbox_variables",
+]
 
 #: The agent's working folder inside the sandbox.
 HOME = "/home/agent"
+#: The agent's uid and gid inside either sandbox (never 0).
+AGENT_UID = 1000
+#: The largest file the host reads out of a sandbox at once, and how long it may take.
+MAX_READ_BYTES = 2 * 1024**3
 #: Where a sample's metadata carries its binds and limits for the sandbox.
 METADATA_KEY = "genotex_sandbox"
 MiB = 1024 * 1024
@@ -54,6 +69,20 @@ def sandbox_variables(
     }
 
 
+def oom_kills(folder: Path | None) -> int:
+    """How many processes a memory cgroup killed so far (v2's memory.events, v1's
+    memory.oom_control), 0 where there is none.
+    """
+    if folder is None:
+        return 0
+    for name in ("memory.events", "memory.oom_control"):
+        with contextlib.suppress(OSError, ValueError):
+            for line in (folder / name).read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    return 0
+
+
 def pids_limit_hits(folders: list[Path]) -> int:
     """How often a pids cgroup's limit refused a fork so far (its `pids.events`)."""
     for folder in folders:
@@ -71,12 +100,21 @@ class HostFolderSandbox(SandboxEnvironment):
         super().__init__()
         self.spec = spec
         self.folder = Path(tempfile.mkdtemp(prefix=prefix))
+        #: whether the folders are a tmpfs of `disk_mb` and `files` (a write stops when full)
+        self.bounded = _mount_tmpfs(self.folder, spec.limits)
         self.home = self.folder / "home"
         self.home.mkdir()
         self.tmp = self.folder / "tmp"  # the sample's own /tmp, kept between its commands
         self.tmp.mkdir()
         #: who owns what the host writes into the folders (the agent's uid and gid), if not us
         self.owner: tuple[int, int] | None = None
+
+    def memory_bound(self) -> int:
+        """The bytes a sample's memory cgroup allows: its memory, and its folders' files when
+        they are a tmpfs (whose pages count as the memory of the process that wrote them).
+        """
+        limits = self.spec.limits
+        return (limits.memory_mb + (limits.disk_mb if self.bounded else 0)) * MiB
 
     @classmethod
     async def sample_cleanup(
@@ -95,65 +133,128 @@ class HostFolderSandbox(SandboxEnvironment):
         self.close()
 
     def close(self) -> None:
+        if self.bounded:
+            sp.run(["umount", "--lazy", str(self.folder)], capture_output=True, check=False)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    async def quiesce(self) -> None:
+        """Stop every process the agent left running, before its output is read (a process
+        that goes on could change a file as it is read). Nothing outlives a bwrap command.
+        """
 
     def limit_hits(self) -> int:
         """How often the process limit refused a fork so far (0 where it cannot be told)."""
         return 0
 
-    def check_limits(self, result: ExecResult[str], hits_before: int) -> None:
-        """Raise SandboxLimitError naming the limit a finished command hit, if it hit one."""
+    def oom_kills(self) -> int:
+        """How many processes the sample's memory cgroup killed so far (0 where there is none)."""
+        return 0
+
+    def check_limits(self, result: ExecResult[str], before: tuple[int, int]) -> None:
+        """Raise SandboxLimitError naming the limit a finished command hit, if it hit one.
+
+        `before` is (`limit_hits()`, `oom_kills()`) taken before the command.
+        """
         limits, returncode = self.spec.limits, result.returncode
         signals = {signal.SIGXCPU: "CPU time", signal.SIGXFSZ: "file size"}
         for number, what in signals.items():
             if returncode in (-number, 128 + number):
                 raise SandboxLimitError(f"sandbox limit: {what} limit hit ({_said(limits, what)})")
+        memory = f"{self.memory_bound() // MiB:,} MB"
+        if self.oom_kills() > before[1]:
+            raise SandboxLimitError(
+                f"sandbox limit: memory limit hit (the sample's processes and files used more "
+                f"than {memory})"
+            )
         if not result.success and any(m in result.stderr for m in _OUT_OF_MEMORY):
             raise SandboxLimitError(
                 f"sandbox limit: memory limit hit (an allocation beyond {limits.memory_mb:,} MB "
                 "of address space was refused)"
             )
-        if self.limit_hits() > hits_before:
+        if self.limit_hits() > before[0]:
             raise SandboxLimitError(
                 f"sandbox limit: process limit hit (at most {limits.processes} at once)"
             )
+        if self.bounded:
+            self._check_full()
         used, largest = _folder_bytes(self.home, self.tmp)
         if largest >= limits.file_mb * MiB:  # a write stopped at the limit, signal ignored
             raise SandboxLimitError(f"sandbox limit: file size limit hit ({_said(limits, 'file')})")
         if used > limits.disk_mb * MiB:
             raise SandboxLimitError(
-                f"sandbox limit: its folder holds {used / MiB:,.0f} MB, more than the "
+                f"sandbox limit: its folders hold {used / MiB:,.0f} MB, more than the "
                 f"{limits.disk_mb:,} MB allowed"
             )
 
+    def limits_before(self) -> tuple[int, int]:
+        """What `check_limits` compares with after a command: the limits' hits so far."""
+        return self.limit_hits(), self.oom_kills()
+
+    def _check_full(self) -> None:
+        """The tmpfs stopped a write: it is full, of bytes or of files."""
+        limits = self.spec.limits
+        found = os.statvfs(self.folder)
+        if found.f_bavail * found.f_frsize < 64 * 1024:
+            raise SandboxLimitError(
+                f"sandbox limit: disk limit hit (its folders are full: {limits.disk_mb:,} MB, "
+                "and the write past it was refused)"
+            )
+        if found.f_favail < 2:
+            raise SandboxLimitError(
+                f"sandbox limit: file count limit hit (its folders hold {limits.files:,} files "
+                "and folders)"
+            )
+
     # ---- files, from the host side, never outside the sample's folder ----------------------
-    def _host_path(self, file: str) -> Path:
-        """The host path of a sandbox path under HOME or /tmp, refused if it leads elsewhere."""
+    def _host_parts(self, file: str) -> tuple[Path, list[str]]:
+        """The sandbox folder (`home` or `tmp`) a sandbox path lies under, and its parts."""
         inside = os.path.normpath(file if file.startswith("/") else f"{HOME}/{file}")
         for root, host in ((HOME, self.home), ("/tmp", self.tmp)):
             relative = os.path.relpath(inside, root)
             if relative != ".." and not relative.startswith("../"):
-                path = host / relative
-                real = Path(os.path.realpath(path))
-                if real != host and host not in real.parents:
-                    raise PermissionError(f"{file}: it leads out of the sandbox's folders")
-                return path
+                parts = [] if relative == "." else relative.split("/")
+                return host, parts
         raise PermissionError(f"{file}: only files under {HOME} or /tmp can be read or written")
 
+    def list_files(self, folder: str, *, limit: int = 1_000_000) -> list[tuple[str, int]]:
+        """The regular files under a sandbox folder, from the host: (path under it, size),
+        sorted; no link followed, nothing run in the sandbox. At most `limit` entries are
+        looked at (OverflowError past them).
+        """
+        host, parts = self._host_parts(folder)
+        found: list[tuple[str, int]] = []
+        seen = 0
+        try:
+            with _folder_beneath(host, parts, folder, make=None) as top:
+                for current, folders, names, fd in os.fwalk(".", dir_fd=top):
+                    seen += len(folders) + len(names)
+                    if seen > limit:
+                        raise OverflowError(f"{folder} holds more than {limit:,} entries")
+                    for name in names:
+                        with contextlib.suppress(OSError):
+                            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                            if stat.S_ISREG(info.st_mode):
+                                path = os.path.normpath(os.path.join(current, name))
+                                found.append((path, info.st_size))
+        except (FileNotFoundError, PermissionError):
+            return []
+        return sorted(found)
+
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        """Write a file of the sample's folder (parents made), never through a link."""
-        path = self._host_path(file)
-        missing = [p for p in reversed(path.parents) if not p.exists()]
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write a file of the sample's folder (parents made), following no link anywhere."""
+        host, parts = self._host_parts(file)
+        if not parts:
+            raise IsADirectoryError(file)
         data = contents.encode() if isinstance(contents, str) else contents
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-        handle = os.open(path, flags, 0o644)
-        with os.fdopen(handle, "wb") as out:
-            if self.owner is not None:  # the agent's, as if it had written it
-                for folder in missing:
-                    os.chown(folder, *self.owner, follow_symlinks=False)
-                os.fchown(out.fileno(), *self.owner)
-            out.write(data)
+        with _folder_beneath(host, parts[:-1], file, make=self.owner or True) as folder:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
+            handle = _open_at(parts[-1], flags, folder, file)
+            with os.fdopen(handle, "wb") as out:
+                if not stat.S_ISREG(os.fstat(out.fileno()).st_mode):
+                    raise PermissionError(f"{file}: it is not a regular file")
+                if self.owner is not None:  # the agent's, as if it had written it
+                    os.fchown(out.fileno(), *self.owner)
+                out.write(data)
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -162,15 +263,97 @@ class HostFolderSandbox(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        """Read a file of the sample's folder, never through a link."""
-        path = self._host_path(file)
-        if not path.exists():
-            raise FileNotFoundError(file)
-        verify_read_file_size(str(path))
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(handle, "rb") as source:
-            data = source.read()
+        """Read a regular file of the sample's folder: no link followed at any part of its path,
+        never blocking (a FIFO or device is refused), bounded in size.
+        """
+        host, parts = self._host_parts(file)
+        if not parts:
+            raise IsADirectoryError(file)
+        with _folder_beneath(host, parts[:-1], file, make=None) as folder:
+            handle = _open_at(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, folder, file)
+            with os.fdopen(handle, "rb") as source:
+                info = os.fstat(source.fileno())
+                if stat.S_ISDIR(info.st_mode):
+                    raise IsADirectoryError(file)
+                if not stat.S_ISREG(info.st_mode):
+                    raise PermissionError(f"{file}: it is not a regular file")
+                _check_read_size(info.st_size, file)
+                data = source.read(min(info.st_size, MAX_READ_BYTES) + 1)
+        if len(data) > info.st_size:
+            raise PermissionError(f"{file}: it grew while it was read")
         return data.decode("utf-8") if text else data
+
+
+def _check_read_size(size: int, file: str) -> None:
+    """Inspect's bound on a file read out of a sandbox, on the size of the opened file."""
+    if size > min(MAX_READ_BYTES, SandboxEnvironmentLimits.MAX_READ_FILE_SIZE):
+        limit = min(MAX_READ_BYTES, SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
+        raise OutputLimitExceededError(limit_str=f"{limit:,} bytes", truncated_output=None)
+
+
+def _open_at(name: str, flags: int, folder: int, file: str) -> int:
+    """`name` opened in the folder `folder` (a descriptor); a link there is refused."""
+    try:
+        return os.open(name, flags, 0o644, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise PermissionError(f"{file}: it is a link, which is not followed") from None
+        if exc.errno == errno.ENOENT:
+            raise FileNotFoundError(file) from None
+        if exc.errno == errno.EISDIR:
+            raise IsADirectoryError(file) from None
+        raise
+
+
+@contextlib.contextmanager
+def _folder_beneath(
+    host: Path, parts: list[str], file: str, *, make: tuple[int, int] | bool | None
+) -> Iterator[int]:
+    """A descriptor of the folder `host/parts...`, walked part by part without following a
+    link (a folder swapped for a link between two calls is refused, not followed); with
+    `make`, missing folders are made (and given to `make`'s uid and gid, when it names one).
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    current = os.open(host, flags)
+    try:
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise PermissionError(f"{file}: it leads out of the sandbox's folders")
+            try:
+                following = os.open(part, flags, dir_fd=current)
+            except FileNotFoundError:
+                if make is None:
+                    raise FileNotFoundError(file) from None
+                os.mkdir(part, 0o755, dir_fd=current)
+                following = os.open(part, flags, dir_fd=current)
+                if isinstance(make, tuple):
+                    os.fchown(following, *make)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise PermissionError(
+                        f"{file}: a folder on its path is a link or a file"
+                    ) from None
+                raise
+            os.close(current)
+            current = following
+        yield current
+    finally:
+        os.close(current)
+
+
+def _mount_tmpfs(folder: Path, limits: SandboxLimits) -> bool:
+    """Make `folder` a tmpfs of `disk_mb` and `files` (as root only), so that a write past the
+    limit is refused while the command runs; False where it cannot be made.
+    """
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    options = f"size={limits.disk_mb}m,nr_inodes={limits.files},mode=0700"
+    done = sp.run(
+        ["mount", "-t", "tmpfs", "-o", options, "genotex-sample", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
 
 
 def _said(limits: SandboxLimits, what: str) -> str:

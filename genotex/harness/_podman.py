@@ -37,23 +37,57 @@ from typing_extensions import override
 
 from .. import __version__
 from ._folder_sandbox import (
+    AGENT_UID,
     HOME,
     METADATA_KEY,
     HostFolderSandbox,
     MiB,
+    oom_kills,
     pids_limit_hits,
     sandbox_variables,
 )
 from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
 
-__all__ = ["AGENT_UID", "PodmanSandbox", "default_image", "podman_binary", "podman_problem"]
+__all__ = [
+    "AGENT_UID",
+    "PodmanSandbox",
+    "default_image",
+    "podman_binary",
+    "podman_problem",
+    "run_alive",
+    "this_run",
+]
 
-#: The uid of the image's user `agent`.
-AGENT_UID = 1000
 #: What marks genotex's containers (`inspect sandbox cleanup genotex-podman` removes them).
 LABEL = "genotex.sandbox=1"
+#: The label naming the run (its process) a container belongs to: `<pid>:<start time>`.
+RUN_LABEL = "genotex.run"
 #: Exit statuses of coreutils' timeout: the time ran out (TERM), or KILL was needed.
 _TIMED_OUT = (124, 137)
+
+
+def this_run() -> str:
+    """The name of this process as a run, on its containers: `<pid>:<start time in ticks>`."""
+    return f"{os.getpid()}:{_start_time(os.getpid())}"
+
+
+def run_alive(run: str) -> bool:
+    """Whether the run a container is labelled with is still going (a process with that pid
+    and start time); a container with no such label is taken as ended.
+    """
+    pid, _, started = run.partition(":")
+    if not pid.isdigit() or not started:
+        return False
+    return _start_time(int(pid)) == started
+
+
+def _start_time(pid: int) -> str:
+    """A process's start time (field 22 of /proc/PID/stat), or "" where there is none."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return text.rsplit(")", 1)[-1].split()[19]
 
 
 def default_image() -> str:
@@ -66,13 +100,15 @@ def podman_binary() -> str | None:
     return os.environ.get("GENOTEX_PODMAN") or shutil.which("podman")
 
 
-def run_limits(limits: SandboxLimits) -> list[str]:
+def run_limits(limits: SandboxLimits, memory_bytes: int | None = None) -> list[str]:
     """`podman run`'s limits for a sample: cgroups, and every rlimit given explicitly (where
     the host refuses Podman's default rlimits, a container starts only with explicit ones).
+    `memory_bytes` is the memory cgroup's bound (`memory_mb` unless said).
     """
     fsize, cpu = limits.file_mb * MiB, limits.cpu_seconds
+    memory = memory_bytes if memory_bytes is not None else limits.memory_mb * MiB
     return [
-        *("--pids-limit", str(limits.processes), "--memory", f"{limits.memory_mb}m"),
+        *("--pids-limit", str(limits.processes), "--memory", f"{memory // 1024}k"),
         *("--ulimit", "nofile=1024:1024", "--ulimit", "core=0:0"),
         *("--ulimit", f"nproc={limits.processes * 8}:{limits.processes * 8}"),
         *("--ulimit", f"cpu={cpu}:{cpu + 5}", "--ulimit", f"fsize={fsize}:{fsize}"),
@@ -129,12 +165,31 @@ class PodmanSandbox(HostFolderSandbox):
 
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:  # noqa: A002 - Inspect's signature
-        """Remove the containers genotex left behind (a run killed before its cleanup)."""
+        """Remove the containers genotex left behind by runs that have ended (a run killed
+        before its cleanup); a live run's containers are kept. With an id, that container.
+        """
         binary = podman_binary() or "podman"
-        listed = await subprocess([binary, "ps", "--all", "--quiet", "--filter", f"label={LABEL}"])
-        names = [id] if id else listed.stdout.split()
-        if names:
-            await subprocess([binary, "rm", "--force", "--time", "0", *names])
+        if id:
+            await subprocess([binary, "rm", "--force", "--time", "0", id])
+            return
+        listed = await subprocess(
+            [
+                binary,
+                "ps",
+                "--all",
+                "--filter",
+                f"label={LABEL}",
+                "--format",
+                f'{{{{.ID}}}}\t{{{{index .Labels "{RUN_LABEL}"}}}}',
+            ]
+        )
+        ended = [
+            name
+            for name, _, run in (line.partition("\t") for line in listed.stdout.splitlines())
+            if name.strip() and not run_alive(run.strip())
+        ]
+        if ended:
+            await subprocess([binary, "rm", "--force", "--time", "0", *ended])
 
     def __init__(self, spec: SampleSandbox, image: str) -> None:
         super().__init__(spec, prefix="genotex-podman-")
@@ -143,6 +198,7 @@ class PodmanSandbox(HostFolderSandbox):
         self.binary = podman_binary() or "podman"
         self.rootless = os.geteuid() != 0
         self.cgroups: list[Path] = []
+        self.memory: Path | None = None
         if not self.rootless:  # the image's agent owns its folders; the inputs stay root's
             self.owner = (AGENT_UID, AGENT_UID)
             for folder in (self.home, self.tmp):
@@ -159,9 +215,11 @@ class PodmanSandbox(HostFolderSandbox):
         user = "0:0" if self.rootless else f"{AGENT_UID}:{AGENT_UID}"
         return [
             *(self.binary, "run", "--detach", "--name", self.name, "--label", LABEL),
+            *("--label", f"{RUN_LABEL}={this_run()}"),
             *("--hostname", "sandbox", "--network", "none", "--user", user, "--workdir", HOME),
             *("--read-only", "--read-only-tmpfs=false", "--cap-drop", "all"),
-            *("--security-opt", "no-new-privileges", *run_limits(self.spec.limits)),
+            *("--security-opt", "no-new-privileges"),
+            *run_limits(self.spec.limits, self.memory_bound()),
             *(arg for bind in binds for arg in ("--volume", bind)),
             *(self.image, "sleep", "infinity"),
         ]
@@ -177,8 +235,11 @@ class PodmanSandbox(HostFolderSandbox):
             for number, controllers, path in (line.split(":", 2) for line in lines):
                 if "pids" in controllers.split(","):  # cgroup v1's pids hierarchy
                     self.cgroups.append(Path("/sys/fs/cgroup/pids" + path))
+                elif "memory" in controllers.split(","):  # and its memory hierarchy
+                    self.memory = Path("/sys/fs/cgroup/memory" + path)
                 elif number == "0" and not controllers:  # the unified hierarchy
                     self.cgroups.append(Path("/sys/fs/cgroup" + path))
+                    self.memory = Path("/sys/fs/cgroup" + path)
 
     async def teardown(self) -> None:
         with contextlib.suppress(Exception):
@@ -187,6 +248,16 @@ class PodmanSandbox(HostFolderSandbox):
 
     def limit_hits(self) -> int:
         return pids_limit_hits(self.cgroups)
+
+    def oom_kills(self) -> int:
+        return oom_kills(self.memory)
+
+    async def quiesce(self) -> None:
+        """Kill every process of the container but its first (`sleep infinity`): nothing the
+        agent started runs on while its output is read.
+        """
+        script = "for i in 1 2 3 4 5; do kill -KILL -1 2>/dev/null; sleep 0.05; done; true"
+        await subprocess([self.binary, "exec", self.name, "sh", "-c", script], timeout=60)
 
     @override
     async def exec(  # noqa: PLR0917 - Inspect's signature
@@ -211,7 +282,7 @@ class PodmanSandbox(HostFolderSandbox):
         argv += [self.name, "sh", "-c", 'ulimit -v "$1"; shift; exec "$@"', "sh", str(kib)]
         if timeout is not None:  # the command itself stops on time, not only podman's client
             argv += ["timeout", "--kill-after=5", str(timeout)]
-        before, started = self.limit_hits(), time.monotonic()
+        before, started = self.limits_before(), time.monotonic()
         result = await subprocess(
             args=[*argv, *cmd],
             input=input,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import shutil
 import subprocess as sp
@@ -30,15 +31,52 @@ class SandboxLimitError(RuntimeError):
     """A sandbox limit was hit: the sample fails, with this as its reason."""
 
 
+#: The bounds a limit's value must lie within: (lowest, highest, unit). The highest of a size
+#: in MB is the machine's memory (`memory_mb`) or the disk under the temporary folder.
+_LIMIT_RANGES = {
+    "memory_mb": (64, None, "MB"),  # less, and not even a shell starts
+    "processes": (8, 4096, ""),  # fewer, and the sample's set-up cannot run
+    "cpu_seconds": (1, 7 * 24 * 3600, "s"),
+    "file_mb": (1, None, "MB"),
+    "disk_mb": (1, None, "MB"),
+    "files": (16, 10_000_000, ""),
+}
+
+
+def _machine_mb(name: str) -> int:
+    """The largest size in MB a limit may name on this machine: its memory, or its disk."""
+    import tempfile
+
+    if name == "memory_mb":
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    return shutil.disk_usage(tempfile.gettempdir()).total // (1024 * 1024)
+
+
+def _whole_number(name: str, value: object) -> int:
+    """A limit's value as a whole number, or one sentence saying why it is not one."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"the sandbox limit {name} must be a whole number, not {value!r:.40}")
+    text = str(value).strip()
+    if not text.isdigit() or len(text) > 12:
+        raise ValueError(f"the sandbox limit {name} must be a whole number, not {text[:40]!r}")
+    return int(text)
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
-    """What one sample's agent may use; each hit is the sample's failure reason."""
+    """What one sample's agent may use; each hit is the sample's failure reason.
 
-    memory_mb: int = 8192  # address space of each process
+    Every value is checked when the limits are made (`from_dict`, `parse`), before
+    any sample runs: a whole number within `_LIMIT_RANGES`, a size at most the
+    machine's memory or disk.
+    """
+
+    memory_mb: int = 8192  # address space of each process (and the sample's memory cgroup)
     processes: int = 512  # processes and threads at once
     cpu_seconds: int = 3600  # CPU time of each process
     file_mb: int = 2048  # the largest file it may write
-    disk_mb: int = 4096  # everything in its working folder
+    disk_mb: int = 4096  # everything in its folders (`/home/agent` and `/tmp`)
+    files: int = 200_000  # files and folders in its folders
 
     @classmethod
     def from_dict(cls, data: object) -> SandboxLimits:
@@ -47,26 +85,47 @@ class SandboxLimits:
             return cls()
         if not isinstance(data, dict):
             raise ValueError("sandbox limits must be a mapping of name to whole number")
-        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
+        unknown = sorted(str(k) for k in set(data) - set(cls.__dataclass_fields__))
         if unknown:
             names = ", ".join(cls.__dataclass_fields__)
-            raise ValueError(f"unknown sandbox limit {unknown[0]!r}; the limits are {names}")
+            raise ValueError(f"unknown sandbox limit {unknown[0]!r:.60}; the limits are {names}")
         values = {}
         for name, value in data.items():
-            number = int(value)
-            if number < 1:
-                raise ValueError(f"the sandbox limit {name} must be at least 1, not {number}")
+            number = _whole_number(name, value)
+            lowest, highest, unit = _LIMIT_RANGES[name]
+            if highest is None:
+                highest = _machine_mb(name)
+            if not lowest <= number <= highest:
+                where = " (this machine's)" if unit == "MB" else ""
+                raise ValueError(
+                    f"the sandbox limit {name} must lie between {lowest:,} and {highest:,}"
+                    f"{' ' + unit if unit else ''}{where}, not {number:,}"
+                )
             values[name] = number
         return cls(**values)
 
     @classmethod
-    def parse(cls, text: str | dict | None) -> SandboxLimits:
-        """Limits from `name=value,name=value` (the task argument) or a mapping."""
+    def parse(cls, text: object) -> SandboxLimits:
+        """Limits as the task argument gives them: `name=value,name=value` (which Inspect's
+        `-T` hands over as a list of `name=value`), a JSON object, or a mapping.
+        """
         if text is None or isinstance(text, dict):
             return cls.from_dict(text)
-        pairs = [part.split("=", 1) for part in str(text).split(",") if part.strip()]
+        if isinstance(text, (list, tuple)):
+            parts = [str(part) for part in text]
+        elif isinstance(text, str) and text.strip().startswith("{"):
+            try:
+                return cls.from_dict(json.loads(text))
+            except json.JSONDecodeError:
+                reason = f"the sandbox limits {text[:80]!r} are not a JSON object"
+                raise ValueError(reason) from None
+        elif isinstance(text, str):
+            parts = text.split(",")
+        else:
+            raise ValueError(f"sandbox limits are name=value pairs, not {text!r:.80}")
+        pairs = [part.split("=", 1) for part in parts if part.strip()]
         if any(len(pair) != 2 for pair in pairs):
-            raise ValueError(f"sandbox limits are name=value pairs, not {str(text)[:80]!r}")
+            raise ValueError(f"sandbox limits are name=value pairs, not {','.join(parts)[:80]!r}")
         return cls.from_dict({k.strip(): v.strip() for k, v in pairs})
 
 
@@ -94,9 +153,17 @@ class SampleSandbox:
         return cls(
             {str(k): str(v) for k, v in binds.items()},
             {str(k): str(v) for k, v in env.items()},
-            SandboxLimits.from_dict(data.get("limits") or None),
+            _recorded_limits(data.get("limits")),
             str(data.get("image") or ""),
         )
+
+
+def _recorded_limits(data: object) -> SandboxLimits:
+    """The limits a task recorded in its samples (checked when the task was made)."""
+    if not isinstance(data, dict):
+        return SandboxLimits()
+    known = SandboxLimits.__dataclass_fields__
+    return SandboxLimits(**{k: int(v) for k, v in data.items() if k in known})
 
 
 def bwrap_binary() -> str | None:
@@ -159,16 +226,31 @@ def system_binds() -> list[str]:
     return args
 
 
+#: What the sandbox mounts itself: a folder of the import path that is one of them, or holds
+#: one, is not bound over it.
+_SANDBOX_FOLDERS = ("/tmp", "/home/agent", "/proc", "/dev", "/etc", "/usr")
+
+
 def python_binds() -> list[str]:
-    """The Python that runs genotex, read-only: its prefixes and the genotex package."""
+    """The Python that runs genotex, read-only: its prefixes, the genotex package, and the
+    folders on its import path outside them (a `.pth` file's, an editable install's).
+    """
     import genotex
 
     paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    prefixes = set(paths)
     package = os.path.realpath(os.path.dirname(genotex.__file__))
     if not any(package.startswith(p + os.sep) for p in paths):
         paths.add(package)  # an editable install: the package alone, not its checkout
     if sys.prefix != os.path.realpath(sys.prefix):  # the venv as named on PATH, too
         paths.add(sys.prefix)
+    for entry in sys.path[1:]:  # not the first: the script's folder (or the current one)
+        real = os.path.realpath(entry) if entry else ""
+        inside = any(real == p or real.startswith(p + os.sep) for p in prefixes)
+        checkout = os.path.isdir(os.path.join(real, "genotex"))  # its package alone is bound
+        covers = any(f"{s}/".startswith(f"{real.rstrip('/')}/") for s in _SANDBOX_FOLDERS)
+        if real and not inside and not checkout and not covers and os.path.isdir(real):
+            paths.add(real)
     args = []
     for path in sorted(paths):
         if not path.startswith("/usr" + os.sep) and os.path.isdir(path):

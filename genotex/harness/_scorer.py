@@ -1,10 +1,11 @@
 """The genotex tasks' scorer and metrics: each sample's output kept in its log, then scored.
 
-The scorer copies the sandbox's `output/` (regular files only) into the
-sample's store (`_capture.STORE_KEY`) and scores it with genotex's own
-evaluation; a sample whose agent errored or hit a limit is scored as an empty
-output, with the reason. Its work is shielded from the agent's time limit and
-bounded on its own. The metrics pool every item of every sample, after
+The scorer stops what the agent left running, copies the sandbox's `output/`
+(regular files only) into the sample's store (`_capture.STORE_KEY`) and scores
+it with genotex's own evaluation; a sample whose agent errored or hit a limit
+keeps its files in the log but is scored as an empty output, with the reason.
+Its work is shielded from the agent's time limit and bounded on its own. The
+metrics pool every item of every sample, after
 Inspect's epoch reducer has reduced each item, and give each a standard error.
 """
 
@@ -22,14 +23,24 @@ from inspect_ai.util import OutputLimitExceededError, sandbox
 from ..core import GenotexError
 from ._bench import Benchmark, TaskName, plan_samples
 from ._capture import STORE_KEY, check_relative, pack_output
+from ._folder_sandbox import HostFolderSandbox
 from ._scoring import ITEM_SEPARATOR, score_files
 
-__all__ = ["CAPTURE_SECONDS", "DEFAULT_MAX_OUTPUT_MB", "genotex_scorer", "pooled", "stderr"]
+__all__ = [
+    "CAPTURE_SECONDS",
+    "DEFAULT_MAX_OUTPUT_MB",
+    "PARTIAL_KEY",
+    "genotex_scorer",
+    "pooled",
+    "stderr",
+]
 
 #: The largest output tree a sample's log keeps, by default (`-T max_output_mb`).
 DEFAULT_MAX_OUTPUT_MB = 1024
 #: How long the scorer may take to copy a sample's output out of its sandbox.
 CAPTURE_SECONDS = 900
+#: Where a solver notes the commands that failed in part (the sample went on, its files scored).
+PARTIAL_KEY = "genotex:partial_failures"
 
 
 def _item_values(scores: list[SampleScore], name: str) -> list[float]:
@@ -95,34 +106,64 @@ def _failure() -> str | None:
     return None
 
 
+def _own_sandbox(environment: object) -> HostFolderSandbox | None:
+    """genotex's own sandbox behind Inspect's proxy (which records each call), if it is one."""
+    inner = getattr(environment, "_sandbox", environment)
+    return inner if isinstance(inner, HostFolderSandbox) else None
+
+
+async def _listing() -> list[tuple[str, int]] | None:
+    """The regular files under the sandbox's `output/` with their sizes (None: no output/).
+
+    From the host for genotex's own sandboxes (nothing runs in the sandbox, no link is
+    followed); elsewhere by `find` in the sandbox.
+    """
+    environment = sandbox()
+    own = _own_sandbox(environment)
+    if own is not None:
+        return await anyio.to_thread.run_sync(own.list_files, "output")
+    listing = await environment.exec(
+        ["find", "output", "-type", "f", "-printf", "%s\\t%P\\0"], timeout=300
+    )
+    if not listing.success:
+        return None
+    found = []
+    for entry in (e for e in listing.stdout.split("\0") if e):
+        size_text, _, name = entry.partition("\t")
+        found.append((name, int(size_text) if size_text.isdigit() else 0))
+    return sorted(found)
+
+
 async def _collect(max_bytes: int) -> tuple[dict[str, bytes], list[tuple[str, str]], str | None]:
     """The regular files under the sandbox's `output/` (links are not followed or collected).
 
     Returns the files, those skipped with why, and a failure when the tree is
     larger than the log may hold.
     """
-    listing = await sandbox().exec(
-        ["find", "output", "-type", "f", "-printf", "%s\\t%P\\0"], timeout=300
-    )
-    if not listing.success:
+    listed = await _listing()
+    if not listed:
         return {}, [], None  # no output/ at all: nothing written
     files: dict[str, bytes] = {}
     skipped: list[tuple[str, str]] = []
     total = 0
-    for entry in sorted(e for e in listing.stdout.split("\0") if e):
-        size_text, _, name = entry.partition("\t")
+    for name, size in listed:
         try:
             check_relative(name, what="file name")
         except GenotexError as exc:
             skipped.append((name[:200], str(exc)))
             continue
-        total += int(size_text) if size_text.isdigit() else 0
+        total += size
         if total > max_bytes:
             return {}, skipped, f"output limit: output/ holds more than {max_bytes:,} bytes"
         try:
             files[name] = await sandbox().read_file(f"output/{name}", text=False)
         except (OutputLimitExceededError, FileNotFoundError, PermissionError, IsADirectoryError):
-            skipped.append((name, "could not be read from the sandbox (too large, or gone)"))
+            skipped.append(
+                (
+                    name,
+                    "could not be read from the sandbox (too large, not a regular file, or gone)",
+                )
+            )
     return files, skipped, None
 
 
@@ -142,12 +183,17 @@ def genotex_scorer(
         skipped: list[tuple[str, str]] = []
         # not under the agent's limit: Inspect gives scoring half the sample's time limit,
         # and a sample that used its time must still be kept and scored; bounded on its own
+        # a failed sample's files are kept too (for a reader and the diagnosis), not scored
         with anyio.CancelScope(shield=True):
-            if failure is None:
-                with anyio.move_on_after(CAPTURE_SECONDS) as capture:
-                    files, skipped, failure = await _collect(max_output_mb * 1024 * 1024)
-                if capture.cancelled_caught:
-                    files, failure = {}, f"scorer: output/ not copied in {CAPTURE_SECONDS} s"
+            with anyio.move_on_after(CAPTURE_SECONDS) as capture:
+                own = _own_sandbox(sandbox())
+                if own is not None:
+                    await own.quiesce()  # nothing the agent left runs on as we read
+                files, skipped, too_large = await _collect(max_output_mb * 1024 * 1024)
+                failure = failure or too_large
+            if capture.cancelled_caught:
+                files = {}
+                failure = failure or f"scorer: output/ not copied in {CAPTURE_SECONDS} s"
             packed = pack_output(files, skipped)
             state.store.set(STORE_KEY, packed)
             scoring = await anyio.to_thread.run_sync(
@@ -169,6 +215,7 @@ def genotex_scorer(
                     "bytes": packed["bytes"],
                 },
                 "skipped": [{"path": p, "reason": r} for p, r in skipped],
+                "partial_failures": list(state.store.get(PARTIAL_KEY, []))[:100],
                 "findings": [{"file": f.file, "reason": f.reason} for f in scoring.report.findings],
             },
         )
