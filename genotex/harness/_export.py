@@ -16,6 +16,7 @@ default, with each epoch's headline numbers and their range), and per epoch
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import statistics
 import tempfile
@@ -30,10 +31,18 @@ from ..core import GenotexError, Mode, TaskInfo, prepare_output_folder, write_te
 from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
 from ..workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
-from ._logged import LoggedRun, LoggedSample, check_reference, logged_run, logged_samples, read_log
+from ._logged import (
+    MAX_EPOCHS,
+    LoggedRun,
+    LoggedSample,
+    check_reference,
+    logged_run,
+    logged_samples,
+    read_log,
+)
 from ._scoring import SampleScoring, add_given, link_slice, score_files, write_tree
 
-__all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
+__all__ = ["RuntimeSummary", "check_out_folder", "check_plan", "export_run", "runtime_summary"]
 
 #: The largest output tree export inflates from one sample of a log, by default.
 DEFAULT_MAX_OUTPUT_MB = 4096
@@ -200,15 +209,17 @@ def export_run(
         `run.runtime` and, over several epochs, `run.epochs` blocks.
     """
     started = time.time()
+    reference = Path(reference)
+    check_out_folder(Path(out), reference, Path(log_path))
     log = read_log(log_path)
     run = logged_run(log, log_path)
-    reference = Path(reference)
     check_reference(run, reference, log_path)
     by_epoch, runtimes, failures = _score_samples(
         log, run, reference, max_bytes=max_output_mb * 1024 * 1024, prices=(price_in, price_out)
     )
     if not by_epoch:
         raise GenotexError("holds no sample", path=log_path)
+    check_plan(log, run, {(s.spec.id, e) for e, v in by_epoch.items() for s, _ in v}, log_path)
     per_epoch = {k: sorted(s.spec.id for s, _ in v) for k, v in by_epoch.items()}
     if len({tuple(ids) for ids in per_epoch.values()}) > 1:
         raise GenotexError(
@@ -259,6 +270,52 @@ def export_run(
     path = out / "eval.json"
     write_text_atomic(path, replace(report, run=run_block).to_json())
     return path
+
+
+def check_out_folder(out: Path, reference: Path, log_path: Path) -> None:
+    """Refuse, before anything is written or removed, an export folder that is, holds or lies
+    inside the reference (export replaces `OUT/output`), or that holds the log.
+    """
+    target, answers = Path(os.path.realpath(out)), Path(os.path.realpath(reference))
+    log = Path(os.path.realpath(log_path))
+    if target == answers or answers in target.parents:
+        raise GenotexError(
+            "lies inside the reference folder; export to a folder of its own", path=out
+        )
+    if target in answers.parents:
+        raise GenotexError(
+            f"holds the reference {reference} (export replaces OUT/output); export to a folder "
+            "of its own",
+            path=out,
+        )
+    if target in log.parents:
+        raise GenotexError(f"holds the log {log_path}; export to a folder of its own", path=out)
+
+
+def check_plan(log: Any, run: LoggedRun, held: set[tuple[str, int]], log_path: str | Path) -> None:
+    """Refuse a log that lacks a sample of an epoch Inspect ran: the samples its dataset
+    lists (after `--limit` or `--sample-id`), times its epochs; one of them missing would
+    leave a failure out of Succ. and coverage.
+    """
+    listed = getattr(log.eval.dataset, "sample_ids", None)
+    ids = [str(i) for i in listed] if isinstance(listed, list) else list(run.specs)
+    epochs = getattr(log.eval.config, "epochs", None) or 1
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or not 1 <= epochs <= MAX_EPOCHS:
+        raise GenotexError(f"records {str(epochs)[:20]} epochs", path=log_path)
+    unplanned = [i for i in ids if i not in run.specs]
+    if unplanned:
+        raise GenotexError(
+            f"ran a sample {unplanned[0][:200]!r} that its task_info does not plan", path=log_path
+        )
+    planned = {(i, e) for i in ids for e in range(1, epochs + 1)}
+    missing = sorted(planned - held, key=lambda pair: (pair[1], pair[0]))
+    if missing:
+        sample, epoch = missing[0]
+        raise GenotexError(
+            f"holds {len(planned & held)} of the {len(planned)} samples x epochs Inspect ran "
+            f"(sample {sample[:200]!r} of epoch {epoch} is missing); export a complete run",
+            path=log_path,
+        )
 
 
 def _diagnosed(

@@ -35,7 +35,7 @@ from inspect_ai.agent import react
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import bash, mcp_server_sandbox, python
-from inspect_ai.util import sandbox
+from inspect_ai.util import ExecResult, sandbox
 
 from .._version import __version__
 from ..core import GenotexError, TaskInfo
@@ -43,11 +43,11 @@ from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
 from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
 from ._podman import default_image
-from ._sandbox_spec import SampleSandbox, SandboxLimits
-from ._scorer import DEFAULT_MAX_OUTPUT_MB, genotex_scorer, pooled, stderr
+from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
+from ._scorer import DEFAULT_MAX_OUTPUT_MB, PARTIAL_KEY, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 
-__all__ = ["analysis", "baseline", "e2e", "genotex_scorer", "gold", "preprocess"]
+__all__ = ["analysis", "baseline", "e2e", "genotex_scorer", "gold", "note_command", "preprocess"]
 
 
 def _instructions(spec: SampleSpec) -> str:
@@ -288,7 +288,25 @@ def baseline() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         for command in (state.metadata or {}).get("baseline", []):
-            await sandbox().exec(["sh", "-c", command], timeout=3600)
+            result = await sandbox().exec(["sh", "-c", command], timeout=3600)
+            note_command(state, command, result)
         return state
 
     return solve
+
+
+def note_command(state: TaskState, command: str, result: ExecResult[str]) -> None:
+    """What a solver does with a command's exit: one that could not run (not found, not
+    executable, killed by a signal) ends the sample with that as its failure reason; one that
+    failed in part (exit 1 or 2: e.g. some problems not answered) is noted in the sample's
+    store (the score's `partial_failures`) and the sample goes on.
+    """
+    code = result.returncode
+    said = last_line(result.stderr or result.stdout)
+    if code in (126, 127) or code < 0 or code >= 128:
+        why = {126: "could not be executed", 127: "was not found"}.get(code, "was killed")
+        raise RuntimeError(f"the command `{command[:200]}` {why} (exit {code}: {said})")
+    if code != 0:
+        noted = list(state.store.get(PARTIAL_KEY, []))
+        noted.append({"command": command[:500], "exit": code, "said": said})
+        state.store.set(PARTIAL_KEY, noted)
