@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import shutil
 import sys
 import uuid
 from pathlib import Path
@@ -212,9 +213,15 @@ def test_local_lets_every_escape_through(bench, service, tmp_path, monkeypatch):
         assert "host-service-reached" in reach  # the host's network
         assert (Path("/tmp") / marker).exists()  # writes outside its folder
         assert (bench / "reference" / "output" / marker).exists()  # even into the reference
-    finally:
-        (Path("/tmp") / marker).unlink(missing_ok=True)
-        (bench / "reference" / "output" / marker).unlink(missing_ok=True)
+    finally:  # what local let it write, everywhere its probes wrote
+        import genotex
+
+        package = Path(genotex.__file__).resolve().parent
+        asthma = bench / "input" / "GEO" / "Asthma"
+        for folder in (Path("/tmp"), bench / "reference" / "output", package, Path(sys.prefix)):
+            (folder / marker).unlink(missing_ok=True)
+        for folder in (Path("/usr"), asthma, *asthma.iterdir()):
+            (folder / marker).unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("sandbox", ISOLATED)
@@ -540,3 +547,74 @@ def test_podman_cleanup_removes_only_containers_of_ended_runs():
         assert gone.returncode == 1  # the ended run's was removed
     finally:
         subprocess.run(["podman", "rm", "--force", "--time", "0", ended], capture_output=True)
+
+
+@pytest.mark.parametrize("sandbox", ISOLATED)
+def test_the_memory_bound_holds_for_the_sample_not_only_each_process(
+    bench, tmp_path, monkeypatch, sandbox
+):
+    """Four processes of 200 MB each, every one under its 256 MB of address space: together
+    past the sample's memory cgroup (256 MB and its 64 MB folders), which kills one; nothing
+    is written in the folder the run was started from (podman's conmon leaves `oom` files).
+    """
+    started_in = tmp_path / "started-in"
+    started_in.mkdir()
+    monkeypatch.chdir(started_in)
+    if os.geteuid() != 0:
+        pytest.skip("a memory cgroup for bwrap needs root here; a user gets the per-process bound")
+    allocate = (
+        "for i in 1 2 3 4; do python3 -c 'import time; b = bytearray(200 * 2**20); "
+        'b[::4096] = b"x" * len(b[::4096]); time.sleep(4)\' & done; wait; echo all-lived'
+    )
+    log = _run(bench, [allocate], sandbox, tmp_path, limits="memory_mb=256,disk_mb=64")
+    score = next(iter(log.samples[0].scores.values()))
+    assert "memory limit hit" in (score.metadata["failure"] or ""), score.metadata["failure"]
+    assert list(started_in.iterdir()) == []
+
+
+@needs_bwrap
+def test_a_venv_under_tmp_runs_the_baseline_in_bwrap(bench, tmp_path_factory):
+    """The interpreter bound after the sample's /tmp: a venv under /tmp (common in CI) is seen
+    inside, and the baseline scores what it scores under local; a command that cannot run
+    would be the sample's failure, never a silent 0.
+    """
+    import json
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="genotex-venv-", dir="/tmp"))
+    try:
+        venv = folder / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+        checkout = Path(__file__).resolve().parents[1]
+        site = next((venv / "lib").glob("python3*/site-packages"))
+        (site / "genotex-test.pth").write_text("\n".join([*ours, str(checkout)]) + "\n")
+        script = folder / "run.py"
+        script.write_text(
+            "import json, os, sys\n"
+            "os.environ['INSPECT_DISABLE_MODEL_API'] = '1'\n"
+            "from inspect_ai import eval as run\n"
+            "from genotex.harness._tasks import baseline, e2e\n"
+            "scores = {}\n"
+            "for kind in ('bwrap', 'local'):\n"
+            "    task = e2e(root=sys.argv[1], traits='Psoriasis', sandbox=kind)\n"
+            "    log = run(task, model='none', solver=baseline(), log_dir=sys.argv[2],"
+            " display='none')[0]\n"
+            "    sample = next(iter(log.samples[0].scores.values()))\n"
+            "    scores[kind] = [sample.value['f1'], sample.metadata['failure']]\n"
+            "print(json.dumps(scores))\n"
+        )
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), str(script), str(bench), str(folder / "logs")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=folder,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        scores = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert scores["local"][0] > 0 and scores["local"][1] is None
+    assert scores["bwrap"] == scores["local"]

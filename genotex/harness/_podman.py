@@ -226,10 +226,11 @@ class PodmanSandbox(HostFolderSandbox):
 
     async def start(self) -> None:
         """Start the sample's container, and find its pids cgroup (for the limit's hits)."""
-        started = await subprocess(self._run_argv(), timeout=300)
+        started = await subprocess(self._run_argv(), timeout=300, cwd=self.folder)
         if not started.success:
             raise RuntimeError(f"podman could not start the sample's container: {started.stderr}")
         found = await subprocess([self.binary, "inspect", "--format", "{{.State.Pid}}", self.name])
+        unified = Path("/sys/fs/cgroup/cgroup.controllers").is_file()
         with contextlib.suppress(OSError, ValueError):
             lines = Path(f"/proc/{int(found.stdout)}/cgroup").read_text().splitlines()
             for number, controllers, path in (line.split(":", 2) for line in lines):
@@ -237,7 +238,7 @@ class PodmanSandbox(HostFolderSandbox):
                     self.cgroups.append(Path("/sys/fs/cgroup/pids" + path))
                 elif "memory" in controllers.split(","):  # and its memory hierarchy
                     self.memory = Path("/sys/fs/cgroup/memory" + path)
-                elif number == "0" and not controllers:  # the unified hierarchy
+                elif number == "0" and not controllers and unified:  # cgroup v2
                     self.cgroups.append(Path("/sys/fs/cgroup" + path))
                     self.memory = Path("/sys/fs/cgroup" + path)
 
@@ -257,7 +258,9 @@ class PodmanSandbox(HostFolderSandbox):
         agent started runs on while its output is read.
         """
         script = "for i in 1 2 3 4 5; do kill -KILL -1 2>/dev/null; sleep 0.05; done; true"
-        await subprocess([self.binary, "exec", self.name, "sh", "-c", script], timeout=60)
+        await subprocess(
+            [self.binary, "exec", self.name, "sh", "-c", script], timeout=60, cwd=self.folder
+        )
 
     @override
     async def exec(  # noqa: PLR0917 - Inspect's signature
@@ -283,8 +286,9 @@ class PodmanSandbox(HostFolderSandbox):
         if timeout is not None:  # the command itself stops on time, not only podman's client
             argv += ["timeout", "--kill-after=5", str(timeout)]
         before, started = self.limits_before(), time.monotonic()
-        result = await subprocess(
+        result = await subprocess(  # in the sample's folder: conmon leaves an `oom` file there
             args=[*argv, *cmd],
+            cwd=self.folder,
             input=input,
             timeout=None if timeout is None else timeout + 30,
             output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
