@@ -38,8 +38,13 @@ from tests.conftest import local_server, scripted_agent  # noqa: E402
 
 CANARY = f"canary-{uuid.uuid4().hex}"
 PROBLEMS = {"bwrap": bwrap_problem(), "podman": podman_problem(default_image())}
+#: Set when this suite runs again as an unprivileged user (the last test here starts that run).
+AS_USER = "GENOTEX_HOSTILE_AS_USER"
 for _name, _problem in PROBLEMS.items():
-    if _problem is not None and os.environ.get("CI") == "true":  # CI must run it, not skip it
+    # CI must run each, not skip it; but rootless podman, as the user run, may be impossible
+    # on CI's host (cgroups v1: podman_problem says why), and is then skipped with the reason
+    rootless_podman = _name == "podman" and os.environ.get(AS_USER) == "1"
+    if _problem is not None and os.environ.get("CI") == "true" and not rootless_podman:
         raise RuntimeError(f"the {_name} sandbox cannot run in CI: {_problem}")
 NO_BWRAP = PROBLEMS["bwrap"]
 needs_bwrap = pytest.mark.skipif(NO_BWRAP is not None, reason=f"no bwrap sandbox: {NO_BWRAP}")
@@ -228,7 +233,11 @@ def test_local_lets_every_escape_through(bench, service, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("command", "limits", "reason"),
     [
-        ("bash -c ':(){ :|:& };:' 2>/dev/null; sleep 2; echo forked", "processes=64", "process"),
+        (  # a fork bomb, then more processes than the bound (whose refusal is printed)
+            "bash -c ':(){ :|:& };:' 2>/dev/null; for i in $(seq 300); do sleep 20 & done; echo x",
+            "processes=64",
+            "process",
+        ),
         ('python3 -c "x = bytearray(4 * 1024**3)"', "memory_mb=1024", "memory"),
         ("head -c 80000000 /dev/zero > big; echo wrote", "file_mb=50", "file size"),
         (
@@ -618,3 +627,104 @@ def test_a_venv_under_tmp_runs_the_baseline_in_bwrap(bench, tmp_path_factory):
         shutil.rmtree(folder, ignore_errors=True)
     assert scores["local"][0] > 0 and scores["local"][1] is None
     assert scores["bwrap"] == scores["local"]
+
+
+# ---- the same suite as an unprivileged user -------------------------------------------------
+def _blocking_folder(path: Path) -> Path | None:
+    """The first folder on `path`'s way that others may not pass through (e.g. /root), if any."""
+    for folder in [*reversed(path.parents), path]:
+        if folder.is_dir() and not os.stat(folder).st_mode & 0o001:
+            return folder
+    return None
+
+
+def _exposing_script(needed: list[Path], stage: Path) -> str:
+    """Shell lines, for a private mount namespace, that let any user reach `needed`: a folder
+    on their way closed to others (root's home, mode 700) is covered by a tmpfs that others
+    may pass through, with the needed folders bound back into it. Nothing changes on the host.
+    """
+    lines = ["set -e", "mount --make-rprivate /"]
+    blocked: dict[Path, list[Path]] = {}
+    for path in needed:
+        folder = _blocking_folder(path)
+        if folder is not None:
+            blocked.setdefault(folder, []).append(path)
+    for number, (folder, paths) in enumerate(sorted(blocked.items())):
+        saved = stage / str(number)
+        saved.mkdir()
+        lines += [f"mount --rbind '{folder}' '{saved}'"]
+        lines += [f"mount -t tmpfs -o mode=0755 genotex-expose '{folder}'"]
+        for path in sorted(set(paths)):
+            relative = path.relative_to(folder)
+            lines += [f"mkdir -p '{path}'", f"mount --rbind '{saved / relative}' '{path}'"]
+    return "\n".join(lines)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="it creates the user, so it runs as root")
+@pytest.mark.skipif(os.environ.get(AS_USER) == "1", reason="this is the user's run")
+@needs_bwrap
+def test_the_hostile_suite_holds_as_an_unprivileged_user(tmp_path_factory):
+    """Every probe above again, as a user this test creates (uid 4243): bwrap unprivileged,
+    and rootless podman where the host lets it hold its limits (else skipped with why).
+    """
+    import pwd
+    import subprocess
+    import tempfile
+
+    name, uid = "genotex-hostile", 4243
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        made = subprocess.run(
+            ["useradd", "--uid", str(uid), "--no-create-home", "--shell", "/bin/sh", name],
+            capture_output=True,
+            text=True,
+        )
+        assert made.returncode == 0, made.stderr
+    uid = pwd.getpwnam(name).pw_uid
+    home = Path(tempfile.mkdtemp(prefix="genotex-hostile-home-"))
+    stage = Path(tempfile.mkdtemp(prefix="genotex-hostile-stage-"))
+    os.chown(home, uid, uid)
+    checkout = Path(__file__).resolve().parents[1]
+    needed = [checkout, Path(os.path.realpath(sys.base_prefix)), Path(os.path.realpath(sys.prefix))]
+    needed += [Path(os.path.realpath(p)) for p in sys.path if p and Path(p).is_dir()]
+    environment = {
+        "HOME": str(home),
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "CI": os.environ.get("CI", ""),
+        AS_USER: "1",
+        "INSPECT_DISABLE_MODEL_API": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "CONTAINERS_CONF": os.environ.get("CONTAINERS_CONF", ""),
+    }
+    variables = " ".join(f"{k}='{v}'" for k, v in environment.items())
+    pytest_args = "-v -rs -p no:cacheprovider -p no:logging -p no:hypothesispytest"
+    script = (
+        _exposing_script(sorted(set(needed)), stage)
+        + f"\ncd '{checkout}'\nexec setpriv --reuid={uid} --regid={uid} --clear-groups -- "
+        f"env -i {variables} '{sys.executable}' -m pytest {pytest_args} "
+        f"--basetemp='{home}/pytest' tests/test_sandbox_hostile.py"
+    )
+    try:
+        done = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=1500,
+        )
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+    failed = [line for line in done.stdout.splitlines() if " FAILED" in line or "Error" in line]
+    said = "\n".join(failed[:40]) + "\n" + done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.returncode == 0, said
+    for test in (
+        "test_an_isolated_sandbox_stops_every_escape_and_still_scores[bwrap] PASSED",
+        "test_reading_a_fifo_from_the_host_never_blocks[bwrap] PASSED",
+        "test_a_folder_swapped_for_a_link_after_the_check_is_not_followed[bwrap] PASSED",
+        "test_a_time_limited_sample_keeps_its_files_in_the_log_and_scores_as_a_failure[bwrap]"
+        " PASSED",
+        "test_each_limit_ends_the_sample_with_its_reason[fork-bwrap] PASSED",
+    ):
+        assert test in done.stdout, said
+    assert "test_the_hostile_suite_holds_as_an_unprivileged_user SKIPPED" in done.stdout

@@ -71,11 +71,11 @@ class _Cgroup:
         name = f"genotex-{uuid.uuid4().hex[:12]}"
         base = Path("/sys/fs/cgroup")
         if (base / "cgroup.controllers").is_file():  # cgroup v2: one folder, both controllers
-            folder = self._make(base / name, {"pids.max": limits.processes})
-            if folder is not None and _write(folder / "memory.max", memory_bytes):
-                self.memory = folder
+            self.pids = self._make(base / name, {"pids.max": limits.processes})
+            if self.pids is not None and _write(self.pids / "memory.max", memory_bytes):
+                self.memory = self.pids
         else:  # cgroup v1: the pids and memory hierarchies
-            self._make(base / "pids" / name, {"pids.max": limits.processes})
+            self.pids = self._make(base / "pids" / name, {"pids.max": limits.processes})
             self.memory = self._make(
                 base / "memory" / name, {"memory.limit_in_bytes": memory_bytes}
             )
@@ -148,6 +148,9 @@ class BubblewrapSandbox(HostFolderSandbox):
     def oom_kills(self) -> int:
         return self.cgroup.oom_kills()
 
+    def counts_forks(self) -> bool:
+        return self.cgroup.pids is not None
+
     # ---- running a command -------------------------------------------------------------
     def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
         inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
@@ -185,7 +188,7 @@ class BubblewrapSandbox(HostFolderSandbox):
             f"ulimit -S -t {limits.cpu_seconds}",  # the soft limit first: under the hard one
             f"ulimit -H -t {limits.cpu_seconds + 5}",
         ]
-        if not any("pids" in p for p in self.cgroup.procs):  # else RLIMIT_NPROC, on top of ours
+        if not self.counts_forks():  # RLIMIT_NPROC instead, on top of the user's own tasks
             ulimits.append(f"ulimit -u {limits.processes + _user_tasks()}")
         script = (
             'exec 3< "$1" || exit 125; rm -f "$1"; shift; '

@@ -47,6 +47,8 @@ METADATA_KEY = "genotex_sandbox"
 MiB = 1024 * 1024
 #: What a refused allocation prints (Python, the C library, C++).
 _OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
+#: What a refused fork prints (dash, bash, Python), where no pids cgroup counts the refusals.
+_NO_FORK = ("Cannot fork", "fork: retry", "fork: Resource temporarily unavailable", "can't fork")
 
 
 def sandbox_variables(
@@ -150,6 +152,12 @@ class HostFolderSandbox(SandboxEnvironment):
         """How many processes the sample's memory cgroup killed so far (0 where there is none)."""
         return 0
 
+    def counts_forks(self) -> bool:
+        """Whether a pids cgroup counts the forks the process limit refused (else RLIMIT_NPROC
+        bounds the sample, and a refused fork is known by what the command printed).
+        """
+        return False
+
     def check_limits(self, result: ExecResult[str], before: tuple[int, int]) -> None:
         """Raise SandboxLimitError naming the limit a finished command hit, if it hit one.
 
@@ -171,7 +179,8 @@ class HostFolderSandbox(SandboxEnvironment):
                 f"sandbox limit: memory limit hit (an allocation beyond {limits.memory_mb:,} MB "
                 "of address space was refused)"
             )
-        if self.limit_hits() > before[0]:
+        refused = not self.counts_forks() and any(m in result.stderr for m in _NO_FORK)
+        if self.limit_hits() > before[0] or refused:
             raise SandboxLimitError(
                 f"sandbox limit: process limit hit (at most {limits.processes} at once)"
             )

@@ -124,6 +124,12 @@ def podman_problem(image: str) -> str | None:
     binary = podman_binary()
     if binary is None:
         return "no podman found: apt-get install podman (or dnf install podman)"
+    if os.geteuid() != 0 and not Path("/sys/fs/cgroup/cgroup.controllers").is_file():
+        return (
+            "rootless podman cannot set a container's pids and memory limits on a cgroups v1 "
+            "or hybrid host (it ignores them), so a sample's limits would not hold; run as "
+            "root, or on a cgroups v2 host"
+        )
     try:
         exists = sp.run([binary, "image", "exists", image], capture_output=True, timeout=60)
         if exists.returncode == 1:
@@ -252,6 +258,9 @@ class PodmanSandbox(HostFolderSandbox):
 
     def oom_kills(self) -> int:
         return oom_kills(self.memory)
+
+    def counts_forks(self) -> bool:
+        return bool(self.cgroups)
 
     async def quiesce(self) -> None:
         """Kill every process of the container but its first (`sleep infinity`): nothing the
