@@ -214,6 +214,9 @@ def test_the_docker_sandbox_runs_the_image_without_network_and_with_the_limits()
     assert service["image"] == "localhost/genotex-sandbox:x" and service["x-local"] is True
     assert service["network_mode"] == "none" and service["cap_drop"] == ["ALL"]
     assert service["mem_limit"] == "700m" and service["pids_limit"] == 9
+    assert service["memswap_limit"] == "700m"  # no swap past the memory bound
+    assert service["tmpfs"] == ["/tmp:size=4096m,nr_inodes=200000,mode=1777"]
+    assert set(service["environment"]) == {"HOME", "TMPDIR"}  # nothing of the host's
     assert "build" not in service and "volumes" not in service  # nothing of the host mounted
 
 

@@ -2,18 +2,23 @@
 
 For the many users with no container engine (clusters, laptops). Each command
 the agent runs is a fresh `bwrap` process in its own user, mount, PID, network,
-IPC, UTS and cgroup namespaces:
+IPC, UTS and cgroup namespaces, as uid 1000 with every capability dropped and
+no further user namespace (so no mount, remount or umount works inside, as the
+host's root too):
 
 - it sees its working folder (`/home/agent`, read-write), its sample's inputs
   bound read-only at their paths inside it (bound, never copied), a read-only
-  system (`/usr`), the Python that runs genotex (its prefix, its base prefix and
-  the genotex package, read-only), a private `/tmp` (the sample's own, not the
+  system (`/usr`), the Python that runs genotex (its prefix, its base prefix,
+  the genotex package and its import path, read-only, bound after `/tmp` so that
+  a venv under `/tmp` is not hidden), a private `/tmp` (the sample's own, not the
   host's), and nothing else of the host: no reference, no other sample, nothing
   of a home folder but the Python installed there, if it is;
 - no network but its own loopback; only its own processes; an environment of
-  only what the sandbox and the task set;
+  only what the sandbox and the task set, in every process (bwrap itself is
+  started with an empty one, under the name `bwrap`);
 - limits on address space, processes (a pids cgroup where one can be made,
-  else `RLIMIT_NPROC`), CPU time, the size of one file and of its whole folder,
+  else `RLIMIT_NPROC`), the sample's memory (a memory cgroup, likewise), CPU
+  time, the size of one file and of its folders (as root a tmpfs of `disk_mb`),
   and the command's wall time. A limit hit ends the sample with that limit as
   its failure reason (`SandboxLimitError`).
 

@@ -105,7 +105,9 @@ def _compose_folder() -> Path:
 
 def docker_compose(image: str, limits: SandboxLimits) -> Path:
     """A compose file for Inspect's Docker sandbox: genotex's image (never pulled), no network,
-    every capability dropped, the limits of `limits` (a file in a folder of this process's).
+    every capability dropped, no privilege gained, no swap, a size-bounded `/tmp`, the limits
+    of `limits` (a file in a folder of this process's). The root file system stays writable:
+    Inspect copies each sample's files into it, so `/home/agent` is bounded by no size.
     """
     service = {
         "image": image,
@@ -118,7 +120,10 @@ def docker_compose(image: str, limits: SandboxLimits) -> Path:
         "security_opt": ["no-new-privileges:true"],
         "read_only": False,  # Inspect writes each sample's files into the container
         "mem_limit": f"{limits.memory_mb}m",
+        "memswap_limit": f"{limits.memory_mb}m",  # no swap beyond the memory bound
         "pids_limit": limits.processes,
+        "environment": {"HOME": HOME, "TMPDIR": "/tmp"},  # the image's and these, no host's
+        "tmpfs": [f"/tmp:size={limits.disk_mb}m,nr_inodes={limits.files},mode=1777"],
         "ulimits": {
             "nofile": {"soft": 1024, "hard": 1024},
             "core": {"soft": 0, "hard": 0},

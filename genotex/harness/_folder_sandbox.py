@@ -1,6 +1,8 @@
 """What genotex's isolated sandboxes share: a host folder per sample seen inside as the agent's
-`/home/agent` and `/tmp`, files read and written from the host without following a link, and
-the limits checked after each command, each hit the sample's failure reason.
+`/home/agent` and `/tmp` (as root a tmpfs of `disk_mb` and `files`, so a write stops when
+it is full), files listed, read and written from the host by descriptors (no link followed
+at any part of a path, no FIFO opened, sizes bounded), and the limits checked after each
+command, each hit the sample's failure reason.
 
 `bwrap` and `podman` differ in how a command gets into its namespaces; what the agent may
 read, write and use is the same, so the hostile suite holds both to the same findings.

@@ -12,11 +12,16 @@ a `podman exec` in it:
   capability dropped, no privilege gained by a set-uid file; an environment of
   only the image's and what the sandbox and the task set;
 - limits: a pids cgroup, a memory cgroup, address space, CPU time and file size
-  of each process, the size of its folders, the command's wall time; a limit hit
-  ends the sample with that limit as its failure reason (`SandboxLimitError`).
+  of each process, the size of its folders (as root a tmpfs), the command's wall
+  time; a limit hit ends the sample with that limit as its failure reason
+  (`SandboxLimitError`);
+- before its output is read, every process the agent left running is killed.
 
 Run as root, the agent is the image's user `agent` (uid 1000); run rootless, it
-is the container's root, which is the invoking user on the host.
+is the container's root, which is the invoking user on the host (on a cgroups v2
+host only: on v1, rootless podman ignores the pids and memory limits). Each
+container is labelled with the run that made it, so that cleanup removes only
+ended runs' containers.
 """
 
 from __future__ import annotations
