@@ -41,7 +41,7 @@ def _compare(paths: tuple[Path, Path]) -> None:
 @click.option("-r", "--ref", type=click.Path(path_type=Path), default=Path("output"),
               show_default=True, help="The reference output/ folder.")  # fmt: skip
 @click.option("--task-info", type=click.Path(path_type=Path), default=None,
-              help="task_info.json; default: metadata/task_info.json next to REF.")  # fmt: skip
+              help="task_info.json; default: metadata/ next to REF or its parent.")  # fmt: skip
 @click.option(
     "--mode",
     type=click.Choice(["standard", "reference"]),
@@ -109,7 +109,7 @@ def diagnose_command(
         return
     if pred is None:
         raise click.UsageError("give the prediction with -p (or two saved diagnoses to --compare)")
-    from ..core import GenotexError, check_mode, prepare_output_folder
+    from ..core import GenotexError, check_mode, metadata_beside, prepare_output_folder
     from ..evaluation import load_diagnosis, render_diagnosis
     from ..preprocessing import load_synonyms
     from ..workflows import diagnose
@@ -123,8 +123,8 @@ def diagnose_command(
             raise GenotexError("--figure names a folder, not a file", path=figure_path)
         prepare_output_folder(figure_path.parent, what="--figure file's folder")
     saved = load_diagnosis(against) if against is not None else None
-    task_info = task_info or ref.parent / "metadata" / "task_info.json"
-    synonyms = synonyms or ref.parent / "metadata" / "gene_synonym.json"
+    task_info = task_info or metadata_beside(ref, "task_info.json")
+    synonyms = synonyms or metadata_beside(ref, "gene_synonym.json")
     mapping = None
     if synonyms.exists():
         try:

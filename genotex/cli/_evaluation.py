@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..core import MAX_COLUMNS, TableCache
+from ..core import MAX_COLUMNS, TableCache, metadata_beside
 from ._common import (
     FIGURE_FORMATS,
     MEGABYTES,
@@ -65,7 +65,7 @@ from ._progress import say
     "--task-info",
     type=click.Path(path_type=Path),
     default=None,
-    help="task_info.json; default: metadata/task_info.json next to REF.",
+    help="task_info.json; default: metadata/ next to REF or next to its parent.",
 )
 @click.option(
     "--json",
@@ -201,7 +201,7 @@ def eval_command(
         cache=cache,
         scheduler=scheduler,
     )
-    task_info = task_info or ref.parent / "metadata" / "task_info.json"
+    task_info = task_info or metadata_beside(ref, "task_info.json")
     check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir)
     started = time.perf_counter()
     progress = tqdm_progress(not no_progress)

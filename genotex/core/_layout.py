@@ -15,6 +15,7 @@ __all__ = [
     "category_of",
     "check_safe_name",
     "is_one_step",
+    "metadata_beside",
     "normalize_trait_name",
     "output_path",
     "prepare_output_folder",
@@ -94,6 +95,17 @@ def prepare_output_folder(folder: str | Path, *, what: str = "output folder") ->
         reason = exc.strerror or exc.__class__.__name__
         raise GenotexError(f"the {what} cannot be written to ({reason})", path=folder) from None
     return folder
+
+
+def metadata_beside(reference: str | Path, name: str) -> Path:
+    """A benchmark's metadata file (`task_info.json`, `gene_synonym.json`) for its reference
+    folder: `metadata/` beside it (the published layout, `BENCH/output`) or beside its parent
+    (the demo's, `BENCH/reference/output`), whichever holds it; else the first, for the
+    error that names it.
+    """
+    reference = Path(reference)
+    candidates = [reference.parent / "metadata" / name, reference.parent.parent / "metadata" / name]
+    return next((c for c in candidates if c.is_file()), candidates[0])
 
 
 def normalize_trait_name(trait: str) -> str:
