@@ -193,6 +193,20 @@ def test_odd_run_blocks_are_refused_or_shown_never_a_traceback(run, tmp_path):
     assert board.exit_code == 0 and "odd" in board.output and "Traceback" not in board.output
 
 
+@pytest.mark.parametrize("provenance", ["made by hand <b>", 5, ["a", 1], True])
+def test_a_provenance_that_is_not_an_object_is_shown_not_a_traceback(run, tmp_path, provenance):
+    """Issue #45, 8: `genotex report` on a saved report whose run.provenance is a string."""
+    data = json.loads((run / "run.json").read_text())
+    data["run"]["provenance"] = provenance
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["report", str(odd), "--out", str(tmp_path / "page")])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "unexpected" not in result.output
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "not an object" in page and "<b>" not in page.split("<body", 1)[1].split("Provenance")[1]
+
+
 _PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(2)>')
 
 

@@ -35,6 +35,7 @@ from ._cache import (
     parse_size,
 )
 from ._cohort_info import CohortInfo, CohortRecord
+from ._csv_cells import csv_text, safe_cell
 from ._digest import DigestMemo, file_sha256
 from ._errors import (
     GenotexError,
@@ -227,6 +228,8 @@ __all__ = [
     "normalize_trait_name",
     "output_path",
     "prepare_output_folder",
+    "csv_text",
+    "safe_cell",
     "metadata_beside",
     "dask_client",
     "dask_map",

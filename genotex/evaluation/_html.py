@@ -227,12 +227,15 @@ def _findings_table(report: EvalReport) -> dict | None:
 
 def _provenance_table(report: EvalReport) -> dict:
     block = report.run.get("provenance")
-    if not block:
+    if not block and not isinstance(block, (int, float)):
         return html_table(
             "Provenance",
             ["field", "value"],
             [["provenance", "missing (a report from genotex 0.1?)"]],
         )
+    if not isinstance(block, dict):  # a saved report is untrusted: shown, escaped, as it is
+        said = f"not an object: {_plain(block)[:200]}"
+        return html_table("Provenance", ["field", "value"], [["provenance", said]], text=True)
     rows = []
     for key, value in sorted(block.items()):  # sorted: the same page from memory or from JSON
         if isinstance(value, dict):

@@ -6,37 +6,16 @@ CSV writes NaN as an empty cell and floats with `repr` (every digit kept).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core import FILTERING_METRICS, PREPROCESSING_METRICS, write_text_atomic
+from ..core import FILTERING_METRICS, PREPROCESSING_METRICS, csv_text, write_text_atomic
 from ._render import average_rows, choice_text
 from ._report_data import ReportData
 from ._statistics import Interval
 
 __all__ = ["FRAME_LEVELS", "interval_cells", "item_tables", "report_frame", "write_csv_tables"]
-
-
-def _csv_text(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    for row in rows:
-        writer.writerow(
-            [
-                ""
-                if isinstance(v, float) and math.isnan(v)
-                else repr(v)
-                if isinstance(v, float)
-                else v
-                for v in row
-            ]
-        )
-    return buffer.getvalue()
 
 
 def item_tables(report: ReportData) -> dict[str, tuple[list[str], list[list[object]]]]:
@@ -121,7 +100,7 @@ def write_csv_tables(report: ReportData, folder: str | Path) -> list[Path]:
     written = []
     for name, (headers, rows) in item_tables(report).items():
         path = Path(folder) / f"{name}.csv"
-        write_text_atomic(path, _csv_text(headers, rows))
+        write_text_atomic(path, csv_text(headers, rows))
         written.append(path)
     return written
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from ..core import get_metric
+from ..core import csv_text, get_metric
 from ._compare import check_same_reference, load_report
 from ._isolation import not_isolated, unisolated
 from ._report import EvalReport, group_key
@@ -348,11 +348,7 @@ def _csv(board: Leaderboard) -> str:
     if board.runtime:
         headers += ["tokens_in_k", "tokens_out_k", "cost_usd", "time_s"]
     headers += ["problems_scored", "problems_total", "published"]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    writer.writerows(_csv_rows(board))
-    return buffer.getvalue()
+    return csv_text(headers, _csv_rows(board))
 
 
 def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import (
     MalformedResult,
@@ -17,6 +18,7 @@ from ..core import (
     StandardMethod,
     TableCache,
     TaskInfo,
+    csv_text,
     output_path,
     write_text_atomic,
 )
@@ -25,7 +27,27 @@ from ._data import ProblemFailed, ProblemSkipped, load_problem
 from ._gene_table import gene_table
 from ._pipeline import result_path
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["gene_table_path", "write_gene_tables"]
+
+
+def gene_table_csv(table: pd.DataFrame) -> str:
+    """A gene table as CSV: its index (the genes) first, every text cell made inert for a
+    spreadsheet (`safe_cell`), numbers unrounded.
+    """
+    headers = [table.index.name or "", *table.columns]
+    rows = (
+        [gene, *values]
+        for gene, values in zip(table.index, table.itertuples(index=False), strict=True)
+    )
+    return csv_text(headers, (_plain(row) for row in rows))
+
+
+def _plain(row: list[object]) -> list[object]:
+    """Cells as Python values (NumPy scalars as numbers or bools)."""
+    return [v.item() if hasattr(v, "item") else v for v in row]
 
 
 def gene_table_path(csv_dir: str | Path, problem: ProblemId) -> Path:
@@ -75,6 +97,6 @@ def write_gene_tables(
         except (ProblemSkipped, ProblemFailed):
             continue
         path = gene_table_path(csv_dir, problem)
-        write_text_atomic(path, table.to_csv(lineterminator="\n"))
+        write_text_atomic(path, gene_table_csv(table))
         written.append(path)
     return written

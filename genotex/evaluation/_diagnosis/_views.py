@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core import write_text_atomic
+from ...core import csv_text, write_text_atomic
 from ._model import ERROR_CLASSES, STAGES, Diagnosis
 
 if TYPE_CHECKING:
@@ -85,9 +85,6 @@ def diagnosis_frames(diagnosis: Diagnosis) -> dict[str, pd.DataFrame]:
 
 def write_diagnosis_csv(diagnosis: Diagnosis, folder: str | Path) -> list[Path]:
     """problems.csv, findings.csv and stages.csv in `folder` (each written atomically)."""
-    import csv
-    import io
-
     written = []
     tables = {
         "problems": _problem_rows(diagnosis),
@@ -95,19 +92,11 @@ def write_diagnosis_csv(diagnosis: Diagnosis, folder: str | Path) -> list[Path]:
         "stages": _stage_rows(diagnosis),
     }
     for name, rows in tables.items():
-        buffer = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+        text = csv_text(list(rows[0]), [list(row.values()) for row in rows]) if rows else ""
         path = Path(folder) / f"{name}.csv"
-        write_text_atomic(path, buffer.getvalue())
+        write_text_atomic(path, text)
         written.append(path)
     return written
-
-
-def _cell(value: object) -> object:
-    return "" if value is None else (repr(value) if isinstance(value, float) else value)
 
 
 def _interval(low: float | None, high: float | None) -> str:
