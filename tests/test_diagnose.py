@@ -381,3 +381,33 @@ def test_a_diagnosis_prints_in_a_line_and_a_small_table(bench, tmp_path):
     assert repr(diagnosis).startswith("Diagnosis(") and len(repr(diagnosis)) < 200
     page = diagnosis._repr_html_()
     assert len(page.encode()) <= 1024 and "age_unit 1" in page
+
+
+@pytest.mark.parametrize("damage", ["all-nan-genes", "header-only"])
+def test_linked_tables_the_pipeline_cannot_use_are_findings_not_a_crash(bench, tmp_path, damage):
+    """Issue #45, 1: all-NaN gene columns, or a header with no sample, in every Asthma and
+    Obesity linked table (the two traits of a two-step problem): the diagnosis is written,
+    naming them.
+    """
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", [])
+    damaged = [*(out / "preprocess" / "Obesity").glob("*.csv")]
+    damaged += [*(out / "preprocess" / "Asthma").glob("*.csv")]
+    for linked in damaged:
+        table = pd.read_csv(linked, index_col=0)
+        if damage == "all-nan-genes":
+            genes = [c for c in table.columns if c not in ("Asthma", "Obesity", "Age", "Gender")]
+            table[genes] = float("nan")
+        else:
+            table = table.iloc[:0]
+        table.to_csv(linked)
+    answer = out / "regress" / "Asthma" / "significant_genes_condition_Obesity.json"
+    answer.write_text(json.dumps({"significant_genes": {"Variable": ["NOTAGENE"]}}))
+    result = CliRunner().invoke(
+        main,
+        ["diagnose", "-p", str(out), "-r", str(bench.reference_output),
+         "--task-info", str(bench.task_info), "--json", str(tmp_path / "d.json")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "d.json").read_text())
+    named = [f["file"] for f in saved["findings"]]
+    assert any(f.startswith("preprocess/Asthma/") for f in named), named

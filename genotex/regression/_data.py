@@ -177,6 +177,10 @@ def _predicted_condition(
     _check_finite(x_condition, "the condition cohort's regressor genes", condition_path)
     _check_finite(y_condition, f"the condition column {condition!r}", condition_path)
     x_regressors = np.column_stack([_column(table, g, trait_path) for g in regressors])
+    _check_finite(x_regressors, "the regressor genes", trait_path)
+    for values, path in ((x_condition, condition_path), (x_regressors, trait_path)):
+        if values.shape[0] == 0:
+            raise ProblemFailed("the table has no samples", path=path)
     z, model = predict_condition(x_condition, y_condition, x_regressors)
     return z, regressors, model
 
