@@ -30,12 +30,26 @@ def is_anndata(data: object) -> bool:
 
 
 def _anndata() -> Any:
+    """The anndata module, ready to write what genotex makes.
+
+    Under pandas 3 every text index and column is a `StringArray`, which anndata
+    0.11 and later write and read, but only once `allow_write_nullable_strings`
+    is on (anndata 0.12.6 refuses `write_h5ad` otherwise, for any AnnData): genotex
+    turns it on, so its AnnData (and the session's others) can be saved. Such a
+    file needs anndata 0.11 or later to be read.
+    """
     try:
         import anndata
     except ImportError:  # pragma: no cover - depends on the installation
         raise GenotexError(
             "AnnData needs the anndata package: pip install 'genotex[anndata]'"
         ) from None
+    import pandas as pd
+
+    settings = getattr(anndata, "settings", None)
+    pandas_3 = int(pd.__version__.split(".")[0]) >= 3
+    if pandas_3 and hasattr(settings, "allow_write_nullable_strings"):
+        settings.allow_write_nullable_strings = True
     return anndata
 
 
@@ -52,6 +66,10 @@ def linked_to_anndata(
     """
     import pandas as pd
 
+    if is_anndata(linked):
+        raise TypeError("it is already an AnnData: linked_to_anndata takes a linked DataFrame")
+    if not isinstance(linked, pd.DataFrame):
+        raise TypeError(f"a linked table is a pandas DataFrame, not {type(linked).__name__}")
     anndata = _anndata()
     clinical = [c for c in obs_columns if c in linked.columns]
     genes = [c for c in linked.columns if c not in clinical]

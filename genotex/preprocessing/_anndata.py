@@ -19,6 +19,7 @@ from ..core import (
     CLINICAL_COLUMNS,
     CohortInfo,
     GenotexError,
+    check_safe_name,
     file_sha256,
     linked_to_anndata,
     read_json,
@@ -108,9 +109,13 @@ def cohort_anndata(
     ------
     GenotexError
         The cohort has no linked table (it is not usable), or it cannot be read.
+    UnsafeNameError
+        The trait or the cohort is not one folder's or file's name (`../Obesity/GSE1`).
     """
     import pandas as pd
 
+    check_safe_name(trait, what="trait name")  # one folder each: no `..`, no `/`
+    check_safe_name(cohort, what="cohort ID")
     folder = Path(preprocess_dir) / trait
     path = folder / f"{cohort}.csv"
     if not path.is_file():

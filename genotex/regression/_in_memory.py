@@ -67,16 +67,132 @@ def _numeric(frame: pd.DataFrame, columns: Sequence[str], what: str) -> np.ndarr
     return block.to_numpy(dtype=np.float64)
 
 
-def _group_labels(data: Any, frame: pd.DataFrame, column: str) -> np.ndarray:
-    """Each sample's group, as text: from an AnnData's `obs` (where text columns stay) or the
-    table's column.
+def _unique_columns(frame: pd.DataFrame, what: str) -> None:
+    """Refuse a table with two columns of one name (which one is meant cannot be told)."""
+    duplicated = frame.columns[frame.columns.duplicated()]
+    if len(duplicated):
+        name = duplicated[0]
+        count = int((frame.columns == name).sum())
+        raise ValueError(f"{what} has {count} columns named {name!r}: rename or drop all but one")
+
+
+def _annotations_and_genes(
+    data: Any, not_genes: set[str], genes: Sequence[str] | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The sample annotations (trait, condition, covariates, groups) and the gene columns.
+
+    An AnnData's genes are its `var_names` (never an `obs` column, such as scanpy's QC
+    metrics), its annotations its `obs`. A DataFrame's genes are `genes` when given, else
+    every numeric column but `not_genes` (booleans and text are annotations).
     """
-    if is_anndata(data) and column in data.obs.columns:
-        values = data.obs[column]
-    elif column in frame.columns:
-        values = frame[column]
-    else:
+    import pandas as pd
+
+    if is_anndata(data):
+        names = pd.Index(data.var_names)
+        if names.has_duplicates:
+            twice = names[names.duplicated()][0]
+            raise ValueError(
+                f"the AnnData's var_names hold duplicates ({twice!r} is there "
+                f"{int((names == twice).sum())} times): make them unique first "
+                "(adata.var_names_make_unique())"
+            )
+        block = data.to_df().astype(np.float64)
+        annotations = data.obs
+        _unique_columns(annotations, "the AnnData's obs")
+        if genes is not None:
+            missing = [g for g in genes if g not in block.columns]
+            if missing:
+                raise ValueError(f"the AnnData has no gene {missing[0]!r} in its var_names")
+            block = block.loc[:, list(genes)]
+        return annotations, block
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"a linked table is a pandas DataFrame (samples x features) or an AnnData, "
+            f"not {type(data).__name__}"
+        )
+    _unique_columns(data, "the table")
+    if genes is None:
+        genes = [str(c) for c in data.columns if c not in not_genes and _gene_like(data[c])]
+    missing = [g for g in genes if g not in data.columns]
+    if missing:
+        raise ValueError(f"the table has no gene column {missing[0]!r}")
+    block = data.loc[:, list(genes)].apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    return data, block
+
+
+def _gene_like(column: pd.Series) -> bool:
+    """A column that holds gene values: numeric (not boolean), or text most of which are
+    numbers (a damaged gene column, refused later with its count, never passed over).
+    """
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(column):
+        return False
+    if pd.api.types.is_numeric_dtype(column):
+        return True
+    return bool(pd.to_numeric(column, errors="coerce").notna().mean() > 0.5)
+
+
+def _binary_trait(annotations: pd.DataFrame, name: str, case: str | None) -> np.ndarray:
+    """The trait's values coded 1 (the case) and 0, NaN where missing; anything else refused
+    in one sentence (GenoTEX traits are binary).
+    """
+    import pandas as pd
+
+    if name not in annotations.columns:
+        if name in annotations.index:
+            raise ValueError(
+                f"the table has no trait column {name!r} but a row of that name: is it genes "
+                "x samples? Transpose it (samples as rows)"
+            )
+        raise ValueError(f"the table has no trait column {name!r}")
+    column = annotations[name]
+    if pd.api.types.is_bool_dtype(column):
+        return column.astype(np.float64).to_numpy()
+    numbers = pd.to_numeric(column, errors="coerce")
+    text = not pd.api.types.is_numeric_dtype(column) and bool(
+        (numbers.isna() & column.notna()).any()
+    )
+    if text:
+        levels = sorted(str(v) for v in pd.unique(column.dropna()))
+        shown = ", ".join(repr(v) for v in levels[:5])
+        if len(levels) != 2:
+            raise ValueError(
+                f"the trait column {name!r} holds {len(levels)} text levels ({shown}); a GenoTEX "
+                "trait is binary: code it 0/1"
+            )
+        if case is None or case not in levels:
+            asked = "" if case is None else f"case={case!r} is not one of them; "
+            raise ValueError(
+                f"the trait column {name!r} holds text ({shown}): {asked}name the case level, "
+                f"e.g. GeneAnalysis({name!r}, case={levels[-1]!r})"
+            )
+        coded = (column.astype(str) == case).astype(np.float64)
+        return coded.where(column.notna()).to_numpy(dtype=np.float64)
+    values = numbers.to_numpy(dtype=np.float64)
+    found = np.unique(values[np.isfinite(values)])
+    if not set(found.tolist()) <= {0.0, 1.0}:
+        shown = ", ".join(f"{v:g}" for v in found[:6])
+        raise ValueError(
+            f"the trait column {name!r} holds {len(found)} values ({shown}); a GenoTEX trait is "
+            "binary: code it 0 (control) and 1 (case)"
+        )
+    return values
+
+
+def _group_labels(annotations: pd.DataFrame, column: str) -> np.ndarray:
+    """Each sample's group, as text; a sample with no group is refused in one sentence."""
+    import pandas as pd
+
+    if column not in annotations.columns:
         raise ValueError(f"the table has no groups column {column!r}")
+    values = annotations[column]
+    missing = int(pd.isna(values).sum())
+    if missing:
+        raise ValueError(
+            f"the groups column {column!r} has {missing} samples without a group: give each "
+            "sample its group, or leave those samples out"
+        )
     return values.astype(str).to_numpy()
 
 
@@ -110,6 +226,15 @@ class GeneAnalysis(BaseEstimator):
     moderated
         Add limma's moderated t, p and FDR (InMoose; the `limma` extra) beside the
         ordinary ones (not with `groups`).
+    genes
+        The gene columns of a DataFrame (default: every numeric column but the
+        trait, condition, covariates, groups, Age and Gender; booleans and text
+        are annotations), or a subset of an AnnData's `var_names` (whose genes are
+        always its `var_names`, never an `obs` column).
+    case
+        The trait's case level, when the trait column holds text (a two-level
+        categorical): that level is coded 1, the other 0. A numeric trait must
+        be coded 0/1 already: GenoTEX traits are binary.
 
     Attributes
     ----------
@@ -134,6 +259,8 @@ class GeneAnalysis(BaseEstimator):
         seed: int = 0,
         groups: str | None = None,
         moderated: bool = False,
+        genes: Sequence[str] | None = None,
+        case: str | None = None,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -145,19 +272,26 @@ class GeneAnalysis(BaseEstimator):
         self.seed = seed
         self.groups = groups
         self.moderated = moderated
+        self.genes = genes
+        self.case = case
 
     def _arrays(
-        self, frame: pd.DataFrame
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[str]]:
+        self, data: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[str], pd.DataFrame]:
+        """X (genes), y (the trait, 0/1), z (condition and covariates), the gene names and the
+        annotations, for the samples whose trait and covariates are known.
+        """
         covariates = [*([self.condition] if self.condition else []), *self.covariates]
         if self.trait in covariates:
             raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
-        y = _numeric(frame, [self.trait], "trait")[:, 0]
-        z = _numeric(frame, covariates, "covariate") if covariates else None
+        not_genes = {self.trait, *covariates, *_CLINICAL, *([self.groups] if self.groups else [])}
+        asked = None if self.genes is None else [str(g) for g in self.genes]
+        annotations, block = _annotations_and_genes(data, not_genes, asked)
+        y = _binary_trait(annotations, self.trait, self.case)
+        z = _numeric(annotations, covariates, "covariate") if covariates else None
         keep = np.isfinite(y) & (np.isfinite(z).all(axis=1) if z is not None else True)
-        not_genes = {self.trait, *covariates, *_CLINICAL, self.groups}
-        genes = [str(c) for c in frame.columns if c not in not_genes]
-        x = _numeric(frame, genes, "gene")[keep]
+        genes = [str(c) for c in block.columns]
+        x = block.to_numpy(dtype=np.float64)[keep]
         bad = int(np.sum(~np.isfinite(x).all(axis=0)))
         if bad:
             raise ValueError(
@@ -165,7 +299,7 @@ class GeneAnalysis(BaseEstimator):
             )
         self.samples_dropped_ = int(np.sum(~keep))
         self._kept = keep
-        return x, y[keep], None if z is None else z[keep], genes
+        return x, y[keep], None if z is None else z[keep], genes, annotations
 
     def _within(
         self, groups: np.ndarray, x: np.ndarray, target: np.ndarray, z: np.ndarray | None
@@ -191,9 +325,8 @@ class GeneAnalysis(BaseEstimator):
         mode = check_mode(self.mode)
         if mode == "reference" and (len(self.covariates) or self.groups is not None):
             raise ValueError("covariates beside the condition, or groups, need mode='standard'")
-        frame = linked_frame(data)
-        groups = None if self.groups is None else _group_labels(data, frame, self.groups)
-        x, target, z, genes = self._arrays(frame)
+        x, target, z, genes, annotations = self._arrays(data)
+        groups = None if self.groups is None else _group_labels(annotations, self.groups)
         self._absorbed = 0
         if groups is not None:
             x, target, z, self._absorbed = self._within(groups, x, target, z)
