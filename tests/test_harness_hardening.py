@@ -174,3 +174,35 @@ def test_a_command_that_failed_in_part_is_noted_and_the_sample_goes_on():
     assert state.store.get(PARTIAL_KEY) == [
         {"command": "genotex regress ...", "exit": 1, "said": said.strip()}
     ]
+
+
+def test_a_log_member_that_inflates_past_the_bound_is_refused_before_it_is_read(
+    gold_log, bench, tmp_path
+):
+    """Issue #45, 9: a sample's member padded to inflate to 300 MiB (a few hundred KB packed):
+    with --max-output-mb 1 its declared size is refused before anything is inflated.
+    """
+    import zipfile
+
+    bloated = tmp_path / "bloated.eval"
+    with zipfile.ZipFile(gold_log) as source, zipfile.ZipFile(bloated, "w") as target:
+        names = source.namelist()
+        member = next(n for n in names if n.startswith("samples/"))
+        for name in names:
+            data = source.read(name)
+            if name != member:
+                target.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
+                continue
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with target.open(info, "w", force_zip64=True) as out:
+                out.write(data)
+                for _ in range(300):  # JSON may end in white space: the log stays valid
+                    out.write(b" " * 1024 * 1024)
+    assert bloated.stat().st_size < 20 * 1024 * 1024
+    with pytest.raises(GenotexError) as raised:
+        export_run(bloated, tmp_path / "run", reference=bench / "reference" / "output",
+                   max_output_mb=1)  # fmt: skip
+    assert f"has a member {member!r} that inflates to" in str(raised.value)
+    assert "--max-output-mb" in str(raised.value)
+    assert not (tmp_path / "run").exists()

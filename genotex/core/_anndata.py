@@ -46,7 +46,7 @@ def _anndata() -> Any:
         ) from None
     import pandas as pd
 
-    settings = getattr(anndata, "settings", None)
+    settings: Any = getattr(anndata, "settings", None)
     pandas_3 = int(pd.__version__.split(".")[0]) >= 3
     if pandas_3 and hasattr(settings, "allow_write_nullable_strings"):
         settings.allow_write_nullable_strings = True

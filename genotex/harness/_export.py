@@ -32,6 +32,7 @@ from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
 from ..workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
 from ._logged import (
+    LOG_OVERHEAD_BYTES,
     MAX_EPOCHS,
     LoggedRun,
     LoggedSample,
@@ -211,7 +212,9 @@ def export_run(
     started = time.time()
     reference = Path(reference)
     check_out_folder(Path(out), reference, Path(log_path))
-    log = read_log(log_path)
+    # a member holds a sample's output trees (gzip and base64: about 4/3 of their bytes, per
+    # epoch) and its messages: bounded before it is inflated
+    log = read_log(log_path, max_bytes=2 * max_output_mb * 1024 * 1024 + LOG_OVERHEAD_BYTES)
     run = logged_run(log, log_path)
     check_reference(run, reference, log_path)
     by_epoch, runtimes, failures = _score_samples(

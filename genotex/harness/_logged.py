@@ -28,10 +28,48 @@ def _refuse(reason: str, log: str | Path) -> GenotexError:
     return GenotexError(reason, path=log)
 
 
-def read_log(log_path: str | Path) -> Any:
-    """An Inspect log (`.eval` or `.json`); anything unreadable is one sentence."""
+#: What a log's member (or a `.json` log) may hold beyond the output trees it carries.
+LOG_OVERHEAD_BYTES = 256 * 1024 * 1024
+
+
+def check_log_size(log_path: str | Path, max_bytes: int) -> None:
+    """Refuse, before it is read, a log whose members would inflate past `max_bytes` each
+    (an `.eval` is a zip: its members' sizes are declared, and a member is never read past
+    its declared size), or a `.json` log larger than that.
+    """
+    import zipfile
+
+    path = Path(log_path)
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.infolist():
+                    if member.file_size > max_bytes:
+                        raise _refuse(
+                            f"has a member {member.filename[:200]!r} that inflates to "
+                            f"{member.file_size:,} bytes, more than the {max_bytes:,} a sample "
+                            "may hold (--max-output-mb)",
+                            log_path,
+                        )
+        elif path.is_file() and path.stat().st_size > max_bytes:
+            raise _refuse(
+                f"holds {path.stat().st_size:,} bytes, more than the {max_bytes:,} allowed "
+                "(--max-output-mb)",
+                log_path,
+            )
+    except (OSError, zipfile.BadZipFile) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)[:200]
+        raise _refuse(f"is not a readable Inspect log ({reason})", log_path) from None
+
+
+def read_log(log_path: str | Path, max_bytes: int | None = None) -> Any:
+    """An Inspect log (`.eval` or `.json`); anything unreadable is one sentence. With
+    `max_bytes`, a member that would inflate past it is refused before anything is read.
+    """
     from inspect_ai.log import read_eval_log
 
+    if max_bytes is not None:
+        check_log_size(log_path, max_bytes)
     try:
         return read_eval_log(str(log_path))
     except Exception as exc:  # noqa: BLE001 - any unreadable log is one sentence
