@@ -84,3 +84,35 @@ def test_a_fit_at_the_grids_edge_is_flagged_in_the_file_describe_and_eval(
         if f["file"].endswith("Asthma/significant_genes_condition_None.json")
     ]
     assert any("its reference-mode fit: alpha 1e-06 is at the edge" in s for s in said), said
+
+
+def test_the_fallback_alpha_is_a_warning_in_the_file_and_the_log(example, tmp_path):
+    """Issue #45, 14: reference mode with no known gene falls back to alpha 0.1 (the published
+    rule); that is said as a WARNING in describe() (the run log's line) and as a flag in the
+    result file, not only in passing beside alpha.
+    """
+    from genotex.core import TaskInfo
+
+    info = TaskInfo.read(example.task_info)
+    unknown = TaskInfo({**info.related_genes, "Asthma": ()}, dict(info.conditions))
+    result = answer_problem(example.ref_output / "preprocess", "Asthma|None", unknown)
+    assert result.alpha == 0.1 and result.alpha_fallback
+    assert "alpha_fallback" in result.method.flags
+    line = result.describe()
+    assert "WARNING: no alpha of the grid selected a known gene" in line
+    assert line.count("fallback") == 1  # said once
+    out = tmp_path / "regress"
+    write_result(out, result)
+    written = json.loads((out / "Asthma" / "significant_genes_condition_None.json").read_text())
+    assert "alpha_fallback" in written["method"]["diagnostics"]["flags"]
+
+
+def test_the_notebook_analysis_warns_of_the_fallback_alpha(example):
+    import pandas as pd
+
+    from genotex.regression import GeneAnalysis
+
+    table = pd.read_csv(next((example.ref_output / "preprocess" / "Asthma").glob("*.csv")),
+                        index_col=0)  # fmt: skip
+    with pytest.warns(UserWarning, match="alpha is the published fallback 0.1"):
+        GeneAnalysis("Asthma", mode="reference").fit(table)

@@ -103,7 +103,9 @@ class ReferenceMethod(_ModelNamed):
         ``"alpha_at_grid_edge"`` (the chosen α is the grid's smallest or largest),
         ``"iteration_limit"`` (the final fit stopped at max_iter),
         ``"column_order_dependent"`` (the final fit on the genes in reverse order
-        selects other genes: the Lasso's solution is not unique there).
+        selects other genes: the Lasso's solution is not unique there),
+        ``"alpha_fallback"`` (no α of the grid selected a known gene in the
+        cross-validation, or none is known: α is the published fallback, 0.1).
     reversed_columns
         (genes selected with the columns reversed, genes in common), where that
         was checked: when the fit selects more genes than there are samples (a
@@ -156,6 +158,10 @@ class ReferenceMethod(_ModelNamed):
         said = {
             "alpha_at_grid_edge": f"alpha {self.alpha:g} is at the edge of the grid",
             "iteration_limit": f"the final fit stopped at max_iter ({self.max_iter})",
+            "alpha_fallback": (
+                f"no alpha of the grid selected a known gene in the cross-validation (none "
+                f"is known, or none was found): alpha is the published fallback {self.alpha:g}"
+            ),
         }
         words = [said[flag] for flag in self.flags if flag in said]
         if "column_order_dependent" in self.flags and self.reversed_columns is not None:
@@ -289,7 +295,12 @@ def _reference(data: Mapping[str, Any]) -> ReferenceMethod:
 
 
 #: The flags a reference-mode result may carry.
-REFERENCE_FLAGS = ("alpha_at_grid_edge", "iteration_limit", "column_order_dependent")
+REFERENCE_FLAGS = (
+    "alpha_at_grid_edge",
+    "iteration_limit",
+    "column_order_dependent",
+    "alpha_fallback",
+)
 
 
 def _optional_number(node: Mapping[str, Any], key: str) -> float | None:

@@ -9,6 +9,7 @@ every gene (`to_frame()`). The folder-based calls (`answer_problem`,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -339,6 +340,14 @@ class GeneAnalysis(BaseEstimator):
         arrays = ProblemData(problem, cohorts, np.asfortranarray(x), target, z, tuple(genes))
         with one_blas_thread(reference=mode == "reference"):
             self.result_ = analyse(arrays, task_info, mode=mode, select_by=self.select_by)
+        if self.result_.alpha_fallback:
+            warnings.warn(
+                f"no alpha selected a known gene of {self.trait!r} in the cross-validation "
+                f"(known_genes: {len(self.known_genes)}): alpha is the published fallback "
+                f"{self.result_.alpha:g}, and {len(self.result_.genes)} genes were selected",
+                UserWarning,
+                stacklevel=2,
+            )
         self.statistics_ = self._table(x, target, z, genes, self.result_)
         return self
 

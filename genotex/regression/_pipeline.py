@@ -117,8 +117,11 @@ class RegressionResult:
         """One log line: cohorts, model and why, α, the condition's coefficient."""
         cohorts = " + ".join(self.cohorts)
         why = "batch effect (eigenvalue gap)" if self.batch_effect else "no batch effect"
+        said = isinstance(self.method, ReferenceMethod) and "alpha_fallback" in self.method.flags
         alpha = f"{self.alpha:g}" + (
-            " (fallback: no alpha selected a known gene)" if self.alpha_fallback else ""
+            " (fallback: no alpha selected a known gene)"
+            if self.alpha_fallback and not said
+            else ""
         )
         parts = [
             f"cohort {cohorts}",
@@ -180,6 +183,8 @@ def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
         chosen = int(np.count_nonzero(model.coef_))
         if reversed_columns != (chosen, chosen):
             flags.append("column_order_dependent")
+    if choice.fallback:  # said, but not a reason to refit in reverse (the fit is as published)
+        flags.append("alpha_fallback")
     method = ReferenceMethod(
         model="LMM (X rotated, y not)" if lmm else "Lasso",
         solver=_REFERENCE_SOLVER,
