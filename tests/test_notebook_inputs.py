@@ -146,3 +146,50 @@ def test_genotex_anndata_is_written_to_h5ad_and_read_back(adata, tmp_path):
     assert back.uns["genotex"]["linked_sha256"] == adata.uns["genotex"]["linked_sha256"]
     refit = _fit(back).to_frame()
     pd.testing.assert_frame_equal(refit, _fit(adata).to_frame(), check_index_type=False)
+
+
+# ---- the figures (issue #45, 13) ----------------------------------------------------------
+def _renderer(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def test_the_volcano_names_the_top_marginal_gene_and_no_label_overlaps(adata):
+    analysis = _fit(adata)
+    table = analysis.to_frame()
+    fig = analysis.plot("volcano")
+    renderer = _renderer(fig)
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text()]
+    assert len(labels) >= 4
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    inside = ax.get_window_extent(renderer)
+    for number, box in enumerate(boxes):
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1, labels[number].get_text()
+        assert inside.y0 <= box.y0 and box.y1 <= inside.y1, labels[number].get_text()
+        for other in boxes[number + 1 :]:
+            assert not box.overlaps(other)
+    strongest = table.sort_values("p_value").index[0]  # the top marker, selected or not
+    assert strongest in {t.get_text() for t in labels}
+    assert "adjusted" not in ax.get_xlabel() and "expression units" in ax.get_xlabel()
+    with_age = GeneAnalysis("Asthma", covariates=["Age"], resamples=3).fit(adata)
+    assert "adjusted for Age" in with_age.plot("volcano").axes[0].get_xlabel()
+
+
+def test_the_qc_plot_keeps_each_panels_text_in_its_panel(bench):
+    from genotex.preprocessing import cohort_qc_plot
+
+    xena = cohort_anndata(bench.reference_output / "preprocess", "Psoriasis", "Xena")
+    fig = cohort_qc_plot(xena)
+    renderer = _renderer(fig)
+    panels = [ax.get_tightbbox(renderer) for ax in fig.axes]
+    for left, right in zip(panels, panels[1:], strict=False):
+        assert left.x1 <= right.x0, (left, right)  # no text crosses into the next panel
+    balance = fig.axes[2]
+    ticks = [t.get_window_extent(renderer) for t in balance.get_xticklabels() if t.get_text()]
+    assert len(ticks) == 2 and not ticks[0].overlaps(ticks[1])
+    with pytest.raises(TypeError, match="cohort_qc_plot takes cohort_anndata's AnnData"):
+        cohort_qc_plot(xena.to_df())

@@ -22,7 +22,11 @@ _MISSING = "#9aa3ad"
 
 
 def _missing(ax: Axes, what: str) -> None:
-    ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", color=_MISSING,
+    """An empty panel saying what it lacks, wrapped to stay inside its own panel."""
+    import textwrap
+
+    said = textwrap.fill(f"no {what}", width=20)
+    ax.text(0.5, 0.5, said, ha="center", va="center", color=_MISSING, fontsize=8,
             transform=ax.transAxes)  # fmt: skip
     ax.set_xticks([])
     ax.set_yticks([])
@@ -36,6 +40,7 @@ def _counts(ax: Axes, values: Any, names: dict[float, str], what: str) -> None:
         return
     levels, counts = np.unique(values, return_counts=True)
     ax.bar([names.get(v, f"{v:g}") for v in levels], counts, color=_BAR)
+    ax.tick_params(axis="x", labelsize=7)
     ax.set_ylabel("samples")
     ax.set_xlabel(what)
 
@@ -46,6 +51,13 @@ def cohort_qc_plot(adata: Any) -> Figure:
     """
     from matplotlib.figure import Figure
 
+    from ..core import is_anndata
+
+    if not is_anndata(adata):
+        raise TypeError(
+            f"cohort_qc_plot takes cohort_anndata's AnnData, not {type(adata).__name__} "
+            "(genotex.core.linked_to_anndata makes one from a linked table)"
+        )
     info = adata.uns.get("genotex", {})
     trait = info.get("trait") or adata.obs.columns[0]
     fig = Figure(figsize=(11.0, 2.4), layout="constrained")
@@ -63,9 +75,9 @@ def cohort_qc_plot(adata: Any) -> Figure:
         genes_ax.set_ylabel("rows")
         genes_ax.set_xlabel("probes mapped to gene symbols")
     else:
-        _missing(genes_ax, "probe mapping (a Xena cohort, or no recipe given)")
+        _missing(genes_ax, "probe mapping (a Xena cohort, or no recipe)")
     if trait in adata.obs:
-        _counts(balance, adata.obs[trait], {0.0: "0 (control)", 1.0: "1 (case)"}, trait)
+        _counts(balance, adata.obs[trait], {0.0: "control\n(0)", 1.0: "case\n(1)"}, trait)
     else:
         _missing(balance, trait)
     if "Age" in adata.obs and np.isfinite(np.asarray(adata.obs["Age"], dtype=float)).any():

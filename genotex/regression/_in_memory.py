@@ -379,7 +379,8 @@ class GeneAnalysis(BaseEstimator):
         from ._plots import frequency_plot, volcano_plot
 
         if kind == "volcano":
-            return volcano_plot(self.to_frame(), **options)
+            adjusted = [*([self.condition] if self.condition else []), *self.covariates]
+            return volcano_plot(self.to_frame(), **{"adjusted_for": adjusted, **options})
         if kind == "frequency":
             return frequency_plot(self.to_frame(), **options)
         raise ValueError(f"unknown plot {kind!r}; choose volcano or frequency")

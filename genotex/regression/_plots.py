@@ -9,7 +9,8 @@ report's blue, the others grey.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,14 +31,75 @@ def _significance_line(table: pd.DataFrame, fdr: float) -> float | None:
     return None if passing.empty else float(passing.max())
 
 
-def volcano_plot(table: pd.DataFrame, *, fdr: float = 0.05, labels: int = 10) -> Figure:
-    """Each gene's marginal `effect` against -log10 `p_value`; the model's genes marked and the
-    first `labels` of them named; a dashed line where the BH FDR crosses `fdr`.
+def _labelled(data: pd.DataFrame, selected: np.ndarray, labels: int) -> pd.DataFrame:
+    """The genes to name: the model's first by rank and the most significant marginally, in
+    turn (a strong marker the Lasso left out, its signal carried by another gene, is named).
+    """
+    by_rank = list(data[selected].sort_values("rank").index)
+    by_p = list(data.sort_values(["p_value", "rank"]).index)
+    chosen: list[object] = []
+    for first, second in zip(by_rank + [None] * len(by_p), by_p, strict=False):
+        for gene in (first, second):
+            if gene is not None and gene not in chosen and len(chosen) < labels:
+                chosen.append(gene)
+    return data.loc[chosen]
+
+
+#: Where a label may sit beside its point (points right and up, then around it), in order.
+_OFFSETS = ((4, 3), (4, -9), (-4, 3), (-4, -9), (0, 9), (0, -14), (10, 12), (-10, 12),
+            (10, -18), (-10, -18), (14, 0), (-14, 0), (0, 18), (0, -24))  # fmt: skip
+
+
+def _place_labels(fig: Figure, ax: Any, named: pd.DataFrame, heights: pd.Series) -> int:
+    """Name each gene beside its point where its text overlaps no other label and stays in
+    the axes (the first free place of `_OFFSETS`), else leave it out; how many were placed.
+
+    The figure is laid out first and then kept as it is, so that the measured places hold.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    inside = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    for gene, row in named.iterrows():
+        point = (float(row["effect"]), float(heights.loc[gene]))  # type: ignore[call-overload]
+        for dx, dy in _OFFSETS:
+            text = ax.annotate(str(gene), point, xytext=(dx, dy), textcoords="offset points",
+                               fontsize=7, ha="left" if dx >= 0 else "right")  # fmt: skip
+            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            fits = inside.x0 <= box.x0 and box.x1 <= inside.x1
+            fits = fits and inside.y0 <= box.y0 and box.y1 <= inside.y1
+            if fits and not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+            text.remove()
+    return len(placed)
+
+
+def volcano_plot(
+    table: pd.DataFrame,
+    *,
+    fdr: float = 0.05,
+    labels: int = 12,
+    adjusted_for: Sequence[str] = (),
+) -> Figure:
+    """Each gene's marginal `effect` against -log10 `p_value`; the model's genes marked; a
+    dashed line where the BH FDR crosses `fdr`.
+
+    Up to `labels` genes are named, the model's first by rank and the most significant
+    marginally in turn, each where its text overlaps no other label and stays inside the
+    axes (a gene with no free place is left unnamed). `adjusted_for` names the covariates
+    the marginal effect was adjusted for (`GeneAnalysis.plot` passes its condition and
+    covariates), for the axis' label.
     """
     from matplotlib.figure import Figure
 
     data = table[np.isfinite(table["p_value"]) & np.isfinite(table["effect"])]
-    height = -np.log10(np.clip(data["p_value"].to_numpy(dtype=float), 1e-300, 1.0))
+    heights = -np.log10(np.clip(data["p_value"].astype(float), 1e-300, 1.0))
+    height = heights.to_numpy(dtype=float)
     selected = data["selected"].to_numpy(dtype=bool)
     fig = Figure(figsize=(5.6, 4.2), layout="constrained")
     ax = fig.add_subplot()
@@ -50,14 +112,13 @@ def volcano_plot(table: pd.DataFrame, *, fdr: float = 0.05, labels: int = 10) ->
     if line is not None:
         ax.axhline(-np.log10(line), color=_LINE, linestyle="--", linewidth=0.8,
                    label=f"BH FDR {fdr:g}")  # fmt: skip
-    named = data[selected].sort_values("rank").head(labels)
-    for gene, row in named.iterrows():
-        ax.annotate(str(gene), (row["effect"], -np.log10(max(row["p_value"], 1e-300))),
-                    fontsize=7, xytext=(3, 2), textcoords="offset points")  # fmt: skip
-    ax.set_xlabel("marginal effect (trait coefficient, adjusted for the covariates)")
+    adjusted = f", adjusted for {', '.join(adjusted_for)}" if len(adjusted_for) else ""
+    ax.set_xlabel(f"marginal effect: case - control mean, in expression units{adjusted}")
     ax.set_ylabel("-log10 p-value")
     ax.spines[["top", "right"]].set_visible(False)
     fig.legend(fontsize=7, frameon=False, loc="outside lower center", ncols=3)
+    if labels > 0 and len(data):
+        _place_labels(fig, ax, _labelled(data, selected, labels), heights)
     return fig
 
 
