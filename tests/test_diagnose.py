@@ -411,3 +411,45 @@ def test_linked_tables_the_pipeline_cannot_use_are_findings_not_a_crash(bench, t
     saved = json.loads((tmp_path / "d.json").read_text())
     named = [f["file"] for f in saved["findings"]]
     assert any(f.startswith("preprocess/Asthma/") for f in named), named
+
+
+@pytest.mark.parametrize("wrong_answer", [True, False], ids=["replaced", "faithful"])
+def test_an_analysis_fault_behind_a_preprocessing_fault_is_named(bench, tmp_path, wrong_answer):
+    """Issue #45, 12: Obesity's cohort keeps probe IDs (a preprocessing fault) and the agent
+    answered again on it; its Obesity|Gender list then replaced by other labels of its data.
+    The loss is preprocessing's (the pipeline on the agent's data scores no better), but an
+    `analysis` finding says the list is not what its own data give; a faithful agent gets none.
+    """
+    info = TaskInfo.read(bench.task_info)
+    cohort = next(
+        p.stem for p in (bench.reference_output / "preprocess" / "Obesity").glob("G*.csv")
+    )
+    out = make_faulty_prediction(
+        bench.reference_output,
+        tmp_path / "pred",
+        [PlantedFault("gene_ids_not_symbols", "Obesity", cohort)],
+        reanalyse=(info, "standard"),
+    )
+    answer = out / "regress" / "Obesity" / "significant_genes_condition_Gender.json"
+    if wrong_answer:
+        labels = pd.read_csv(out / "preprocess" / "Obesity" / f"{cohort}.csv", nrows=0).columns
+        decoys = [c for c in labels[-12:] if c not in ("Obesity", "Age", "Gender")]
+        answer.write_text(json.dumps({"significant_genes": {"Variable": decoys}}))
+    diagnosis = _diagnosis(bench, out)
+    problem = next(p for p in diagnosis.problems if p.problem.key == "Obesity|Gender")
+    assert problem.shares["preprocessing"] > problem.shares["analysis"]
+    named = [
+        f
+        for f in diagnosis.findings
+        if f.error_class == "analysis" and f.problem == "Obesity|Gender"
+    ]
+    if not wrong_answer:
+        assert named == []
+        return
+    assert (
+        len(named) == 1
+        and named[0].file == "regress/Obesity/significant_genes_condition_Gender.json"
+    )
+    assert "not what its own data give" in named[0].message
+    assert named[0].numbers["agreement_f1"] < named[0].numbers["expected_f1"] - 10
+    assert named[0] in [diagnosis.findings[i] for i in problem.findings]

@@ -168,6 +168,27 @@ def _substitute_scores(
     return f1
 
 
+def _own_answers(
+    pred: GuardedTree, tasks: list[_Substitute], answers: list[tuple[str, ...] | str]
+) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each re-analysed problem's (agent's genes, the pipeline's genes on the agent's own
+    data), where both are known (an unreadable result file of the agent's is left out).
+    """
+    out = {}
+    for task, answer in zip(tasks, answers, strict=True):
+        key, which = task.key.split("#")
+        if which != "own_data" or isinstance(answer, str):
+            continue
+        problem = ProblemId.from_key(key)
+        path = pred.path("regress", problem.trait, regress_file_name(problem.condition))
+        try:
+            agent = ResultFile.read(pred.resolve(path)).genes
+        except (GenotexError, RejectedFile, OSError):
+            continue
+        out[key] = (tuple(agent), answer)
+    return out
+
+
 def _reference_genes(ref: GuardedTree, problems: list[ProblemId]) -> dict[str, tuple[str, ...]]:
     out = {}
     for problem in problems:
@@ -306,4 +327,5 @@ def diagnose(
         ),
         data_findings=_data_findings(pred, ref),
         bootstrap=bootstrap,
+        own_answers=_own_answers(pred, tasks, answers),
     )

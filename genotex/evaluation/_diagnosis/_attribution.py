@@ -71,14 +71,20 @@ def problem_diagnosis(
     """
     shares = stage_shares(f1)
     by_stage = _stage_findings(problem, findings, agent_cohorts, reference_cohorts)
-    related = sorted({i for stage in STAGES if shares[stage] >= MATERIAL for i in by_stage[stage]})
+    related = {i for stage in STAGES if shares[stage] >= MATERIAL for i in by_stage[stage]}
+    # an analysis finding of this problem needs no share (its loss may be preprocessing's)
+    related |= {
+        i
+        for i, f in enumerate(findings)
+        if f.problem == problem.key and f.error_class == "analysis"
+    }
     diagnosis = ProblemDiagnosis(
         problem,
         dict(f1),
         shares,
         tuple(agent_cohorts),
         tuple(reference_cohorts),
-        tuple(related),
+        tuple(sorted(related)),
         None,
         tuple(notes),
     )

@@ -20,6 +20,7 @@ from ...core import (
     ProblemId,
     TableCache,
     TaskInfo,
+    gene_selection_scores,
     ordered_map,
     selected_cohorts,
 )
@@ -169,6 +170,37 @@ def _stage_finding(
                             numbers=numbers)  # fmt: skip
 
 
+#: How far below the substitutes' own agreement (the pipeline on the reference's data against
+#: the reference's genes) the agent's genes may agree with its own data's answer, in F1 points.
+AGREEMENT_MARGIN = 10.0
+
+
+def _own_analysis_finding(
+    problem: ProblemId,
+    answers: tuple[tuple[str, ...], tuple[str, ...]],
+    f1: Mapping[str, float],
+    mode: str,
+    file: str,
+) -> DiagnosisFinding | None:
+    """An `analysis` finding when the agent's genes are not what its own data give, though
+    no analysis share shows it (its data were damaged too, so the pipeline on them scores no
+    better): their agreement is well below the substitutes' agreement on the reference's data.
+    """
+    agent, own = answers
+    agreement = float(gene_selection_scores(list(agent), list(own))["f1"])
+    expected = float(f1["ref_cohorts"])
+    if agreement != agreement or agreement >= expected - AGREEMENT_MARGIN:
+        return None
+    message = (
+        f"the agent's genes are not what its own data give: F1 {agreement:.1f} against the "
+        f"{mode} pipeline's answer on them (on the reference's data that pipeline agrees with "
+        f"the reference to F1 {expected:.1f})"
+    )
+    numbers = {"agreement_f1": agreement, "expected_f1": expected}
+    return DiagnosisFinding("analysis", file, message, problem.trait, problem=problem.key,
+                            numbers=numbers)  # fmt: skip
+
+
 def finish(
     collected: Collected,
     substitutes: Mapping[str, Mapping[str, float]],
@@ -178,11 +210,14 @@ def finish(
     regress_file: Callable[[ProblemId], str],
     data_findings: Callable[[ProblemId, tuple[str, ...]], list[DiagnosisFinding]],
     bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
+    own_answers: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
 ) -> Diagnosis:
     """Attribute each lost problem's points; problems that lost nothing get zero shares.
 
     `substitutes[key]` holds the F1 of "own_data", "ref_data" and "ref_cohorts";
-    `data_findings(problem, cohorts)` explains a preprocessing loss no class named.
+    `data_findings(problem, cohorts)` explains a preprocessing loss no class named;
+    `own_answers[key]` is (the agent's genes, the pipeline's genes on the agent's own
+    data), for an `analysis` finding that needs no share (`_own_analysis_finding`).
     """
     findings = list(collected.findings)
     problems: list[ProblemDiagnosis] = []
@@ -196,6 +231,12 @@ def finish(
             if shares[stage] >= MATERIAL:
                 findings.append(_stage_finding(problem, stage, f1, run.get("mode", "?"),
                                                regress_file(problem)))  # fmt: skip
+        if shares["analysis"] < MATERIAL and problem.key in (own_answers or {}):
+            extra = _own_analysis_finding(
+                problem, (own_answers or {})[problem.key], f1, str(run.get("mode", "?")),
+                regress_file(problem),
+            )  # fmt: skip
+            findings += [extra] if extra is not None else []
         agent_cohorts = collected.agent_choice.get(problem.key, ())
         if shares["preprocessing"] >= MATERIAL and not any(
             f.stage == "preprocessing" and f.cohort in agent_cohorts and f.problem is None
