@@ -16,7 +16,6 @@ default, with each epoch's headline numbers and their range), and per epoch
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import statistics
 import tempfile
@@ -31,9 +30,9 @@ from ..core import GenotexError, Mode, TaskInfo, prepare_output_folder, write_te
 from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
 from ..workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
+from ._export_checks import check_out_folder, check_plan
 from ._logged import (
     LOG_OVERHEAD_BYTES,
-    MAX_EPOCHS,
     LoggedRun,
     LoggedSample,
     check_reference,
@@ -43,7 +42,7 @@ from ._logged import (
 )
 from ._scoring import SampleScoring, add_given, link_slice, score_files, write_tree
 
-__all__ = ["RuntimeSummary", "check_out_folder", "check_plan", "export_run", "runtime_summary"]
+__all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
 
 #: The largest output tree export inflates from one sample of a log, by default.
 DEFAULT_MAX_OUTPUT_MB = 4096
@@ -211,12 +210,7 @@ def export_run(
     """
     started = time.time()
     reference = Path(reference)
-    check_out_folder(Path(out), reference, Path(log_path))
-    # a member holds a sample's output trees (gzip and base64: about 4/3 of their bytes, per
-    # epoch) and its messages: bounded before it is inflated
-    log = read_log(log_path, max_bytes=2 * max_output_mb * 1024 * 1024 + LOG_OVERHEAD_BYTES)
-    run = logged_run(log, log_path)
-    check_reference(run, reference, log_path)
+    log, run = _checked_log(log_path, Path(out), reference, max_output_mb)
     by_epoch, runtimes, failures = _score_samples(
         log, run, reference, max_bytes=max_output_mb * 1024 * 1024, prices=(price_in, price_out)
     )
@@ -275,50 +269,19 @@ def export_run(
     return path
 
 
-def check_out_folder(out: Path, reference: Path, log_path: Path) -> None:
-    """Refuse, before anything is written or removed, an export folder that is, holds or lies
-    inside the reference (export replaces `OUT/output`), or that holds the log.
+def _checked_log(
+    log_path: str | Path, out: Path, reference: Path, max_output_mb: int
+) -> tuple[Any, LoggedRun]:
+    """The log and its run, once the export folder, the log's size and the reference are
+    checked (nothing is written before).
     """
-    target, answers = Path(os.path.realpath(out)), Path(os.path.realpath(reference))
-    log = Path(os.path.realpath(log_path))
-    if target == answers or answers in target.parents:
-        raise GenotexError(
-            "lies inside the reference folder; export to a folder of its own", path=out
-        )
-    if target in answers.parents:
-        raise GenotexError(
-            f"holds the reference {reference} (export replaces OUT/output); export to a folder "
-            "of its own",
-            path=out,
-        )
-    if target in log.parents:
-        raise GenotexError(f"holds the log {log_path}; export to a folder of its own", path=out)
-
-
-def check_plan(log: Any, run: LoggedRun, held: set[tuple[str, int]], log_path: str | Path) -> None:
-    """Refuse a log that lacks a sample of an epoch Inspect ran: the samples its dataset
-    lists (after `--limit` or `--sample-id`), times its epochs; one of them missing would
-    leave a failure out of Succ. and coverage.
-    """
-    listed = getattr(log.eval.dataset, "sample_ids", None)
-    ids = [str(i) for i in listed] if isinstance(listed, list) else list(run.specs)
-    epochs = getattr(log.eval.config, "epochs", None) or 1
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or not 1 <= epochs <= MAX_EPOCHS:
-        raise GenotexError(f"records {str(epochs)[:20]} epochs", path=log_path)
-    unplanned = [i for i in ids if i not in run.specs]
-    if unplanned:
-        raise GenotexError(
-            f"ran a sample {unplanned[0][:200]!r} that its task_info does not plan", path=log_path
-        )
-    planned = {(i, e) for i in ids for e in range(1, epochs + 1)}
-    missing = sorted(planned - held, key=lambda pair: (pair[1], pair[0]))
-    if missing:
-        sample, epoch = missing[0]
-        raise GenotexError(
-            f"holds {len(planned & held)} of the {len(planned)} samples x epochs Inspect ran "
-            f"(sample {sample[:200]!r} of epoch {epoch} is missing); export a complete run",
-            path=log_path,
-        )
+    check_out_folder(out, reference, Path(log_path))
+    # a member holds a sample's output trees (gzip and base64: about 4/3 of their bytes, per
+    # epoch) and its messages: bounded before it is inflated
+    log = read_log(log_path, max_bytes=2 * max_output_mb * 1024 * 1024 + LOG_OVERHEAD_BYTES)
+    run = logged_run(log, log_path)
+    check_reference(run, reference, log_path)
+    return log, run
 
 
 def _diagnosed(
