@@ -325,3 +325,85 @@ def test_a_server_trickling_bytes_is_cut_off(tmp_path, monkeypatch):
         result = fetch(Download(f"{url}/slow", tmp_path / "f.gz", None), retries=1)
     assert not result.ok and "less than 1,024 bytes a second" in result.outcome.reason
     assert time.monotonic() - started < 30
+
+
+@contextlib.contextmanager
+def _small_disk(folder, megabytes: int):
+    """A folder on a tmpfs of `megabytes` (as root, as CI runs), else skipped with why."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a small disk is a tmpfs, which only root can mount here")
+    folder.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "genotex-test", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)
+
+
+class _Unending(BaseHTTPRequestHandler):
+    """A body with no announced length that never ends (until the client goes)."""
+
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        self.send_response(200)
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _ in range(10_000):
+                self.wfile.write(b"x" * 65536)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_full_disk_stops_the_file_in_one_sentence_and_nothing_takes_its_name(tmp_path):
+    """Issue #45, 11: an endless body on a 4 MB disk stops at once when the disk is full."""
+    with _small_disk(tmp_path / "disk", 4) as disk, local_server(_Unending) as url:
+        target = disk / "GSE1_series_matrix.txt.gz"
+        started = time.monotonic()
+        result = fetch(Download(f"{url}/endless", target, None))
+        assert time.monotonic() - started < 30
+        assert not result.ok and not target.exists()
+        assert result.outcome.reason.startswith("the disk is full after ")
+        assert "its .part is kept, to resume when there is room" in result.outcome.reason
+
+
+def test_a_file_larger_than_the_free_space_is_refused_before_writing(server, tmp_path):
+    _Files.files["/big"] = b"y" * (6 * 1024 * 1024)
+    with _small_disk(tmp_path / "disk", 2) as disk:
+        result = fetch(Download(f"{server}/big", disk / "big.gz", None))
+        assert not result.ok
+        assert "the file needs 6,291,456 bytes and its disk has" in result.outcome.reason
+        assert list(disk.iterdir()) == []  # not even a .part
+
+
+class _Dribble(BaseHTTPRequestHandler):
+    """A byte every 2 s of an announced 1,000."""
+
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _ in range(1000):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(2)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_byte_every_few_seconds_is_cut_off_within_the_default_window(tmp_path):
+    """Issue #45, 11: with the default window a dribbling server was kept for 60 s."""
+    started = time.monotonic()
+    with local_server(_Dribble) as url:
+        result = fetch(Download(f"{url}/slow", tmp_path / "f.gz", None), retries=1)
+    assert not result.ok and "less than 1,024 bytes a second" in result.outcome.reason
+    assert time.monotonic() - started < 25

@@ -66,7 +66,7 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str) ->
         "--manifest",
         type=click.Path(path_type=Path),
         required=True,
-        help=f"The benchmark's {kind}_manifest.json (paths, URLs, sizes, sha256).",
+        help=f"The benchmark's {kind}_manifest.json (each file's path and sha256).",
     )
     @click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help=out_what)
     @click.option("--only", multiple=True, help=f"Only this {only_what}; repeatable.")

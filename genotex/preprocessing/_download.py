@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import os
 import re
+import shutil
 import stat
 import time
 import urllib.error
@@ -60,9 +62,13 @@ GENE_INFO_URL = (
 _CHUNK = 1 << 20
 #: The largest file a download may bring (the benchmark's largest input is ~2 GB).
 DEFAULT_MAX_DOWNLOAD_BYTES = 16 * 2**30
-#: A download bringing less than _MIN_RATE bytes a second over _WINDOW seconds is cut off.
+#: A download bringing less than _MIN_RATE bytes a second over _WINDOW seconds is cut off
+#: (and resumed by the next attempt): a server trickling a byte every few seconds is cut
+#: after _WINDOW seconds, not kept waiting on.
 _MIN_RATE = 1024
-_WINDOW = 60.0
+_WINDOW = 10.0
+#: What a write that found no room raises (disk full, quota, the file size limit).
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
@@ -202,7 +208,18 @@ def _open_part(part: Path, append: bool) -> BinaryIO:
         part.unlink()
         append = False
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
-    return os.fdopen(os.open(part, flags, 0o644), "wb")
+    # unbuffered: a write that finds the disk full fails there, not later in close()
+    return os.fdopen(os.open(part, flags, 0o644), "wb", buffering=0)
+
+
+def _write_all(handle: BinaryIO, data: bytes) -> None:
+    """Write every byte of `data` (an unbuffered write may take only some of them)."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:  # a file takes at least a byte, or says why not
+            raise OSError(errno.ENOSPC, "no byte could be written")
+        view = view[written:]
 
 
 def _part_size(part: Path) -> int:
@@ -227,7 +244,12 @@ def _body(response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[i
         received += len(chunk)
         if received > max_bytes:
             raise _TooLong(f"more than the {max_bytes:,} bytes a file may have")
-        handle.write(chunk)
+        try:
+            _write_all(handle, chunk)
+        except OSError as exc:
+            if exc.errno in _NO_ROOM:
+                raise _NoRoom(received - len(chunk)) from None
+            raise
         on_bytes(len(chunk))
         window_bytes += len(chunk)
         now = time.monotonic()
@@ -244,6 +266,10 @@ class _TooLong(Exception):
 
 class _TooSlow(Exception):
     """A body coming slower than `_MIN_RATE`."""
+
+
+class _NoRoom(Exception):
+    """The disk (or the quota, or the file size limit) had no room for the next bytes."""
 
 
 def fetch(
@@ -278,6 +304,13 @@ def fetch(
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
                 expected = _content_length(response)
+                free = shutil.disk_usage(part.parent).free
+                if expected is not None and expected > free:
+                    reason = (
+                        f"the file needs {expected:,} bytes and its disk has {free:,} free; "
+                        "nothing was written"
+                    )
+                    return DownloadResult(download, Outcome("failed", reason))
                 with _open_part(part, append) as handle:
                     received = _body(response, handle, max_bytes - offset * append, counted)
             if expected is not None and received != expected:
@@ -289,6 +322,13 @@ def fetch(
         except _TooLong as exc:
             part.unlink(missing_ok=True)
             reason = f"the server sent {exc}; nothing was kept"
+            return DownloadResult(download, Outcome("failed", reason))
+        except _NoRoom as exc:
+            written = offset * append + exc.args[0]
+            reason = (
+                f"the disk is full after {written:,} bytes of the file; its .part is kept, "
+                "to resume when there is room"
+            )
             return DownloadResult(download, Outcome("failed", reason))
         except _TooSlow:
             last_error = f"the server sent less than {_MIN_RATE:,} bytes a second for {_WINDOW} s"
