@@ -320,3 +320,53 @@ def test_diagnose_on_dask_and_in_processes_equals_one_process(example, scheduler
     assert runs["one"]["problems"] and runs["one"]["findings"] and runs["one"]["run"]["re_analyses"]
     assert runs["jobs"] == runs["one"]
     assert runs["dask"] == runs["one"]
+
+
+def test_a_run_whose_only_worker_is_gone_for_good_ends_in_one_sentence(
+    example, tmp_path, monkeypatch, capfd
+):
+    """Issue #45, 10: the only worker (no nanny to start another) killed mid-regress: the run
+    waited forever; it ends once the scheduler has had no worker for GENOTEX_DASK_WORKERLESS.
+    """
+    import signal
+
+    from genotex.core import GenotexError, TaskInfo
+    from genotex.regression import run_problems
+
+    monkeypatch.setenv("GENOTEX_DASK_WORKERLESS", "5")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+         "--no-dashboard", "--no-nanny"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for(address, workers=1)
+        info = TaskInfo.read(example.task_info)
+        seen = []
+
+        def kill_the_worker_once(outcome) -> None:
+            seen.append(outcome)
+            if len(seen) == 1:
+                worker.send_signal(signal.SIGKILL)
+
+        capfd.readouterr()
+        started = time.monotonic()
+        with pytest.raises(GenotexError, match="it has had no worker for 5 s; start workers"):
+            run_problems(
+                list(info.problems()) * 3, example.ref_output / "preprocess", info,
+                tmp_path / "out", mode="standard", scheduler=address, force=True,
+                on_outcome=kill_the_worker_once,
+            )  # fmt: skip
+        assert time.monotonic() - started < 90
+        said = capfd.readouterr()
+        assert "Traceback" not in said.err + said.out
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait(timeout=30)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
@@ -135,22 +134,93 @@ def dask_map(
     """
     settings = {k: v for k, v in os.environ.items() if k.startswith("GENOTEX_")}
     with _distributed_quiet(), dask_client(address) as client:
-        from dask.distributed import as_completed
-
         with warnings.catch_warnings():  # sent once by design: not a "large graph" to warn of
             warnings.filterwarnings("ignore", message=".*[Ll]arge (object|graph).*")
             shared = client.submit(_shared, (function, settings), pure=False)
             futures = client.map(_apply, tasks, shared=shared, pure=False)
+        watch = _Workers(client, address)
         try:
-            for future in futures if in_order else as_completed(futures):
-                yield future.result()
-        except (OSError, TimeoutError, concurrent.futures.CancelledError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-            raise GenotexError(
-                f"the run on the Dask scheduler {address} stopped: {reason[:200]}"
-            ) from None
+            for future in futures if in_order else watch.as_completed(futures):
+                yield watch.result(future)
         finally:
-            client.cancel(futures)
+            with contextlib.suppress(Exception):  # a lost scheduler cannot cancel anything
+                client.cancel(futures)
+
+
+#: How often a wait for a Dask result looks at the scheduler's workers, in seconds.
+_POLL_SECONDS = 1.0
+#: How long a run waits on a scheduler with no worker before it stops (GENOTEX_DASK_WORKERLESS).
+WORKERLESS_SECONDS = 60.0
+
+
+class _Workers:
+    """Waits for a Dask result while watching the scheduler: a scheduler lost, or left with no
+    worker for `WORKERLESS_SECONDS` (its only worker killed, none started again), ends the
+    run in one sentence; a task's own exception is raised as it is.
+    """
+
+    def __init__(self, client: Client, address: str) -> None:
+        self.client, self.address = client, address
+        limit = os.environ.get("GENOTEX_DASK_WORKERLESS", "")
+        self.limit = float(limit) if limit.replace(".", "", 1).isdigit() else WORKERLESS_SECONDS
+        self.alone_since: float | None = None
+
+    def result(self, future: Any) -> Any:
+        while True:
+            try:
+                return future.result(timeout=_POLL_SECONDS)
+            except Exception as exc:  # noqa: BLE001 - sorted below: the task's, or the run's
+                if getattr(future, "status", None) == "error":
+                    raise  # the task's own exception
+                if not isinstance(exc, TimeoutError):
+                    self._stopped(exc)
+            self._check_workers()
+
+    def as_completed(self, futures: list[Any]) -> Iterator[Any]:
+        """The futures as they finish (those of one poll in input order), watching the workers
+        between polls as `result` does.
+        """
+        from dask.distributed import wait
+
+        pending = list(futures)
+        while pending:
+            try:
+                done, _ = wait(pending, timeout=_POLL_SECONDS, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            except Exception as exc:  # noqa: BLE001 - the scheduler is gone
+                self._stopped(exc)
+            finished = [f for f in pending if f in done]
+            pending = [f for f in pending if f not in done]
+            if finished:
+                yield from finished
+            else:
+                self._check_workers()
+
+    def _check_workers(self) -> None:
+        import time
+
+        workers = self._workers()
+        now = time.monotonic()
+        self.alone_since = None if workers else (self.alone_since or now)
+        if self.alone_since is not None and now - self.alone_since >= self.limit:
+            raise GenotexError(
+                f"the run on the Dask scheduler {self.address} stopped: it has had no "
+                f"worker for {self.limit:g} s; start workers, or run without --scheduler"
+            )
+
+    def _workers(self) -> int:
+        try:
+            return len(self.client.scheduler_info().get("workers", {}))
+        except Exception as exc:  # noqa: BLE001 - the scheduler is gone
+            self._stopped(exc)
+        return 0
+
+    def _stopped(self, exc: BaseException) -> None:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise GenotexError(
+            f"the run on the Dask scheduler {self.address} stopped: {reason[:200]}"
+        ) from None
 
 
 def _shared(payload: T) -> T:
