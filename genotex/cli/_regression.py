@@ -84,6 +84,14 @@ from ._progress import ItemProgress
     help="standard mode's alpha rule: CV prediction loss (default) or the reference's "
     "selection precision against the known genes.",
 )
+@click.option(
+    "--model",
+    type=click.Choice(["auto", "lasso", "lmm"]),
+    default="auto",
+    show_default=True,
+    help="The model: the batch-effect test's choice (auto, as published), or the plain Lasso "
+    "or LMM whatever the test says (the paper's Table 3 rows).",
+)
 @common_options
 @click.option(
     "--csv",
@@ -117,6 +125,7 @@ def regress_command(
     summary: Path | None,
     mode: Mode,
     select_by: SelectBy | None,
+    model: str,
     csv_dir: Path | None,
     frequency_resamples: int,
 ) -> None:
@@ -129,6 +138,7 @@ def regress_command(
     Examples:
       genotex regress --trait Asthma --condition Age
       genotex regress --all --jobs 4 --mode standard --out output/regress_standard
+      genotex regress --all --model lasso --out output/regress_lasso
     """
     from ..core import TaskInfo
     from ..regression import run_problems
@@ -166,6 +176,7 @@ def regress_command(
             summary=summary or out / "status.json",
             mode=mode,
             select_by=select_by or "prediction",
+            model=model,
         )
     if csv_dir is not None:
         _gene_tables(status, (data, info, out, csv_dir), cache, frequency_resamples)

@@ -206,7 +206,7 @@ class _Workers:
         if self.alone_since is not None and now - self.alone_since >= self.limit:
             raise GenotexError(
                 f"the run on the Dask scheduler {self.address} stopped: it has had no "
-                f"worker for {self.limit:g} s; start workers, or run without --scheduler"
+                f"worker for {self.limit:g} s; start workers, or run without a scheduler"
             )
 
     def _workers(self) -> int:

@@ -48,13 +48,13 @@ def check_log_size(log_path: str | Path, max_bytes: int) -> None:
                         raise _refuse(
                             f"has a member {member.filename[:200]!r} that inflates to "
                             f"{member.file_size:,} bytes, more than the {max_bytes:,} a sample "
-                            "may hold (--max-output-mb)",
+                            "may hold (the largest output tree allowed, and its messages)",
                             log_path,
                         )
         elif path.is_file() and path.stat().st_size > max_bytes:
             raise _refuse(
                 f"holds {path.stat().st_size:,} bytes, more than the {max_bytes:,} allowed "
-                "(--max-output-mb)",
+                "(the largest output tree allowed, and its messages)",
                 log_path,
             )
     except (OSError, zipfile.BadZipFile) as exc:

@@ -19,3 +19,19 @@ N_TOP_EIGENVALUES = 10
 #: The LMM's variance-ratio search: grid intervals over log δ, and the range of log δ.
 LOG_DELTA_INTERVALS = 500
 LOG_DELTA_RANGE = (-5.0, 5.0)
+
+#: Which model answers a problem: the batch-effect test's choice ("auto", the published
+#: pipeline's), or the plain Lasso or LMM whatever the test says (the paper's Table 3 rows).
+MODEL_CHOICES = ("auto", "lasso", "lmm")
+
+
+def check_model(model: object) -> str:
+    """A model choice, or ValueError naming the choices."""
+    if model not in MODEL_CHOICES:
+        raise ValueError(f"model must be one of {', '.join(MODEL_CHOICES)}, not {model!r:.40}")
+    return str(model)
+
+
+def forced_lmm(model: str) -> bool | None:
+    """The model a choice forces: True (LMM), False (Lasso), None (the batch test decides)."""
+    return None if check_model(model) == "auto" else model == "lmm"

@@ -27,7 +27,7 @@ from ..core import (
     regress_file_name,
 )
 from ._blas import one_blas_thread
-from ._constants import ALPHA_GRID
+from ._constants import ALPHA_GRID, check_model, forced_lmm
 from ._data import ProblemData, load_problem
 from ._numerics import detect_batch_effect, normalize, significant_genes
 from ._standard import fit_standard
@@ -153,12 +153,13 @@ class RegressionResult:
 _REFERENCE_SOLVER = "scikit-learn Lasso, its defaults (max_iter 1000, tol 1e-4), cold-started"
 
 
-def _reference(data: ProblemData, task_info: TaskInfo) -> RegressionResult:
+def _reference(data: ProblemData, task_info: TaskInfo, model: str = "auto") -> RegressionResult:
     # scikit-learn is imported here, not at the top: `--mode standard` never needs it
     from ._cv import cross_validate
     from ._models import LassoModel, LMMModel, Residualizer
 
-    lmm = detect_batch_effect(data.x)
+    forced = forced_lmm(model)
+    lmm = detect_batch_effect(data.x) if forced is None else forced
     choice = cross_validate(
         data.x,
         data.y,
@@ -230,7 +231,9 @@ def _reversed_selection(
     return len(nonzero), len(first & set(nonzero.tolist()))
 
 
-def _standard(data: ProblemData, task_info: TaskInfo, select_by: SelectBy) -> RegressionResult:
+def _standard(
+    data: ProblemData, task_info: TaskInfo, select_by: SelectBy, model: str = "auto"
+) -> RegressionResult:
     fit = fit_standard(
         data.x,
         data.y,
@@ -239,6 +242,7 @@ def _standard(data: ProblemData, task_info: TaskInfo, select_by: SelectBy) -> Re
         task_info.genes_of(data.problem.trait),
         binary=data.binary,
         select_by=select_by,
+        lmm=forced_lmm(model),
     )
     return RegressionResult(
         problem=data.problem,
@@ -263,16 +267,21 @@ def analyse(
     *,
     mode: Mode = "reference",
     select_by: SelectBy = "prediction",
+    model: str = "auto",
 ) -> RegressionResult:
     """Batch-effect test, CV over the α grid, final fit on all samples, ranked genes.
 
     `mode="reference"` reproduces the published pipeline exactly;
     `mode="standard"` is the converged, sign-invariant variant
-    (`genotex.regression.fit_standard`), whose α rule is `select_by`.
+    (`genotex.regression.fit_standard`), whose α rule is `select_by`. `model` is
+    "auto" (the batch-effect test chooses the LMM or the Lasso, as published), or
+    "lasso" or "lmm" to fit that model whatever the test says (the paper's plain
+    Lasso and LMM rows of Table 3).
     """
+    check_model(model)
     if check_mode(mode) == "reference":
-        return _reference(data, task_info)
-    return _standard(data, task_info, select_by)
+        return _reference(data, task_info, model)
+    return _standard(data, task_info, select_by, model)
 
 
 def answer_problem(
@@ -283,6 +292,7 @@ def answer_problem(
     mode: Mode = "reference",
     select_by: SelectBy = "prediction",
     cache: TableCache | None = None,
+    model: str = "auto",
 ) -> RegressionResult:
     """Load a problem's data and analyse it, on one BLAS thread (byte-identical results).
 
@@ -300,6 +310,8 @@ def answer_problem(
         chosen by how many of task_info's known genes each α selects: its answer
         uses the answer key. For one's own analysis use `mode="standard"` (a
         converged fit, α chosen by cross-validated prediction, `select_by`).
+    model
+        "auto" (the batch-effect test chooses), "lasso" or "lmm" (see `analyse`).
     cache
         Where parsed linked tables are kept by content (`TableCache`); None
         parses them. The answer is the same either way.
@@ -330,7 +342,7 @@ def answer_problem(
         raise TaskInfoError(f"task_info has no trait {problem.trait!r}", path=task_info.source)
     with one_blas_thread(reference=mode == "reference"):
         data = load_problem(data_dir, problem, task_info, cache=cache)
-        return analyse(data, task_info, mode=mode, select_by=select_by)
+        return analyse(data, task_info, mode=mode, select_by=select_by, model=model)
 
 
 def _problem_of(problem: object) -> ProblemId:
@@ -360,7 +372,9 @@ def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
     return path
 
 
-def is_done(out_dir: str | Path, problem: ProblemId, mode: Mode = "reference") -> bool:
+def is_done(
+    out_dir: str | Path, problem: ProblemId, mode: Mode = "reference", model: str = "auto"
+) -> bool:
     """Whether a problem's result exists and is complete, so that a re-run may skip it.
 
     It must score in evaluation (`ResultFile`'s rule) and also hold what
@@ -372,4 +386,8 @@ def is_done(out_dir: str | Path, problem: ProblemId, mode: Mode = "reference") -
     except MalformedResult:
         return False
     made_in = "reference" if result.method is None else result.method.mode
+    if model != "auto":  # a result of the other model is redone too
+        made_with = "" if result.method is None else result.method.model
+        if made_with.lower().startswith("lmm") != (model == "lmm"):
+            return False
     return result.complete and made_in == mode  # a result of the other mode is redone

@@ -35,6 +35,7 @@ from ..core import (
     stop_pool,
 )
 from ._blas import single_thread_environment
+from ._constants import check_model
 from ._data import ProblemSkipped
 from ._pipeline import RegressionResult, answer_problem, is_done, result_path, write_result
 
@@ -109,12 +110,13 @@ def solve(
     select_by: SelectBy = "prediction",
     *,
     cache: TableCache | None = None,
+    model: str = "auto",
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
     """Answer one problem, turning every expected failure into an outcome (never raises)."""
     started = time.perf_counter()
     try:
         result = answer_problem(
-            data_dir, problem, task_info, mode=mode, select_by=select_by, cache=cache
+            data_dir, problem, task_info, mode=mode, select_by=select_by, cache=cache, model=model
         )
     except ProblemSkipped as exc:
         outcome = Outcome("skipped", str(exc))
@@ -133,10 +135,10 @@ def _stamped(outcome: ProblemOutcome, run: str) -> ProblemOutcome:
 
 
 def _solve_task(
-    task: tuple[str, ProblemId, Mode, SelectBy, TableCache | None], task_info: TaskInfo
+    task: tuple[str, ProblemId, Mode, SelectBy, TableCache | None, str], task_info: TaskInfo
 ) -> tuple[RegressionResult | None, ProblemOutcome]:
-    data_dir, problem, mode, select_by, cache = task
-    return solve(data_dir, problem, task_info, mode, select_by, cache=cache)
+    data_dir, problem, mode, select_by, cache, model = task
+    return solve(data_dir, problem, task_info, mode, select_by, cache=cache, model=model)
 
 
 def run_problems(
@@ -153,6 +155,7 @@ def run_problems(
     mode: Mode = "reference",
     select_by: SelectBy = "prediction",
     cache: TableCache | None = None,
+    model: str = "auto",
 ) -> RunStatus:
     """Answer `problems`, writing each result JSON as soon as it is known.
 
@@ -183,6 +186,9 @@ def run_problems(
         Where parsed linked tables are kept by content (`TableCache`): a cohort's
         table is parsed once for all its problems, in this run and the next. None
         parses each time. The results are the same either way.
+    model
+        "auto" (the batch-effect test chooses, as published), "lasso" or "lmm"
+        (that model whatever the test says). A result of the other model is redone.
 
     Returns
     -------
@@ -200,13 +206,13 @@ def run_problems(
     outcomes: dict[ProblemId, ProblemOutcome] = {}
     pending = []
     for problem in problems:
-        if not force and is_done(out_dir, problem, mode):
+        if not force and is_done(out_dir, problem, mode, model):
             outcomes[problem] = _kept(problem, earlier_lines, out_dir)
             _report(outcomes[problem], on_outcome)
         else:
             pending.append(problem)
     data = os.path.abspath(data_dir)  # whole: a Dask worker runs in another folder
-    tasks = [(data, p, mode, select_by, cache) for p in pending]
+    tasks = [(data, p, mode, select_by, cache, check_model(model)) for p in pending]
     # task_info goes with the function, once (on Dask: once to the cluster), not in each task
     solver = functools.partial(_solve_task, task_info=task_info)
     try:

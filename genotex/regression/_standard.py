@@ -133,6 +133,7 @@ def fit_standard(
     *,
     binary: bool,
     select_by: SelectBy = "prediction",
+    lmm: bool | None = None,
 ) -> StandardFit:
     """Batch test, CV over the relative α grid, the converged final fit on all samples.
 
@@ -149,6 +150,9 @@ def fit_standard(
         Whether the trait is binary (the CV's prediction scores).
     select_by
         The α rule: "prediction" (least CV squared error) or "precision".
+    lmm
+        Fit the LMM (True) or the plain Lasso (False) whatever the batch-effect
+        test says; None (the default) lets the test choose.
 
     Returns
     -------
@@ -176,7 +180,8 @@ def fit_standard(
         samples = pool.submit(rows_copy, x)  # the folds' rows, copied beside the batch test
         # the batch test's and the normalization's (written once: core.empty_without_huge_pages)
         centred = empty_without_huge_pages(x.shape, order="F")
-        lmm = batch_effect_of_centred(np.subtract(x, np.mean(x, axis=0), out=centred))
+        found = batch_effect_of_centred(np.subtract(x, np.mean(x, axis=0), out=centred))
+        lmm = found if lmm is None else lmm  # the plain model asked for, or the test's choice
         # the folds' eigh run on pool threads, from which SciPy's BLAS cannot be limited
         limit = one_blas_thread(libraries=("scipy.linalg",)) if lmm else contextlib.nullcontext()
         with limit, _joined(pool):
