@@ -53,6 +53,7 @@ needs_bwrap = pytest.mark.skipif(NO_BWRAP is not None, reason=f"no bwrap sandbox
 SANDBOX_VARIABLES = {
     *("PATH", "HOME", "USER", "LANG", "TMPDIR", "MPLCONFIGDIR", "PYTHONDONTWRITEBYTECODE"),
     *("PWD", "OLDPWD", "SHLVL", "_", "TERM", "HOSTNAME", "container"),
+    *("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"),  # the host's BLAS kernel choice, no secret
 }
 #: Each isolated sandbox, skipped (outside CI) where it cannot run, with the reason.
 ISOLATED = [

@@ -40,6 +40,8 @@ __all__ = [
 
 #: The agent's working folder inside the sandbox.
 HOME = "/home/agent"
+#: The host's variables a sandbox keeps: OpenBLAS's kernel choice, no secret.
+BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 #: The agent's uid and gid inside either sandbox (never 0).
 AGENT_UID = 1000
 #: The largest file the host reads out of a sandbox at once, and how long it may take.
@@ -58,9 +60,12 @@ def sandbox_variables(
 ) -> dict[str, str]:
     """A command's whole environment: a working folder's basics, the sample's, the call's.
 
-    Nothing of the host's environment (its secrets) reaches the agent.
+    Nothing of the host's environment (its secrets) reaches the agent but the OpenBLAS
+    kernel choice (`BLAS_VARIABLES`), which some processors need to compute right, and
+    which makes a sandboxed answer the host's, bit for bit.
     """
     return {
+        **{k: os.environ[k] for k in BLAS_VARIABLES if k in os.environ},
         "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
         "HOME": HOME,
         "USER": "agent",

@@ -2,5 +2,6 @@
 
 from ._bwrap import BubblewrapSandbox  # noqa: F401 - registers the `bwrap` sandbox
 from ._podman import PodmanSandbox  # noqa: F401 - registers the `genotex-podman` sandbox
+from ._rows import lasso, lmm, random_row, zero_shot  # noqa: F401
 from ._scorer import genotex_scorer  # noqa: F401
 from ._tasks import analysis, baseline, e2e, gold, preprocess  # noqa: F401

@@ -172,6 +172,8 @@ def _sample(
             "problems": [p.key for p in spec.problems],
             "gold": {path: str(host) for path, host in bench.gold_files(spec).items()},
             "baseline": _baseline_commands(spec, python_exe),
+            "task": spec.task,
+            "python": python_exe,
             METADATA_KEY: sandboxed,
         },
     )

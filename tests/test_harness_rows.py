@@ -1,0 +1,171 @@
+"""The paper's rows that need no agent, run under genotex's tasks (issue #44): the plain Lasso
+and LMM (Table 3), the random genes, and a model's zero-shot answer (Table 2).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::ResourceWarning",
+    "ignore::pytest.PytestUnraisableExceptionWarning",
+    "ignore::DeprecationWarning",
+)
+os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+
+from genotex.core import ResultFile, TaskInfo  # noqa: E402
+from genotex.harness._capture import STORE_KEY, unpack_output  # noqa: E402
+from genotex.harness._rows import (  # noqa: E402
+    expected_random_f1,
+    lasso,
+    lmm,
+    parse_gene_list,
+    random_row,
+    zero_shot,
+)
+from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
+from genotex.harness._tasks import analysis, e2e  # noqa: E402
+from genotex.workflows import write_raw_benchmark  # noqa: E402
+
+SANDBOXES = ["local"] + (["bwrap"] if bwrap_problem() is None else [])
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rows")
+    write_raw_benchmark(folder / "root", recipes=False)
+    return folder / "root"
+
+
+def _outputs(log) -> dict[str, bytes]:
+    files = {}
+    for sample in log.samples:
+        files.update(unpack_output(sample.store[STORE_KEY], max_bytes=10**9).files)
+    return files
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("row", ["lasso", "lmm"])
+def test_the_plain_lasso_and_lmm_rows_equal_regress_with_that_model(bench, tmp_path, row, sandbox):
+    solver = {"lasso": lasso, "lmm": lmm}[row]()
+    task = analysis(root=str(bench), traits="Asthma", sandbox=sandbox)
+    log = inspect_eval(task, model="none", solver=solver, log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    files = _outputs(log)
+    reference = bench / "reference" / "output"
+    done = subprocess.run(
+        [sys.executable, "-m", "genotex", "regress", "--trait", "Asthma", "--data",
+         str(reference / "preprocess"), "--task-info", str(bench / "metadata" / "task_info.json"),
+         "--out", str(tmp_path / "cli"), "--model", row],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    asked = [k for k in files if k.startswith("regress/Asthma/")]
+    assert asked, files.keys()
+    for name in asked:
+        cli = ResultFile.read(tmp_path / "cli" / name.removeprefix("regress/"))
+        made = json.loads(files[name])
+        assert made["significant_genes"]["Variable"] == list(cli.genes), name
+        model = made["method"]["model"]
+        assert model.startswith("LMM") if row == "lmm" else model == "Lasso"
+
+
+def test_the_plain_models_refuse_the_end_to_end_task_with_a_reason(bench, tmp_path):
+    task = e2e(root=str(bench), traits="Asthma", sandbox="local")
+    log = inspect_eval(task, model="none", solver=lasso(), log_dir=str(tmp_path), display="none")[0]
+    score = next(iter(log.samples[0].scores.values()))
+    assert "answers the analysis task" in (score.metadata["failure"] or "")
+
+
+def test_random_genes_score_what_the_closed_form_expects(bench, tmp_path):
+    """The mean F1 over the demo's analysis problems, for 3 seeds, lies within 3 standard
+    errors of the hypergeometric expectation computed from each problem's universe.
+    """
+    import pandas as pd
+
+    reference = bench / "reference" / "output"
+    info = TaskInfo.read(bench / "metadata" / "task_info.json")
+    k, observed, expected, variance = 40, [], [], []
+    for seed in (1, 2, 3):
+        task = analysis(root=str(bench), sandbox="local")
+        log = inspect_eval(task, model="none", solver=random_row(genes=k, seed=seed),
+                           log_dir=str(tmp_path / str(seed)), display="none")[0]  # fmt: skip
+        assert log.status == "success", log.error
+        for sample in log.samples:
+            score = next(iter(sample.scores.values()))
+            for key, value in score.value.items():
+                if not key.startswith("f1@"):
+                    continue
+                trait, _, condition = key.removeprefix("f1@").partition("|")
+                answer = ResultFile.read(
+                    reference / "regress" / trait / f"significant_genes_condition_{condition}.json"
+                ).genes
+                columns: set[str] = set()
+                for linked in (reference / "preprocess" / trait).glob("*.csv"):
+                    columns |= set(pd.read_csv(linked, nrows=0, index_col=0).columns)
+                universe = columns - {"Age", "Gender", trait, condition}
+                mean, var = expected_random_f1(
+                    len(universe), len(set(answer) & universe), len(answer), k
+                )
+                observed.append(value)
+                expected.append(mean)
+                variance.append(var)
+    assert len(observed) >= 9 and len(list(info.problems())) > 0
+    n = len(observed)
+    gap = abs(sum(observed) / n - sum(expected) / n)
+    assert gap <= 3 * math.sqrt(sum(variance)) / n, (gap, sum(expected) / n)
+    assert sum(observed) / n < 50  # random is not a good answer
+
+
+def test_expected_random_f1_by_hand():
+    # 100 genes, 10 of the answer's 20 among them, 10 drawn: E[TP] = 1, F1 = 2/30
+    mean, variance = expected_random_f1(100, 10, 20, 10)
+    assert mean == pytest.approx(100 * 2 / 30)
+    # Var[TP] = 10 * 0.1 * 0.9 * 90/99
+    assert variance == pytest.approx((200 / 30) ** 2 * 10 * 0.1 * 0.9 * 90 / 99)
+
+
+def _scripted(answers: list[str]):
+    outputs = [ModelOutput.from_content("mockllm/model", a) for a in answers]
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=120, output_tokens=30, total_tokens=150)
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+def test_zero_shot_writes_the_models_genes_and_logs_its_tokens(bench, tmp_path):
+    task = analysis(root=str(bench), traits="Asthma", sandbox="local")
+    problems = len(task.dataset)
+    answers = ['Here: ["IL13", "il4", "IL13", "ORMDL3"]'] * problems
+    log = inspect_eval(task, model=_scripted(answers), solver=zero_shot(),
+                       log_dir=str(tmp_path), display="none")[0]  # fmt: skip
+    assert log.status == "success", log.error
+    files = _outputs(log)
+    written = [json.loads(v) for k, v in files.items() if k.startswith("regress/Asthma/")]
+    assert written and all(
+        w["significant_genes"]["Variable"] == ["IL13", "IL4", "ORMDL3"] for w in written
+    )
+    usage = [u for s in log.samples for u in s.model_usage.values()]
+    assert sum(u.input_tokens for u in usage) == 120 * problems
+
+
+@pytest.mark.parametrize(
+    ("text", "genes"),
+    [
+        ('["TP53", "brca1"]', ["TP53", "BRCA1"]),
+        ("The genes are IL13, IL4 and ORMDL3.", ["IL13", "IL4", "ORMDL3"]),
+        ("no idea", []),
+        ('[1, 2] then ["GPC3"]', ["GPC3"]),
+    ],
+)
+def test_a_models_answer_is_read_robustly(text, genes):
+    assert parse_gene_list(text, 50) == genes
