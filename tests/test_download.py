@@ -317,9 +317,9 @@ class _Trickle(BaseHTTPRequestHandler):
 def test_a_server_trickling_bytes_is_cut_off(tmp_path, monkeypatch):
     """A byte every 5 s was never cut off (the timeout is per read); here a byte every 50 ms
     against a floor of 1,024 bytes a second over 2 s windows."""
-    from genotex.preprocessing import _download
+    from genotex.preprocessing import _transfer
 
-    monkeypatch.setattr(_download, "_WINDOW", 2.0)
+    monkeypatch.setattr(_transfer, "_WINDOW", 2.0)
     started = time.monotonic()
     with local_server(_Trickle) as url:
         result = fetch(Download(f"{url}/slow", tmp_path / "f.gz", None), retries=1)

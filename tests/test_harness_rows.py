@@ -169,3 +169,79 @@ def test_zero_shot_writes_the_models_genes_and_logs_its_tokens(bench, tmp_path):
 )
 def test_a_models_answer_is_read_robustly(text, genes):
     assert parse_gene_list(text, 50) == genes
+
+
+# ---- what a run cost, per model and per role -------------------------------------------------
+def test_export_prices_each_model_by_its_row_and_counts_tokens_per_model(bench, tmp_path):
+    from genotex.harness import export_run
+
+    task = analysis(root=str(bench), traits="Asthma", sandbox="local")
+    problems = len(task.dataset)
+    log = inspect_eval(task, model=_scripted(['["IL13"]'] * problems), solver=zero_shot(),
+                       log_dir=str(tmp_path / "logs"), display="none")[0]  # fmt: skip
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"mockllm/model": {"input": 2.0, "output": 10.0}}))
+    path = export_run(log.location, tmp_path / "run", reference=bench / "reference" / "output",
+                      prices=prices)  # fmt: skip
+    runtime = json.loads(path.read_text())["run"]["runtime"]
+    asked = sum(len(s.metadata["problems"]) for s in log.samples)
+    # by hand: 120 input and 30 output tokens a call, one call a problem
+    assert runtime["cost_usd"] == pytest.approx((120 * 2.0 + 30 * 10.0) / 1e6 * problems / asked)
+    assert runtime["tokens_by_model"]["mockllm/model"] == {
+        "tokens_in_k": pytest.approx(0.12 * problems / asked),
+        "tokens_out_k": pytest.approx(0.03 * problems / asked),
+    }
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ("[1]", "is not a price table"),
+        ('{"m": {"input": 1}}', "gives 'm' no"),
+        ('{"m": {"input": "cheap", "output": 1}}', "a price that is not a number"),
+        ('{"m": {"input": -1, "output": 1}}', "outside 0 to 100,000"),
+    ],
+)
+def test_a_bad_price_table_is_one_sentence(tmp_path, table, says):
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(table)
+    result = CliRunner().invoke(
+        main,
+        ["harness", "export", str(tmp_path / "no.eval"), "--reference", str(tmp_path),
+         "--out", str(tmp_path / "run"), "--prices", str(prices)],
+    )  # fmt: skip
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert says in result.output and "prices.json" in result.output
+
+
+def test_a_price_table_is_read_before_anything_else(tmp_path):
+    from genotex.core import GenotexError
+    from genotex.harness._runtime import Prices
+
+    prices = tmp_path / "p.json"
+    prices.write_text('{"m": {"input": -1, "output": 1}}')
+    with pytest.raises(GenotexError, match="outside 0 to 100,000 dollars a million tokens"):
+        Prices.read(prices)
+    prices.write_text('{"a/b": {"input": 1.5, "output": 6}}')
+    table = Prices.of(prices, 1.0, 2.0)
+    assert table.per_model == {"a/b": (1.5, 6.0)} and table.default == (1.0, 2.0)
+
+
+def test_tokens_per_role_are_thousands_per_problem():
+    from genotex.harness._runtime import SampleRuntime, runtime_summary
+
+    runs = [
+        SampleRuntime("A", 1, True, 3000, 600, None, 1.0, {}, {"planner": (1000, 200),
+                      "statistician": (2000, 400)}),
+        SampleRuntime("B", 1, True, 1000, 100, None, 1.0, {}, {"planner": (1000, 100)}),
+    ]  # fmt: skip
+    summary = runtime_summary(runs, {"A": 2, "B": 2})  # four problems
+    assert summary.tokens_by_role == {
+        "planner": {"tokens_in_k": 0.5, "tokens_out_k": 0.075},
+        "statistician": {"tokens_in_k": 0.5, "tokens_out_k": 0.1},
+    }
+    assert summary.to_dict()["tokens_by_role"]["planner"]["tokens_in_k"] == 0.5

@@ -51,6 +51,13 @@ def harness_group() -> None:
     help="Dollars per million output tokens, when the log has no cost.",
 )
 @click.option(
+    "--prices",
+    type=click.Path(path_type=Path),
+    default=None,
+    help='A price table per model, JSON: {"provider/model": {"input": $, "output": $}} per '
+    "million tokens (models it lacks take --price-in/--price-out, or the log's cost).",
+)
+@click.option(
     "--diagnose",
     "diagnose_mode",
     type=click.Choice(["standard", "reference"]),
@@ -67,6 +74,7 @@ def export_command(
     max_output_mb: int,
     price_in: float | None,
     price_out: float | None,
+    prices: Path | None,
     diagnose_mode: str | None,
 ) -> None:
     """Score LOG's samples from the log alone; write the run's tree, eval report and costs.
@@ -95,6 +103,7 @@ def export_command(
         reference=reference,
         price_in=price_in,
         price_out=price_out,
+        prices=prices,
         max_output_mb=max_output_mb,
         diagnose=check_mode(diagnose_mode) if diagnose_mode else None,
     )

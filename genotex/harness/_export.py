@@ -21,7 +21,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from ._logged import (
     logged_samples,
     read_log,
 )
+from ._runtime import Prices, RuntimeSummary, SampleRuntime, runtime_summary, sample_runtime
 from ._scoring import SampleScoring, add_given, link_slice, score_files, write_tree
 
 __all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
@@ -53,111 +54,6 @@ _REDUCERS: dict[str, Callable[[list[float]], float]] = {
     "max": max,
     "min": min,
 }
-
-
-@dataclass(frozen=True)
-class SampleRuntime:
-    """What one sample of one epoch cost: did it finish and score, tokens, dollars, seconds."""
-
-    sample: str
-    epoch: int
-    success: bool
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    seconds: float | None
-
-
-@dataclass(frozen=True)
-class RuntimeSummary:
-    """The run's Table 2 columns, per problem as the paper reports them, with the epochs' spread.
-
-    `success` is the percentage of samples whose agent finished without an error
-    or a limit and whose output scored; tokens are thousands per problem.
-    """
-
-    samples: int
-    problems: int
-    epochs: int
-    success: float
-    tokens_in_k: float
-    tokens_out_k: float
-    cost_usd: float | None
-    time_s: float | None
-    per_epoch: tuple[dict[str, float | None], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "per_epoch": [dict(e) for e in self.per_epoch]}
-
-
-def _price(
-    model_usage: Mapping[str, Any], price_in: float | None, price_out: float | None
-) -> tuple[int, int, float | None]:
-    tokens_in = sum(getattr(u, "input_tokens", 0) or 0 for u in model_usage.values())
-    tokens_out = sum(getattr(u, "output_tokens", 0) or 0 for u in model_usage.values())
-    if price_in is not None and price_out is not None:
-        cost: float | None = (tokens_in * price_in + tokens_out * price_out) / 1e6
-    else:
-        known = [getattr(u, "total_cost", None) for u in model_usage.values()]
-        costs = [float(c) for c in known if c is not None]
-        cost = sum(costs) if known and len(costs) == len(known) else None
-    return tokens_in, tokens_out, cost
-
-
-def _runtime(
-    sample: Any, success: bool, price_in: float | None, price_out: float | None
-) -> SampleRuntime:
-    """What one sample of one epoch cost, and whether the agent finished and its output scored."""
-    tokens_in, tokens_out, cost = _price(sample.model_usage or {}, price_in, price_out)
-    return SampleRuntime(
-        str(sample.id),
-        int(sample.epoch or 1),
-        success,
-        tokens_in,
-        tokens_out,
-        cost,
-        sample.working_time if sample.working_time is not None else sample.total_time,
-    )
-
-
-def _per_problem(values: list[float | None], problems: int) -> float | None:
-    """The sum per problem, or None when any sample's value is unknown."""
-    known = [v for v in values if v is not None]
-    return sum(known) / problems if known and len(known) == len(values) else None
-
-
-def runtime_summary(
-    runtimes: Iterable[SampleRuntime], problems_per_sample: Mapping[str, int]
-) -> RuntimeSummary:
-    """Per-problem averages over samples (the paper's Tk., Cost, Time) and per epoch."""
-    runtimes = list(runtimes)
-    epochs = sorted({r.epoch for r in runtimes})
-
-    def columns(rows: list[SampleRuntime]) -> dict[str, float | None]:
-        problems = sum(max(1, problems_per_sample.get(r.sample, 1)) for r in rows) or 1
-        costs = [r.cost_usd for r in rows]
-        seconds = [r.seconds for r in rows]
-        return {
-            "success": 100.0 * sum(r.success for r in rows) / max(1, len(rows)),
-            "tokens_in_k": sum(r.input_tokens for r in rows) / problems / 1000,
-            "tokens_out_k": sum(r.output_tokens for r in rows) / problems / 1000,
-            "cost_usd": _per_problem(costs, problems),
-            "time_s": _per_problem(seconds, problems),
-        }
-
-    per_epoch = tuple(columns([r for r in runtimes if r.epoch == e]) for e in epochs)
-    overall = columns(runtimes)
-    return RuntimeSummary(
-        samples=len({r.sample for r in runtimes}),
-        problems=sum(problems_per_sample.values()),
-        epochs=len(epochs),
-        success=overall["success"] or 0.0,
-        tokens_in_k=overall["tokens_in_k"] or 0.0,
-        tokens_out_k=overall["tokens_out_k"] or 0.0,
-        cost_usd=overall["cost_usd"],
-        time_s=overall["time_s"],
-        per_epoch=per_epoch if len(epochs) > 1 else (),
-    )
 
 
 def _headline(report: EvalReport) -> dict[str, float]:
@@ -180,6 +76,7 @@ def export_run(
     price_in: float | None = None,
     price_out: float | None = None,
     max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
+    prices: str | Path | Prices | None = None,
     diagnose: Mode | None = None,
 ) -> Path:
     """Score a genotex log's samples from the log alone, write `OUT/eval.json` and the trees.
@@ -195,7 +92,12 @@ def export_run(
         The reference `output/` folder the run was scored against; refused
         unless its scored files are those the log records, byte for byte.
     price_in, price_out
-        Dollars per million input and output tokens, when the log has no cost.
+        Dollars per million input and output tokens of every model, when the log has
+        no cost.
+    prices
+        A price table per model (`Prices`, or its JSON file: `{"provider/model":
+        {"input": dollars, "output": dollars}}` per million tokens); a model it lists
+        is priced by it, the others by `price_in`/`price_out` or the log's cost.
     max_output_mb
         The largest output tree inflated from one sample (a forged log's bound).
     diagnose
@@ -210,10 +112,12 @@ def export_run(
     """
     started = time.time()
     reference = Path(reference)
+    priced = Prices.of(prices, price_in, price_out)  # a bad table: refused before anything
     log, run = _checked_log(log_path, Path(out), reference, max_output_mb)
     by_epoch, runtimes, failures = _score_samples(
-        log, run, reference, max_bytes=max_output_mb * 1024 * 1024, prices=(price_in, price_out)
-    )
+        log, run, reference, max_bytes=max_output_mb * 1024 * 1024,
+        prices=priced,
+    )  # fmt: skip
     if not by_epoch:
         raise GenotexError("holds no sample", path=log_path)
     check_plan(log, run, {(s.spec.id, e) for e, v in by_epoch.items() for s, _ in v}, log_path)
@@ -314,7 +218,7 @@ def _score_samples(
     reference: Path,
     *,
     max_bytes: int,
-    prices: tuple[float | None, float | None],
+    prices: Prices,
 ) -> tuple[dict[int, list[tuple[LoggedSample, SampleScoring]]], list[SampleRuntime], list[dict]]:
     """Each sample of each epoch scored as its scorer scored it, with its cost and failure."""
     by_epoch: dict[int, list[tuple[LoggedSample, SampleScoring]]] = {}
@@ -322,7 +226,7 @@ def _score_samples(
     for item, sample in logged_samples(log, run, run.source, max_bytes):
         scoring = score_files(reference, run.task_info, item.spec, item.files)
         by_epoch.setdefault(item.epoch, []).append((item, scoring))
-        runtimes.append(_runtime(sample, item.failure is None, *prices))
+        runtimes.append(sample_runtime(sample, item.failure is None, prices))
         if item.failure is not None:
             failures.append({"sample": item.spec.id, "epoch": item.epoch, "reason": item.failure})
     return by_epoch, runtimes, failures

@@ -9,13 +9,9 @@ then renamed into place; a file already present with the right hash is skipped.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import errno
-import os
 import re
 import shutil
-import stat
 import time
 import urllib.error
 import urllib.request
@@ -23,7 +19,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ..core import (
     GenotexError,
@@ -35,6 +31,17 @@ from ..core import (
     output_path,
     prepare_output_folder,
     read_json,
+)
+from ._transfer import (
+    _MIN_RATE,
+    _WINDOW,
+    _body,
+    _content_length,
+    _NoRoom,
+    _open_part,
+    _part_size,
+    _TooLong,
+    _TooSlow,
 )
 
 __all__ = [
@@ -59,16 +66,8 @@ XENA_BASE = "https://tcga.xenahubs.net/download"
 GENE_INFO_URL = (
     "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
 )
-_CHUNK = 1 << 20
 #: The largest file a download may bring (the benchmark's largest input is ~2 GB).
 DEFAULT_MAX_DOWNLOAD_BYTES = 16 * 2**30
-#: A download bringing less than _MIN_RATE bytes a second over _WINDOW seconds is cut off
-#: (and resumed by the next attempt): a server trickling a byte every few seconds is cut
-#: after _WINDOW seconds, not kept waiting on.
-_MIN_RATE = 1024
-_WINDOW = 10.0
-#: What a write that found no room raises (disk full, quota, the file size limit).
-_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
@@ -194,82 +193,24 @@ def tcga_downloads(
     return downloads
 
 
-def _content_length(response: Any) -> int | None:
-    """The body's announced length, or None when the server did not announce one."""
-    value = response.headers.get("Content-Length")
-    return int(value) if value is not None and value.strip().isdigit() else None
+#: What a download stopped for want of room says of its `.part`.
+_KEPT = "; its .part is kept, to resume when there is room"
 
 
-def _open_part(part: Path, append: bool) -> BinaryIO:
-    """The `.part` to write, never through a link: one found in its place is removed (the
-    file it points to is left alone) and the download starts over.
-    """
-    if part.is_symlink() or (part.exists() and not part.is_file()):
-        part.unlink()
-        append = False
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
-    # unbuffered: a write that finds the disk full fails there, not later in close()
-    return os.fdopen(os.open(part, flags, 0o644), "wb", buffering=0)
+def _no_room_for(expected: int | None, folder: Path) -> str | None:
+    """Why a body of `expected` bytes cannot fit on the disk of `folder`, or None."""
+    free = shutil.disk_usage(folder).free
+    if expected is None or expected <= free:
+        return None
+    return f"the file needs {expected:,} bytes and its disk has {free:,} free; nothing was written"
 
 
-def _write_all(handle: BinaryIO, data: bytes) -> None:
-    """Write every byte of `data` (an unbuffered write may take only some of them)."""
-    view = memoryview(data)
-    while view:
-        written = handle.write(view)
-        if not written:  # a file takes at least a byte, or says why not
-            raise OSError(errno.ENOSPC, "no byte could be written")
-        view = view[written:]
-
-
-def _part_size(part: Path) -> int:
-    """The bytes of a `.part` to resume from (0 for none, or for one that is not a file)."""
-    with contextlib.suppress(OSError):
-        info = os.lstat(part)
-        if stat.S_ISREG(info.st_mode):
-            return info.st_size
-    return 0
-
-
-def _body(response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[int], None]) -> int:
-    """Copy a response's body into handle; its byte count.
-
-    Raises `_TooLong` past the file's bound (http.client itself stops at an
-    announced length), `_TooSlow` when a window of `_WINDOW` seconds brings less
-    than `_MIN_RATE` bytes a second (a server trickling a byte at a time).
-    """
-    received = window_bytes = 0
-    window_start = time.monotonic()
-    for chunk in iter(lambda: response.read1(_CHUNK), b""):  # what has come, not 1 MB
-        received += len(chunk)
-        if received > max_bytes:
-            raise _TooLong(f"more than the {max_bytes:,} bytes a file may have")
-        try:
-            _write_all(handle, chunk)
-        except OSError as exc:
-            if exc.errno in _NO_ROOM:
-                raise _NoRoom(received - len(chunk)) from None
-            raise
-        on_bytes(len(chunk))
-        window_bytes += len(chunk)
-        now = time.monotonic()
-        if now - window_start >= _WINDOW:
-            if window_bytes < _MIN_RATE * (now - window_start):
-                raise _TooSlow(window_bytes)
-            window_bytes, window_start = 0, now
-    return received
-
-
-class _TooLong(Exception):
-    """A body longer than a file may be."""
-
-
-class _TooSlow(Exception):
-    """A body coming slower than `_MIN_RATE`."""
-
-
-class _NoRoom(Exception):
-    """The disk (or the quota, or the file size limit) had no room for the next bytes."""
+def _wrong_digest(part: Path, sha256: str | None) -> str | None:
+    """Why a fetched file is not the one the manifest lists (its sha256 differs), or None."""
+    actual = None if sha256 is None else file_sha256(part)
+    if actual is None or actual == sha256:
+        return None
+    return f"sha256 {actual[:12]}... differs from the manifest's {str(sha256)[:12]}..."
 
 
 def fetch(
@@ -304,13 +245,9 @@ def fetch(
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
                 expected = _content_length(response)
-                free = shutil.disk_usage(part.parent).free
-                if expected is not None and expected > free:
-                    reason = (
-                        f"the file needs {expected:,} bytes and its disk has {free:,} free; "
-                        "nothing was written"
-                    )
-                    return DownloadResult(download, Outcome("failed", reason))
+                no_room = _no_room_for(expected, part.parent)
+                if no_room is not None:
+                    return DownloadResult(download, Outcome("failed", no_room))
                 with _open_part(part, append) as handle:
                     received = _body(response, handle, max_bytes - offset * append, counted)
             if expected is not None and received != expected:
@@ -324,18 +261,12 @@ def fetch(
             reason = f"the server sent {exc}; nothing was kept"
             return DownloadResult(download, Outcome("failed", reason))
         except _NoRoom as exc:
-            written = offset * append + exc.args[0]
-            reason = (
-                f"the disk is full after {written:,} bytes of the file; its .part is kept, "
-                "to resume when there is room"
-            )
-            return DownloadResult(download, Outcome("failed", reason))
+            reason = f"the disk is full after {offset * append + exc.args[0]:,} bytes of the file"
+            return DownloadResult(download, Outcome("failed", reason + _KEPT))
         except _TooSlow:
             last_error = f"the server sent less than {_MIN_RATE:,} bytes a second for {_WINDOW} s"
         except urllib.error.HTTPError as exc:
-            if (
-                exc.code == 416 and offset
-            ):  # the .part is already complete (or longer): verify it below
+            if exc.code == 416 and offset:  # the .part is complete (or longer): verified below
                 break
             last_error = f"HTTP {exc.code} {exc.reason}"
             if exc.code in (403, 404, 410):
@@ -345,14 +276,10 @@ def fetch(
         time.sleep(min(2**attempt, 8) * 0.1)
     else:
         return DownloadResult(download, Outcome("failed", last_error or "no answer"))
-    if download.sha256 is not None:
-        actual = file_sha256(part)
-        if actual != download.sha256:
-            part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
-            reason = (
-                f"sha256 {actual[:12]}... differs from the manifest's {download.sha256[:12]}..."
-            )
-            return DownloadResult(download, Outcome("failed", reason))
+    wrong = _wrong_digest(part, download.sha256)
+    if wrong is not None:
+        part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
+        return DownloadResult(download, Outcome("failed", wrong))
     part.replace(target)
     kind: OutcomeKind = "resumed" if resumed else "downloaded"
     return DownloadResult(download, Outcome(kind), target.stat().st_size)

@@ -124,6 +124,14 @@ def _checked(
     return x, y
 
 
+def _batch_choice(x: np.ndarray, centred: np.ndarray, lmm: bool | None) -> bool:
+    """Centre `x` into `centred` (the normalization reuses it) and say whether to fit the
+    LMM: the batch-effect test's answer, unless the plain model was asked for (`lmm`).
+    """
+    found = batch_effect_of_centred(np.subtract(x, np.mean(x, axis=0), out=centred))
+    return bool(found) if lmm is None else lmm
+
+
 def fit_standard(
     x: np.ndarray,
     y: np.ndarray,
@@ -180,8 +188,7 @@ def fit_standard(
         samples = pool.submit(rows_copy, x)  # the folds' rows, copied beside the batch test
         # the batch test's and the normalization's (written once: core.empty_without_huge_pages)
         centred = empty_without_huge_pages(x.shape, order="F")
-        found = batch_effect_of_centred(np.subtract(x, np.mean(x, axis=0), out=centred))
-        lmm = found if lmm is None else lmm  # the plain model asked for, or the test's choice
+        lmm = _batch_choice(x, centred, lmm)
         # the folds' eigh run on pool threads, from which SciPy's BLAS cannot be limited
         limit = one_blas_thread(libraries=("scipy.linalg",)) if lmm else contextlib.nullcontext()
         with limit, _joined(pool):

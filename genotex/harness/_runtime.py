@@ -1,0 +1,216 @@
+"""What a run cost, from its log: tokens (per model and per role), dollars and seconds, per
+problem as the paper's Tables 2 and 3 report them.
+
+The dollars come from a price table per model (`Prices`), a price for every model, or the
+cost the log records, in that order; a sample is of unknown cost when one of its models is
+priced by none of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core import GenotexError, read_json
+
+__all__ = ["Prices", "RuntimeSummary", "SampleRuntime", "runtime_summary", "sample_runtime"]
+
+#: A price a model's million tokens may not pass (a typo, not a price).
+_MAX_PRICE = 100_000.0
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Dollars per million input and output tokens: per model, and for every other model."""
+
+    per_model: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    default: tuple[float, float] | None = None
+
+    @classmethod
+    def read(cls, path: str | Path) -> Prices:
+        """A price table file, `{"provider/model": {"input": dollars, "output": dollars}}`
+        (per million tokens); anything else is refused in one sentence naming the file.
+        """
+        data = read_json(Path(path), GenotexError)
+        if not isinstance(data, dict) or not data:
+            raise GenotexError("is not a price table: an object of model -> prices", path=path)
+        table = {}
+        for model, price in data.items():
+            if not isinstance(price, dict) or set(price) != {"input", "output"}:
+                raise GenotexError(
+                    f'gives {str(model)[:80]!r} no {{"input": ..., "output": ...}} prices',
+                    path=path,
+                )
+            pair = (_price(price["input"], model, path), _price(price["output"], model, path))
+            table[str(model)] = pair
+        return cls(table)
+
+    @classmethod
+    def of(
+        cls, table: str | Path | Prices | None, price_in: float | None, price_out: float | None
+    ) -> Prices:
+        """The prices export uses: a table (or its file) and the price for every model."""
+        prices = table if isinstance(table, Prices) else cls() if table is None else cls.read(table)
+        default = None if price_in is None or price_out is None else (price_in, price_out)
+        return cls(prices.per_model, default or prices.default)
+
+    def cost(self, model: str, usage: Any) -> float | None:
+        """Dollars of one model's usage: its price, the default, or the log's own cost."""
+        pair = self.per_model.get(model) or self.default
+        if pair is not None:
+            return (_tokens(usage, "input_tokens") * pair[0] + _tokens(usage, "output_tokens")
+                    * pair[1]) / 1e6  # fmt: skip
+        known = getattr(usage, "total_cost", None)
+        return None if known is None else float(known)
+
+
+def _price(value: object, model: object, path: str | Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GenotexError(f"gives {str(model)[:80]!r} a price that is not a number", path=path)
+    number = float(value)
+    if not math.isfinite(number) or not 0 <= number <= _MAX_PRICE:
+        raise GenotexError(
+            f"gives {str(model)[:80]!r} the price {number:g}, outside 0 to {_MAX_PRICE:,.0f} "
+            "dollars a million tokens",
+            path=path,
+        )
+    return number
+
+
+def _tokens(usage: Any, name: str) -> int:
+    return int(getattr(usage, name, 0) or 0)
+
+
+@dataclass(frozen=True)
+class SampleRuntime:
+    """What one sample of one epoch cost: did it finish and score, tokens, dollars, seconds;
+    and its tokens (input, output) per model and per role (Inspect's `--model-role`).
+    """
+
+    sample: str
+    epoch: int
+    success: bool
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    seconds: float | None
+    by_model: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    by_role: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RuntimeSummary:
+    """The run's Table 2 columns, per problem as the paper reports them, with the epochs' spread.
+
+    `success` is the percentage of samples whose agent finished without an error
+    or a limit and whose output scored; tokens are thousands per problem.
+    """
+
+    samples: int
+    problems: int
+    epochs: int
+    success: float
+    tokens_in_k: float
+    tokens_out_k: float
+    cost_usd: float | None
+    time_s: float | None
+    per_epoch: tuple[dict[str, float | None], ...] = ()
+    #: thousands of (input, output) tokens per problem, per model and per role
+    tokens_by_model: Mapping[str, dict[str, float]] = field(default_factory=dict)
+    tokens_by_role: Mapping[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "per_epoch": [dict(e) for e in self.per_epoch],
+            "tokens_by_model": {k: dict(v) for k, v in sorted(self.tokens_by_model.items())},
+            "tokens_by_role": {k: dict(v) for k, v in sorted(self.tokens_by_role.items())},
+        }
+
+
+def _split(usage: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    return {
+        str(name): (_tokens(u, "input_tokens"), _tokens(u, "output_tokens"))
+        for name, u in usage.items()
+    }
+
+
+def sample_runtime(sample: Any, success: bool, prices: Prices) -> SampleRuntime:
+    """What one sample of one epoch cost, and whether the agent finished and its output scored."""
+    usage = sample.model_usage or {}
+    by_model = _split(usage)
+    costs = [prices.cost(model, u) for model, u in usage.items()]
+    known = [c for c in costs if c is not None]
+    return SampleRuntime(
+        str(sample.id),
+        int(sample.epoch or 1),
+        success,
+        sum(i for i, _ in by_model.values()),
+        sum(o for _, o in by_model.values()),
+        sum(known) if costs and len(known) == len(costs) else None,
+        sample.working_time if sample.working_time is not None else sample.total_time,
+        by_model,
+        _split(getattr(sample, "role_usage", None) or {}),
+    )
+
+
+def _per_problem(values: list[float | None], problems: int) -> float | None:
+    """The sum per problem, or None when any sample's value is unknown."""
+    known = [v for v in values if v is not None]
+    return sum(known) / problems if known and len(known) == len(values) else None
+
+
+def runtime_summary(
+    runtimes: Iterable[SampleRuntime], problems_per_sample: Mapping[str, int]
+) -> RuntimeSummary:
+    """Per-problem averages over samples (the paper's Tk., Cost, Time) and per epoch."""
+    runtimes = list(runtimes)
+    epochs = sorted({r.epoch for r in runtimes})
+
+    def columns(rows: list[SampleRuntime]) -> dict[str, float | None]:
+        problems = sum(max(1, problems_per_sample.get(r.sample, 1)) for r in rows) or 1
+        costs = [r.cost_usd for r in rows]
+        seconds = [r.seconds for r in rows]
+        return {
+            "success": 100.0 * sum(r.success for r in rows) / max(1, len(rows)),
+            "tokens_in_k": sum(r.input_tokens for r in rows) / problems / 1000,
+            "tokens_out_k": sum(r.output_tokens for r in rows) / problems / 1000,
+            "cost_usd": _per_problem(costs, problems),
+            "time_s": _per_problem(seconds, problems),
+        }
+
+    per_epoch = tuple(columns([r for r in runtimes if r.epoch == e]) for e in epochs)
+    overall = columns(runtimes)
+    return RuntimeSummary(
+        samples=len({r.sample for r in runtimes}),
+        problems=sum(problems_per_sample.values()),
+        epochs=len(epochs),
+        success=overall["success"] or 0.0,
+        tokens_in_k=overall["tokens_in_k"] or 0.0,
+        tokens_out_k=overall["tokens_out_k"] or 0.0,
+        cost_usd=overall["cost_usd"],
+        time_s=overall["time_s"],
+        per_epoch=per_epoch if len(epochs) > 1 else (),
+        tokens_by_model=_per_name(runtimes, "by_model", problems_per_sample),
+        tokens_by_role=_per_name(runtimes, "by_role", problems_per_sample),
+    )
+
+
+def _per_name(
+    runtimes: list[SampleRuntime], which: str, problems_per_sample: Mapping[str, int]
+) -> dict[str, dict[str, float]]:
+    """Thousands of input and output tokens per problem, for each model (or role)."""
+    problems = sum(max(1, problems_per_sample.get(r.sample, 1)) for r in runtimes) or 1
+    totals: dict[str, list[int]] = {}
+    for runtime in runtimes:
+        for name, (tokens_in, tokens_out) in getattr(runtime, which).items():
+            pair = totals.setdefault(name, [0, 0])
+            pair[0] += tokens_in
+            pair[1] += tokens_out
+    return {
+        name: {"tokens_in_k": i / problems / 1000, "tokens_out_k": o / problems / 1000}
+        for name, (i, o) in sorted(totals.items())
+    }

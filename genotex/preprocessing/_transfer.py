@@ -1,0 +1,101 @@
+"""One HTTP body into a `.part` file: unbuffered writes that stop when the disk is full, a
+bound on the bytes, and a floor on the rate (a dribbling server is cut off and resumed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+_CHUNK = 1 << 20
+#: A download bringing less than _MIN_RATE bytes a second over _WINDOW seconds is cut off
+#: (and resumed by the next attempt): a server trickling a byte every few seconds is cut
+#: after _WINDOW seconds, not kept waiting on.
+_MIN_RATE = 1024
+_WINDOW = 10.0
+#: What a write that found no room raises (disk full, quota, the file size limit).
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _content_length(response: Any) -> int | None:
+    """The body's announced length, or None when the server did not announce one."""
+    value = response.headers.get("Content-Length")
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
+def _open_part(part: Path, append: bool) -> BinaryIO:
+    """The `.part` to write, never through a link: one found in its place is removed (the
+    file it points to is left alone) and the download starts over.
+    """
+    if part.is_symlink() or (part.exists() and not part.is_file()):
+        part.unlink()
+        append = False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
+    # unbuffered: a write that finds the disk full fails there, not later in close()
+    return os.fdopen(os.open(part, flags, 0o644), "wb", buffering=0)
+
+
+def _write_all(handle: BinaryIO, data: bytes) -> None:
+    """Write every byte of `data` (an unbuffered write may take only some of them)."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:  # a file takes at least a byte, or says why not
+            raise OSError(errno.ENOSPC, "no byte could be written")
+        view = view[written:]
+
+
+def _part_size(part: Path) -> int:
+    """The bytes of a `.part` to resume from (0 for none, or for one that is not a file)."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(part)
+        if stat.S_ISREG(info.st_mode):
+            return info.st_size
+    return 0
+
+
+def _body(response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[int], None]) -> int:
+    """Copy a response's body into handle; its byte count.
+
+    Raises `_TooLong` past the file's bound (http.client itself stops at an
+    announced length), `_TooSlow` when a window of `_WINDOW` seconds brings less
+    than `_MIN_RATE` bytes a second (a server trickling a byte at a time).
+    """
+    received = window_bytes = 0
+    window_start = time.monotonic()
+    for chunk in iter(lambda: response.read1(_CHUNK), b""):  # what has come, not 1 MB
+        received += len(chunk)
+        if received > max_bytes:
+            raise _TooLong(f"more than the {max_bytes:,} bytes a file may have")
+        try:
+            _write_all(handle, chunk)
+        except OSError as exc:
+            if exc.errno in _NO_ROOM:
+                raise _NoRoom(received - len(chunk)) from None
+            raise
+        on_bytes(len(chunk))
+        window_bytes += len(chunk)
+        now = time.monotonic()
+        if now - window_start >= _WINDOW:
+            if window_bytes < _MIN_RATE * (now - window_start):
+                raise _TooSlow(window_bytes)
+            window_bytes, window_start = 0, now
+    return received
+
+
+class _TooLong(Exception):
+    """A body longer than a file may be."""
+
+
+class _TooSlow(Exception):
+    """A body coming slower than `_MIN_RATE`."""
+
+
+class _NoRoom(Exception):
+    """The disk (or the quota, or the file size limit) had no room for the next bytes."""
