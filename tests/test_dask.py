@@ -5,6 +5,7 @@ processes started on localhost (as a user would start them on a cluster's nodes)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -269,19 +270,7 @@ def test_a_scheduler_killed_mid_run_ends_it_in_one_sentence(example, tmp_path, c
     from genotex.core import GenotexError, TaskInfo
     from genotex.regression import run_problems
 
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-         "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-         "--no-dashboard"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        _wait_for(address, workers=1)
+    with _scheduler_and_worker() as (address, scheduler, _):
         info = TaskInfo.read(example.task_info)
         seen = []
 
@@ -302,10 +291,6 @@ def test_a_scheduler_killed_mid_run_ends_it_in_one_sentence(example, tmp_path, c
         said = capfd.readouterr()
         assert "Traceback" not in said.err + said.out and "distributed" not in said.err
         assert json.loads((tmp_path / "status.json").read_text())  # what finished is recorded
-    finally:
-        for process in (worker, scheduler):
-            process.kill()
-            process.wait(timeout=30)
 
 
 def test_diagnose_on_dask_and_in_processes_equals_one_process(example, scheduler):
@@ -334,19 +319,7 @@ def test_a_run_whose_only_worker_is_gone_for_good_ends_in_one_sentence(
     from genotex.regression import run_problems
 
     monkeypatch.setenv("GENOTEX_DASK_WORKERLESS", "5")
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-         "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-         "--no-dashboard", "--no-nanny"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        _wait_for(address, workers=1)
+    with _scheduler_and_worker("--no-nanny") as (address, _, worker):
         info = TaskInfo.read(example.task_info)
         seen = []
 
@@ -366,6 +339,27 @@ def test_a_run_whose_only_worker_is_gone_for_good_ends_in_one_sentence(
         assert time.monotonic() - started < 90
         said = capfd.readouterr()
         assert "Traceback" not in said.err + said.out
+
+
+@contextlib.contextmanager
+def _scheduler_and_worker(*worker_options: str):
+    """A Dask scheduler on a free loopback port and one worker (`--nthreads 1`, and
+    `worker_options`), as processes a test may kill; yields (address, scheduler, worker).
+    """
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+         "--no-dashboard", *worker_options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for(address, workers=1)
+        yield address, scheduler, worker
     finally:
         for process in (worker, scheduler):
             process.kill()
