@@ -110,8 +110,7 @@ def export_run(
         `OUT/eval.json`: genotex eval's report of the run, with its `run.harness`,
         `run.runtime` and, over several epochs, `run.epochs` blocks.
     """
-    started = time.time()
-    reference = Path(reference)
+    started, reference = time.time(), Path(reference)
     priced = Prices.of(prices, price_in, price_out)  # a bad table: refused before anything
     log, run = _checked_log(log_path, Path(out), reference, max_output_mb)
     by_epoch, runtimes, failures = _score_samples(

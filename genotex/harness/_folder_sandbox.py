@@ -44,7 +44,7 @@ HOME = "/home/agent"
 BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 #: The agent's uid and gid inside either sandbox (never 0).
 AGENT_UID = 1000
-#: The largest file the host reads out of a sandbox at once, and how long it may take.
+#: The largest file the host reads out of a sandbox at once (Inspect's own bound is smaller).
 MAX_READ_BYTES = 2 * 1024**3
 #: Where a sample's metadata carries its binds and limits for the sandbox.
 METADATA_KEY = "genotex_sandbox"
