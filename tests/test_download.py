@@ -407,3 +407,102 @@ def test_a_byte_every_few_seconds_is_cut_off_within_the_default_window(tmp_path)
         result = fetch(Download(f"{url}/slow", tmp_path / "f.gz", None), retries=1)
     assert not result.ok and "less than 1,024 bytes a second" in result.outcome.reason
     assert time.monotonic() - started < 25
+
+
+# ---- the benchmark's own manifests, shipped (issue #46, in part) -----------------------------
+def test_the_shipped_manifests_are_the_benchmarks_and_pass_over_its_stray_entries(shared):
+    from genotex.preprocessing import packaged_manifest
+
+    for kind in ("geo", "tcga"):
+        shipped = packaged_manifest(kind)
+        assert shipped.read_bytes() == (shared / "data" / "manifests" / shipped.name).read_bytes()
+    tcga = load_manifest(packaged_manifest("tcga"))
+    raw = json.loads(packaged_manifest("tcga").read_text())["files"]
+    assert ".DS_Store" in raw and "CrawlData.ipynb" in raw
+    assert not any(k.endswith((".DS_Store", ".ipynb")) for k in tcga)
+    assert len(tcga) == len(raw) - sum(k.endswith((".DS_Store", ".ipynb")) for k in raw)
+
+
+def test_download_geo_needs_no_manifest(server, tmp_path, shared):
+    """The files planned are the trait's in the benchmark's manifest (the server has none, so
+    each fails: the test sees what was asked for)."""
+    geo = json.loads((shared / "data" / "manifests" / "geo_manifest.json").read_text())["files"]
+    trait = sorted({k.split("/")[0] for k in geo})[0]
+    expected = sorted(k for k in geo if k.startswith(f"{trait}/"))
+    done = subprocess.run(
+        [*GENOTEX, "geo", "--out", str(tmp_path / "GEO"), "--only", trait,
+         "--base-url", server, "--no-progress"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{len(expected)} files:" in done.stdout
+    asked = sorted(path.rsplit("/", 1)[-1] for path, _ in _Files.requests)
+    assert asked == sorted(k.rsplit("/", 1)[-1] for k in expected)
+
+
+def _chol_bench(shared, tmp_path):
+    """A benchmark root holding TCGA CHOL's real files (their sha256 are the manifest's)."""
+    import shutil
+
+    folder = "TCGA_Bile_Duct_Cancer_(CHOL)"
+    bench = tmp_path / "bench"
+    shutil.copytree(shared / "data" / "real" / "tcga" / folder, bench / "input" / "TCGA" / folder)
+    return bench, bench / "input" / "TCGA" / folder, folder
+
+
+def test_verify_finds_verified_differing_missing_and_unpacked_files(shared, tmp_path):
+    import gzip
+
+    from genotex.preprocessing import packaged_manifest, verify_inputs
+
+    bench, cohort, folder = _chol_bench(shared, tmp_path)
+    listed = sorted(k for k in load_manifest(packaged_manifest("tcga")) if k.startswith(folder))
+    present = sorted(p.name for p in cohort.iterdir())
+    check = verify_inputs(bench, only=[folder])
+    assert check.ok and check.verified == [f"TCGA/{folder}/{n}" for n in present]
+    assert check.missing == sorted(f"TCGA/{k}" for k in listed if k.split("/")[-1] not in present)
+    # Kaggle's form: the .gz unpacked; then a byte changed in the clinical matrix
+    packed = next(cohort.glob("*.gz"))
+    packed.with_suffix("").write_bytes(gzip.decompress(packed.read_bytes()))
+    packed.unlink()
+    clinical = next(p for p in cohort.iterdir() if "clinicalMatrix" in p.name)
+    clinical.write_bytes(clinical.read_bytes() + b"\n")
+    check = verify_inputs(bench, only=[folder])
+    assert check.unpacked == [f"TCGA/{folder}/{packed.name}"]
+    assert check.differ == [f"TCGA/{folder}/{clinical.name}"] and not check.ok
+
+
+def test_the_verify_command_says_it_in_lines_and_exits_1_when_a_file_differs(shared, tmp_path):
+    bench, cohort, folder = _chol_bench(shared, tmp_path)
+    verify = [*GENOTEX, "verify", str(bench), "--only", folder]
+    done = subprocess.run(verify, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("2 verified, 0 differ, 0 missing")
+    clinical = next(p for p in cohort.iterdir() if "clinicalMatrix" in p.name)
+    clinical.write_bytes(clinical.read_bytes()[:-1])
+    (cohort / next(p.name for p in cohort.glob("*.gz"))).unlink()
+    done = subprocess.run(verify, capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout.startswith("0 verified, 1 differ, 1 missing")
+    assert f"DIFFERS input/TCGA/{folder}/{clinical.name}" in done.stdout
+    assert "MISSING input/TCGA/" in done.stdout
+    unknown = subprocess.run([*GENOTEX, "verify", str(bench), "--only", "Narnia"],
+                             capture_output=True, text=True)  # fmt: skip
+    assert unknown.returncode == 2 and "no manifest lists 'Narnia'" in unknown.stderr
+    nothing = subprocess.run([*GENOTEX, "verify", str(tmp_path / "nowhere")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert nothing.returncode == 1 and "holds no input/ folder" in nothing.stderr
+
+
+def test_the_readers_take_a_file_kaggle_unpacked_as_they_take_its_gz(shared, tmp_path):
+    import gzip
+
+    from genotex.preprocessing import read_series_matrix
+    from genotex.preprocessing._cohort_files import find_matrix
+
+    packed = shared / "data" / "real" / "geo" / "GSE51280" / "GSE51280_series_matrix.txt.gz"
+    cohort = tmp_path / "GSE51280"
+    cohort.mkdir()
+    unpacked = cohort / packed.name.removesuffix(".gz")
+    unpacked.write_bytes(gzip.decompress(packed.read_bytes()))
+    assert find_matrix(cohort) == unpacked
+    one, other = read_series_matrix(packed), read_series_matrix(unpacked)
+    assert one.expression.equals(other.expression) and one.expression.shape == (123, 24)

@@ -31,9 +31,10 @@ def download_group() -> None:
 
     \b
     Examples:
-      genotex download geo --manifest metadata/geo_manifest.json --out input/GEO --only Asthma
-      genotex download tcga --manifest metadata/tcga_manifest.json --out input/TCGA
+      genotex download geo --out BENCH/input/GEO --only Asthma
+      genotex download tcga --out BENCH/input/TCGA
       genotex download gene-info --out metadata/Homo_sapiens.gene_info.gz
+      genotex download verify BENCH
     """
 
 
@@ -65,8 +66,9 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str) ->
     @click.option(
         "--manifest",
         type=click.Path(path_type=Path),
-        required=True,
-        help=f"The benchmark's {kind}_manifest.json (each file's path and sha256).",
+        default=None,
+        help=f"A {kind}_manifest.json (each file's path and sha256); by default the "
+        "benchmark's own, which genotex ships.",
     )
     @click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help=out_what)
     @click.option("--only", multiple=True, help=f"Only this {only_what}; repeatable.")
@@ -74,7 +76,7 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str) ->
     @handle_errors
     def command(
         *,
-        manifest: Path,
+        manifest: Path | None,
         out: Path,
         only: tuple[str, ...],
         base_url: str | None,
@@ -102,14 +104,58 @@ download_geo = _manifest_command(
     "geo",
     "trait (a folder of the manifest's GEO/<trait>/)",
     "The folder to write the series matrices and SOFT files into.",
-    "genotex download geo --manifest metadata/geo_manifest.json --out input/GEO --only Asthma",
+    "genotex download geo --out BENCH/input/GEO --only Asthma",
 )
 download_tcga = _manifest_command(
     "tcga",
     "Xena cohort folder",
     "The folder to write the Xena cohort folders into.",
-    "genotex download tcga --manifest metadata/tcga_manifest.json --out input/TCGA",
+    "genotex download tcga --out BENCH/input/TCGA",
 )
+
+
+@download_group.command("verify")
+@click.argument("bench", type=click.Path(path_type=Path))
+@click.option("--only", multiple=True, help="Only this GEO trait or TCGA folder; repeatable.")
+@common_options
+@handle_errors
+def download_verify(bench: Path, only: tuple[str, ...]) -> None:
+    """Check BENCH/input against the benchmark's GEO and TCGA manifests.
+
+    Says what is verified, what differs, what is missing, and what cannot be
+    checked because it was unpacked (Kaggle unpacks every .gz; genotex's readers
+    take both forms). The exit status is 1 when a file is missing or differs.
+
+    \b
+    Example:
+      genotex download verify BENCH --only Asthma
+    """
+    from ..core import GenotexError
+    from ..preprocessing import UnknownSelection, verify_inputs
+
+    if not (bench / "input").is_dir():
+        raise GenotexError("holds no input/ folder (is it a benchmark root?)", path=bench)
+    try:
+        check = verify_inputs(bench, only=only)
+    except UnknownSelection as exc:
+        raise click.BadParameter(str(exc), param_hint="--only") from None
+    click.echo(
+        f"{len(check.verified)} verified, {len(check.differ)} differ, {len(check.missing)} "
+        f"missing, {len(check.unpacked)} cannot be checked (unpacked)"
+    )
+    for what, names in (("DIFFERS", check.differ), ("MISSING", check.missing)):
+        for name in names[:20]:
+            click.echo(f"  {what} input/{name}")
+        if len(names) > 20:
+            click.echo(f"  ... and {len(names) - 20:,} more {what.lower()}")
+    if check.unpacked:
+        click.echo(
+            f"  {len(check.unpacked)} files are there unpacked, without their .gz (as Kaggle "
+            "gives them): their sha256 cannot be rebuilt (gzip again gives other bytes); "
+            "genotex's readers take them as they are"
+        )
+    if not check.ok:
+        sys.exit(1)
 
 
 @download_group.command("gene-info")

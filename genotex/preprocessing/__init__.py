@@ -32,6 +32,7 @@ from ._download import (
     fetch,
     geo_downloads,
     load_manifest,
+    packaged_manifest,
     plan_downloads,
     tcga_downloads,
 )
@@ -100,6 +101,7 @@ from ._tcga import (
     trait_from_barcode,
 )
 from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
+from ._verify import InputCheck, verify_inputs
 
 __all__ = [
     "GENE_AGGREGATIONS",
@@ -191,6 +193,9 @@ __all__ = [
     "run_job",
     "run_jobs",
     "tcga_downloads",
+    "packaged_manifest",
+    "InputCheck",
+    "verify_inputs",
     "UnknownSelection",
     "trait_from_barcode",
     "unique_names",

@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ __all__ = [
     "fetch",
     "geo_downloads",
     "load_manifest",
+    "packaged_manifest",
     "plan_downloads",
     "tcga_downloads",
 ]
@@ -98,11 +100,32 @@ class DownloadResult:
         return not self.outcome.failed
 
 
+def packaged_manifest(what: str) -> Path:
+    """The benchmark's own manifest of `what` ("geo" or "tcga"), shipped with genotex
+    (`data/manifests/`, CC BY 4.0: see its NOTICE.md).
+    """
+    if what not in ("geo", "tcga"):
+        raise ValueError(f"there is no manifest of {what!r}; choose geo or tcga")
+    return (
+        Path(str(resources.files("genotex.preprocessing")))
+        / "data"
+        / "manifests"
+        / (f"{what}_manifest.json")
+    )
+
+
+def _stray(relative: str) -> bool:
+    """An entry of the authors' folder that is no input (`.DS_Store`, a notebook)."""
+    name = relative.rsplit("/", 1)[-1]
+    return name.startswith(".") or name.endswith(".ipynb")
+
+
 def load_manifest(path: str | Path) -> dict[str, str]:
     """`relative path -> sha256` of a benchmark manifest.
 
     A manifest is untrusted: a path that is absolute, holds `..` or a backslash,
     or a digest that is not 64 hexadecimal digits is refused, naming the entry.
+    Entries that are no input (a `.DS_Store`, a notebook) are passed over.
     """
     path = Path(path)
     data = read_json(path, ManifestError)
@@ -123,7 +146,7 @@ def load_manifest(path: str | Path) -> dict[str, str]:
             raise ManifestError(
                 f"gives {relative!r} a sha256 that is not 64 hexadecimal digits", path=path
             )
-    return files
+    return {relative: digest for relative, digest in files.items() if not _stray(relative)}
 
 
 def _target(out: Path, relative: str) -> Path:
@@ -324,7 +347,8 @@ def plan_downloads(
     out
         The folder (geo, tcga) or the file (gene-info) to write.
     manifest
-        The benchmark's `geo_manifest.json` / `tcga_manifest.json` (geo and tcga only).
+        A `geo_manifest.json` / `tcga_manifest.json` (geo and tcga only); by default the
+        benchmark's own, which genotex ships (`packaged_manifest`).
     base_url
         Where the files are, instead of the public sources (a mirror, a test server).
     only
@@ -336,9 +360,7 @@ def plan_downloads(
         return [Download(base_url or GENE_INFO_URL, Path(out), sha256)]
     if what not in ("geo", "tcga"):
         raise ValueError(f"unknown download {what!r}; choose geo, tcga or gene-info")
-    if manifest is None:
-        raise ManifestError(f"downloading {what} needs the benchmark's manifest")
-    files = _select(load_manifest(manifest), only, what)
+    files = _select(load_manifest(manifest or packaged_manifest(what)), only, what)
     prepare_output_folder(out)
     if what == "geo":
         return geo_downloads(files, out, base=base_url or GEO_BASE)
