@@ -319,7 +319,7 @@ def test_a_server_trickling_bytes_is_cut_off(tmp_path, monkeypatch):
     against a floor of 1,024 bytes a second over 2 s windows."""
     from genotex.preprocessing import _transfer
 
-    monkeypatch.setattr(_transfer, "_WINDOW", 2.0)
+    monkeypatch.setattr(_transfer, "WINDOW", 2.0)
     started = time.monotonic()
     with local_server(_Trickle) as url:
         result = fetch(Download(f"{url}/slow", tmp_path / "f.gz", None), retries=1)

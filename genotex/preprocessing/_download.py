@@ -34,15 +34,15 @@ from ..core import (
     read_json,
 )
 from ._transfer import (
-    _MIN_RATE,
-    _WINDOW,
-    _body,
-    _content_length,
-    _NoRoom,
-    _open_part,
-    _part_size,
-    _TooLong,
-    _TooSlow,
+    MIN_RATE,
+    WINDOW,
+    NoRoom,
+    TooLong,
+    TooSlow,
+    content_length,
+    open_part,
+    part_size,
+    read_body,
 )
 
 __all__ = [
@@ -247,7 +247,7 @@ def fetch(
     """Fetch one file (resuming a `.part`), verify it, move it into place; never raises.
 
     A body longer than `max_bytes` or than its announced length is cut off and
-    not kept; one slower than `_MIN_RATE` bytes a second over `_WINDOW` seconds is
+    not kept; one slower than `MIN_RATE` bytes a second over `WINDOW` seconds is
     cut off and resumed by the next attempt; `timeout` bounds each wait for data.
     """
     target = download.path
@@ -259,7 +259,7 @@ def fetch(
     last_error = ""
     counted = on_bytes or (lambda n: None)
     for attempt in range(retries):
-        offset = _part_size(part)
+        offset = part_size(part)
         request = urllib.request.Request(download.url, headers={"User-Agent": "genotex-downloader"})
         if offset:
             request.add_header("Range", f"bytes={offset}-")
@@ -267,27 +267,27 @@ def fetch(
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
-                expected = _content_length(response)
+                expected = content_length(response)
                 no_room = _no_room_for(expected, part.parent)
                 if no_room is not None:
                     return DownloadResult(download, Outcome("failed", no_room))
-                with _open_part(part, append) as handle:
-                    received = _body(response, handle, max_bytes - offset * append, counted)
+                with open_part(part, append) as handle:
+                    received = read_body(response, handle, max_bytes - offset * append, counted)
             if expected is not None and received != expected:
                 # the connection closed early: keep the .part to resume, never move it into place
                 last_error = f"the body ended after {received} of {expected} bytes"
                 time.sleep(min(2**attempt, 8) * 0.1)
                 continue
             break
-        except _TooLong as exc:
+        except TooLong as exc:
             part.unlink(missing_ok=True)
             reason = f"the server sent {exc}; nothing was kept"
             return DownloadResult(download, Outcome("failed", reason))
-        except _NoRoom as exc:
+        except NoRoom as exc:
             reason = f"the disk is full after {offset * append + exc.args[0]:,} bytes of the file"
             return DownloadResult(download, Outcome("failed", reason + _KEPT))
-        except _TooSlow:
-            last_error = f"the server sent less than {_MIN_RATE:,} bytes a second for {_WINDOW} s"
+        except TooSlow:
+            last_error = f"the server sent less than {MIN_RATE:,} bytes a second for {WINDOW} s"
         except urllib.error.HTTPError as exc:
             if exc.code == 416 and offset:  # the .part is complete (or longer): verified below
                 break

@@ -13,23 +13,35 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+__all__ = [
+    "MIN_RATE",
+    "WINDOW",
+    "NoRoom",
+    "TooLong",
+    "TooSlow",
+    "content_length",
+    "open_part",
+    "part_size",
+    "read_body",
+]
+
 _CHUNK = 1 << 20
-#: A download bringing less than _MIN_RATE bytes a second over _WINDOW seconds is cut off
+#: A download bringing less than MIN_RATE bytes a second over WINDOW seconds is cut off
 #: (and resumed by the next attempt): a server trickling a byte every few seconds is cut
-#: after _WINDOW seconds, not kept waiting on.
-_MIN_RATE = 1024
-_WINDOW = 10.0
+#: after WINDOW seconds, not kept waiting on.
+MIN_RATE = 1024
+WINDOW = 10.0
 #: What a write that found no room raises (disk full, quota, the file size limit).
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
-def _content_length(response: Any) -> int | None:
+def content_length(response: Any) -> int | None:
     """The body's announced length, or None when the server did not announce one."""
     value = response.headers.get("Content-Length")
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
-def _open_part(part: Path, append: bool) -> BinaryIO:
+def open_part(part: Path, append: bool) -> BinaryIO:
     """The `.part` to write, never through a link: one found in its place is removed (the
     file it points to is left alone) and the download starts over.
     """
@@ -51,7 +63,7 @@ def _write_all(handle: BinaryIO, data: bytes) -> None:
         view = view[written:]
 
 
-def _part_size(part: Path) -> int:
+def part_size(part: Path) -> int:
     """The bytes of a `.part` to resume from (0 for none, or for one that is not a file)."""
     with contextlib.suppress(OSError):
         info = os.lstat(part)
@@ -60,42 +72,44 @@ def _part_size(part: Path) -> int:
     return 0
 
 
-def _body(response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[int], None]) -> int:
+def read_body(
+    response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[int], None]
+) -> int:
     """Copy a response's body into handle; its byte count.
 
-    Raises `_TooLong` past the file's bound (http.client itself stops at an
-    announced length), `_TooSlow` when a window of `_WINDOW` seconds brings less
-    than `_MIN_RATE` bytes a second (a server trickling a byte at a time).
+    Raises `TooLong` past the file's bound (http.client itself stops at an
+    announced length), `TooSlow` when a window of `WINDOW` seconds brings less
+    than `MIN_RATE` bytes a second (a server trickling a byte at a time).
     """
     received = window_bytes = 0
     window_start = time.monotonic()
     for chunk in iter(lambda: response.read1(_CHUNK), b""):  # what has come, not 1 MB
         received += len(chunk)
         if received > max_bytes:
-            raise _TooLong(f"more than the {max_bytes:,} bytes a file may have")
+            raise TooLong(f"more than the {max_bytes:,} bytes a file may have")
         try:
             _write_all(handle, chunk)
         except OSError as exc:
             if exc.errno in _NO_ROOM:
-                raise _NoRoom(received - len(chunk)) from None
+                raise NoRoom(received - len(chunk)) from None
             raise
         on_bytes(len(chunk))
         window_bytes += len(chunk)
         now = time.monotonic()
-        if now - window_start >= _WINDOW:
-            if window_bytes < _MIN_RATE * (now - window_start):
-                raise _TooSlow(window_bytes)
+        if now - window_start >= WINDOW:
+            if window_bytes < MIN_RATE * (now - window_start):
+                raise TooSlow(window_bytes)
             window_bytes, window_start = 0, now
     return received
 
 
-class _TooLong(Exception):
+class TooLong(Exception):
     """A body longer than a file may be."""
 
 
-class _TooSlow(Exception):
-    """A body coming slower than `_MIN_RATE`."""
+class TooSlow(Exception):
+    """A body coming slower than `MIN_RATE`."""
 
 
-class _NoRoom(Exception):
+class NoRoom(Exception):
     """The disk (or the quota, or the file size limit) had no room for the next bytes."""
