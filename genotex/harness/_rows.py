@@ -32,7 +32,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
 from ..core import ProblemId, regress_file_name
-from ._tasks import note_command
+from ._tasks import regress_command, run_commands
 
 __all__ = ["expected_random_f1", "lasso", "lmm", "random_genes", "zero_shot"]
 
@@ -64,16 +64,11 @@ def _plain_model(model: str) -> Solver:
                 f"genotex/{model} answers the analysis task (genotex/analysis), not "
                 f"genotex/{metadata.get('task')}"
             )
-        python = shlex.quote(str(metadata.get("python") or "python3"))
-        for problem in _problems(state):
-            command = (
-                f"{python} -m genotex regress --data given/preprocess --task-info "
-                "metadata/task_info.json --out output/regress --force "
-                f"--trait {shlex.quote(problem.trait)} "
-                f"--condition {shlex.quote(problem.condition or 'None')} --model {model}"
-            )
-            result = await sandbox().exec(["sh", "-c", command], timeout=3600)
-            note_command(state, command, result)
+        python = str(metadata.get("python") or "python3")
+        await run_commands(
+            state,
+            [regress_command(python, "given/preprocess", p, model) for p in _problems(state)],
+        )
         return state
 
     return solve

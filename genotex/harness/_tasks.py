@@ -25,7 +25,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from inspect_ai.tool import bash, mcp_server_sandbox, python
 from inspect_ai.util import ExecResult, sandbox
 
 from .._version import __version__
-from ..core import GenotexError, TaskInfo
+from ..core import GenotexError, ProblemId, TaskInfo
 from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
 from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
@@ -47,7 +47,17 @@ from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
 from ._scorer import DEFAULT_MAX_OUTPUT_MB, PARTIAL_KEY, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 
-__all__ = ["analysis", "baseline", "e2e", "genotex_scorer", "gold", "note_command", "preprocess"]
+__all__ = [
+    "analysis",
+    "baseline",
+    "e2e",
+    "genotex_scorer",
+    "gold",
+    "note_command",
+    "preprocess",
+    "regress_command",
+    "run_commands",
+]
 
 
 def _instructions(spec: SampleSpec) -> str:
@@ -110,6 +120,19 @@ def _bind_folders(files: dict[str, Path]) -> dict[str, str]:
     return binds
 
 
+def regress_command(python_exe: str, data: str, problem: ProblemId, model: str = "auto") -> str:
+    """The shell command that answers one problem in a sample's folder with `genotex regress`
+    on the preprocessed data in `data` (`--model`: the plain Lasso or LMM, else the test's).
+    """
+    command = (
+        f"{shlex.quote(python_exe)} -m genotex regress --data {data} --task-info "
+        "metadata/task_info.json --out output/regress --force "
+        f"--trait {shlex.quote(problem.trait)} "
+        f"--condition {shlex.quote(problem.condition or 'None')}"
+    )
+    return command if model == "auto" else f"{command} --model {shlex.quote(model)}"
+
+
 def _baseline_commands(spec: SampleSpec, python_exe: str) -> list[str]:
     """The shell commands of genotex's non-LLM pipeline for a sample (run in its folder)."""
     genotex = f"{shlex.quote(python_exe)} -m genotex"
@@ -121,12 +144,7 @@ def _baseline_commands(spec: SampleSpec, python_exe: str) -> list[str]:
         commands += [
             f"cp -rn {shlex.quote(f'given/preprocess/{t}')} output/preprocess/" for t in spec.given
         ]
-    for problem in spec.problems:
-        commands.append(
-            f"{genotex} regress --data {data} --task-info metadata/task_info.json "
-            f"--out output/regress --force --trait {shlex.quote(problem.trait)} "
-            f"--condition {shlex.quote(problem.condition or 'None')}"
-        )
+    commands += [regress_command(python_exe, data, problem) for problem in spec.problems]
     if spec.task == "e2e":
         commands += [
             f"rm -rf {shlex.quote(f'output/preprocess/{t}')}" for t in spec.given if t != spec.trait
@@ -289,12 +307,17 @@ def baseline() -> Solver:
     """genotex's non-LLM pipeline in the sandbox: proposed recipes, preprocessing, regression."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        for command in (state.metadata or {}).get("baseline", []):
-            result = await sandbox().exec(["sh", "-c", command], timeout=3600)
-            note_command(state, command, result)
+        await run_commands(state, (state.metadata or {}).get("baseline", []))
         return state
 
     return solve
+
+
+async def run_commands(state: TaskState, commands: Iterable[str]) -> None:
+    """Run shell commands in the sample's sandbox, in order, each noted (`note_command`)."""
+    for command in commands:
+        result = await sandbox().exec(["sh", "-c", command], timeout=3600)
+        note_command(state, command, result)
 
 
 def note_command(state: TaskState, command: str, result: ExecResult[str]) -> None:
