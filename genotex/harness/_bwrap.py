@@ -101,10 +101,6 @@ class _Cgroup:
     def procs(self) -> list[str]:
         return [str(f / "cgroup.procs") for f in self.folders]
 
-    def oom_kills(self) -> int:
-        """How many of the sample's processes the memory cgroup killed so far."""
-        return oom_kills(self.memory)
-
     def remove(self) -> None:
         for folder in self.folders:
             with contextlib.suppress(OSError):
@@ -151,7 +147,7 @@ class BubblewrapSandbox(HostFolderSandbox):
         return pids_limit_hits(self.cgroup.folders)
 
     def oom_kills(self) -> int:
-        return self.cgroup.oom_kills()
+        return oom_kills(self.cgroup.memory)
 
     def counts_forks(self) -> bool:
         return self.cgroup.pids is not None

@@ -302,8 +302,8 @@ class HostFolderSandbox(SandboxEnvironment):
 
 def _check_read_size(size: int, file: str) -> None:
     """Inspect's bound on a file read out of a sandbox, on the size of the opened file."""
-    if size > min(MAX_READ_BYTES, SandboxEnvironmentLimits.MAX_READ_FILE_SIZE):
-        limit = min(MAX_READ_BYTES, SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
+    limit = min(MAX_READ_BYTES, SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
+    if size > limit:
         raise OutputLimitExceededError(limit_str=f"{limit:,} bytes", truncated_output=None)
 
 

@@ -157,6 +157,11 @@ def sample_runtime(sample: Any, success: bool, prices: Prices) -> SampleRuntime:
     )
 
 
+def _problems(rows: Iterable[SampleRuntime], problems_per_sample: Mapping[str, int]) -> int:
+    """The problems the rows answered (a sample counts at least one), never 0."""
+    return sum(max(1, problems_per_sample.get(r.sample, 1)) for r in rows) or 1
+
+
 def _per_problem(values: list[float | None], problems: int) -> float | None:
     """The sum per problem, or None when any sample's value is unknown."""
     known = [v for v in values if v is not None]
@@ -171,7 +176,7 @@ def runtime_summary(
     epochs = sorted({r.epoch for r in runtimes})
 
     def columns(rows: list[SampleRuntime]) -> dict[str, float | None]:
-        problems = sum(max(1, problems_per_sample.get(r.sample, 1)) for r in rows) or 1
+        problems = _problems(rows, problems_per_sample)
         costs = [r.cost_usd for r in rows]
         seconds = [r.seconds for r in rows]
         return {
@@ -203,7 +208,7 @@ def _per_name(
     runtimes: list[SampleRuntime], which: str, problems_per_sample: Mapping[str, int]
 ) -> dict[str, dict[str, float]]:
     """Thousands of input and output tokens per problem, for each model (or role)."""
-    problems = sum(max(1, problems_per_sample.get(r.sample, 1)) for r in runtimes) or 1
+    problems = _problems(runtimes, problems_per_sample)
     totals: dict[str, list[int]] = {}
     for runtime in runtimes:
         for name, (tokens_in, tokens_out) in getattr(runtime, which).items():
