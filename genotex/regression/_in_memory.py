@@ -106,11 +106,7 @@ def _annotations_and_genes(
                 raise ValueError(f"the AnnData has no gene {missing[0]!r} in its var_names")
             block = block.loc[:, list(genes)]
         return annotations, block
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(
-            f"a linked table is a pandas DataFrame (samples x features) or an AnnData, "
-            f"not {type(data).__name__}"
-        )
+    data = linked_frame(data)  # a DataFrame as it is; anything else refused in one sentence
     _unique_columns(data, "the table")
     if genes is None:
         genes = [str(c) for c in data.columns if c not in not_genes and _gene_like(data[c])]
@@ -322,7 +318,9 @@ class GeneAnalysis(BaseEstimator):
         return xw, yw, zw, len(labels) - 1
 
     def fit(self, data: Any, y: None = None) -> GeneAnalysis:
-        """Answer the question on `data` (a linked DataFrame or an AnnData; see `linked_frame`)."""
+        """Answer the question on `data`: a linked DataFrame (samples x features) or an AnnData
+        (genes in `var_names`, the trait and covariates in `obs`; see `genes`).
+        """
         mode = check_mode(self.mode)
         if mode == "reference" and (len(self.covariates) or self.groups is not None):
             raise ValueError("covariates beside the condition, or groups, need mode='standard'")
