@@ -202,6 +202,9 @@ class BubblewrapSandbox(HostFolderSandbox):
             raise RuntimeError("the bwrap sandbox needs bash (/bin/bash) to start it")
         return [bash, "-c", script, "bash", str(listed), *self.cgroup.procs, "--"]
 
+    def process_argv(self, cmd: list[str]) -> list[str]:
+        return self._argv(cmd, None, None)
+
     @override
     async def exec(  # noqa: PLR0917 - Inspect's signature
         self,

@@ -151,6 +151,13 @@ class HostFolderSandbox(SandboxEnvironment):
         that goes on could change a file as it is read). Nothing outlives a bwrap command.
         """
 
+    def process_argv(self, cmd: list[str]) -> list[str]:
+        """The host's command that runs `cmd` in the sandbox as a long-lived process (a kernel,
+        a server) with its standard streams the host's, under the sandbox's confinement and
+        limits; the host starts it in `folder`.
+        """
+        raise NotImplementedError
+
     def limit_hits(self) -> int:
         """How often the process limit refused a fork so far (0 where it cannot be told)."""
         return 0

@@ -276,6 +276,24 @@ class PodmanSandbox(HostFolderSandbox):
             [self.binary, "exec", self.name, "sh", "-c", script], timeout=60, cwd=self.folder
         )
 
+    def _exec_argv(
+        self, cwd: str | None, env: dict[str, str] | None, *, interactive: bool
+    ) -> list[str]:
+        """`podman exec` into the sample's container, with its environment and address-space
+        bound, up to the command.
+        """
+        inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
+        variables = sandbox_variables(self.spec, "/opt/genotex/bin", env)
+        argv = [self.binary, "exec", "--workdir", inside]
+        argv += ["--interactive"] if interactive else []
+        for key, value in variables.items():
+            argv += ["--env", f"{key}={value}"]
+        kib = self.spec.limits.memory_mb * 1024  # each process's address space, as bwrap's
+        return [*argv, self.name, "sh", "-c", 'ulimit -v "$1"; shift; exec "$@"', "sh", str(kib)]
+
+    def process_argv(self, cmd: list[str]) -> list[str]:
+        return [*self._exec_argv(None, None, interactive=True), *cmd]
+
     @override
     async def exec(  # noqa: PLR0917 - Inspect's signature
         self,
@@ -289,14 +307,7 @@ class PodmanSandbox(HostFolderSandbox):
         concurrency: bool = True,
     ) -> ExecResult[str]:
         """Run `cmd` in the sample's container; a limit hit ends the sample."""
-        inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
-        variables = sandbox_variables(self.spec, "/opt/genotex/bin", env)
-        argv = [self.binary, "exec", "--workdir", inside]
-        argv += ["--interactive"] if input is not None else []
-        for key, value in variables.items():
-            argv += ["--env", f"{key}={value}"]
-        kib = self.spec.limits.memory_mb * 1024  # each process's address space, as bwrap's
-        argv += [self.name, "sh", "-c", 'ulimit -v "$1"; shift; exec "$@"', "sh", str(kib)]
+        argv = self._exec_argv(cwd, env, interactive=input is not None)
         if timeout is not None:  # the command itself stops on time, not only podman's client
             argv += ["timeout", "--kill-after=5", str(timeout)]
         before, started = self.limits_before(), time.monotonic()

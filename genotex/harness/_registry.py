@@ -5,3 +5,4 @@ from ._podman import PodmanSandbox  # noqa: F401 - registers the `genotex-podman
 from ._rows import lasso, lmm, random_row, zero_shot  # noqa: F401
 from ._scorer import genotex_scorer  # noqa: F401
 from ._tasks import analysis, baseline, e2e, gold, preprocess  # noqa: F401
+from .genoagent import genoagent  # noqa: F401

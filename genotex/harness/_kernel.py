@@ -1,0 +1,232 @@
+"""A persistent Python kernel in a sample's sandbox: the steps of one cohort share its state.
+
+GenoAgent's agents write code step by step, as a bioinformatician fills a notebook; each
+step's variables are there for the next. `Kernel` is that notebook's kernel: one long-lived
+Python process (`_kernel_server.py`) started inside the sample's sandbox, under the same
+confinement and limits as every command there (bwrap: its namespaces, cgroups and ulimits;
+podman: `podman exec` into the sample's container; local: a plain process in the sample's
+folder, as that sandbox gives), fed one step at a time over its standard input.
+
+- A step's output is cut at `output_chars`; its error is the trace from its own code on.
+- A step that runs past its time is interrupted: the process is killed (with every process
+  of the sample, under podman) and the kernel is started again; the caller rebuilds the
+  state by replaying the steps it keeps (`replay`).
+- A limit hit while a step runs ends the sample as a command's would (`SandboxLimitError`).
+- `stop` ends the process; the kernel is the only process of the sample that outlives a
+  command, and it is stopped before the sample's output is captured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from inspect_ai.util import ExecResult, SandboxEnvironment
+
+from ._folder_sandbox import HostFolderSandbox
+
+__all__ = ["Kernel", "KernelError", "StepRun"]
+
+#: The bytes one protocol line may hold (a step's output is cut far below it).
+_LINE_BYTES = 64 * 1024 * 1024
+#: How long the kernel may take to start (an interpreter, in a fresh sandbox).
+START_SECONDS = 120
+
+
+class KernelError(RuntimeError):
+    """The kernel could not be started, or the sandbox cannot hold one."""
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """What one step's code did in the kernel.
+
+    `error` is the step's trace (None when it ran through); `cut` says the output was cut to
+    the kernel's bound; `interrupted` that it ran past its time and the state is gone.
+    """
+
+    output: str
+    error: str | None
+    cut: bool = False
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.interrupted
+
+
+def _server_source() -> str:
+    return resources.files("genotex.harness").joinpath("_kernel_server.py").read_text()
+
+
+def _local_directory(env: SandboxEnvironment) -> str | None:
+    """The folder of Inspect's `local` sandbox (its commands' working folder), else None."""
+    directory = getattr(env, "directory", None)
+    name = getattr(directory, "name", None)
+    return name if isinstance(name, str) and Path(name).is_dir() else None
+
+
+class Kernel:
+    """One persistent Python process in a sample's sandbox (start, run steps, replay, stop).
+
+    Parameters
+    ----------
+    env
+        The sample's sandbox: genotex's `bwrap` or `genotex-podman`, or Inspect's `local`.
+    python
+        The interpreter inside the sandbox (the task's: ours under bwrap, the image's under
+        podman).
+    preamble
+        Code run first, each time the kernel starts (the cohort's names: its paths, its trait).
+    output_chars
+        The characters of a step's output kept (its first and last halves).
+    """
+
+    def __init__(
+        self, env: SandboxEnvironment, python: str, *, preamble: str = "", output_chars: int = 8000
+    ) -> None:
+        # the sandbox behind Inspect's proxy (which records each call), if it is one
+        self.env: SandboxEnvironment = getattr(env, "_sandbox", env)
+        self.python, self.preamble = python, preamble
+        self.output_chars = output_chars
+        self.process: asyncio.subprocess.Process | None = None
+        #: how many times a process was started (the first start and each restart)
+        self.starts = 0
+
+    def _launch(self) -> tuple[list[str], str | None, dict[str, str] | None]:
+        command = [self.python, "-c", _server_source()]
+        if isinstance(self.env, HostFolderSandbox):
+            return self.env.process_argv(command), str(self.env.folder), None
+        directory = _local_directory(self.env)
+        if directory is None:
+            raise KernelError(
+                f"the kernel runs in the bwrap, genotex-podman and local sandboxes, not in "
+                f"{type(self.env).__name__}"
+            )
+        scratch = Path(directory) / ".kernel-tmp"
+        scratch.mkdir(exist_ok=True)
+        return command, directory, {**os.environ, "TMPDIR": str(scratch)}
+
+    async def start(self) -> None:
+        """Start the process (a running one is stopped first) and run the preamble."""
+        await self.stop()
+        argv, cwd, environment = self._launch()
+        self.process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=environment,
+            limit=_LINE_BYTES,
+            start_new_session=True,
+        )
+        self.starts += 1
+        ready = await self._answer(START_SECONDS)
+        if ready is None or not ready.get("ready"):
+            said = await self._stderr()
+            await self.stop()
+            raise KernelError(f"the kernel did not start in the sandbox: {said or 'no answer'}")
+        if self.preamble:
+            run = await self.run(self.preamble, "<preamble>", START_SECONDS)
+            if not run.ok:
+                raise KernelError(f"the kernel's preamble failed: {run.error or 'interrupted'}")
+
+    async def run(self, code: str, name: str, timeout: float) -> StepRun:
+        """Run one step's code; past `timeout` seconds the step is interrupted (state lost)."""
+        if self.process is None:
+            await self.start()
+        assert self.process is not None and self.process.stdin is not None
+        before = self.env.limits_before() if isinstance(self.env, HostFolderSandbox) else None
+        request = {"code": code, "name": name, "limit": self.output_chars}
+        started = time.monotonic()
+        try:
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            await self.process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the process is gone: its answer is None below
+        answer = await self._answer(timeout)
+        seconds = round(time.monotonic() - started, 3)
+        if answer is None:
+            return await self._lost(name, timeout, seconds, before)
+        self._check_limits(0, "", before)
+        return StepRun(
+            output=str(answer.get("output", "")),
+            error=answer.get("error") if isinstance(answer.get("error"), str) else None,
+            cut=bool(answer.get("cut")),
+            seconds=seconds,
+        )
+
+    async def _lost(
+        self, name: str, timeout: float, seconds: float, before: tuple[int, int] | None
+    ) -> StepRun:
+        """The step gave no answer: it ran past its time, or the process died under it."""
+        process = self.process
+        alive = process is not None and process.returncode is None
+        said = "" if alive else await self._stderr()
+        code = -9 if alive or process is None else (process.returncode or 0)
+        await self.stop()
+        self._check_limits(code, said, before)
+        if alive:
+            return StepRun("", f"{name} ran past its {timeout:g} s and was interrupted", False,
+                           seconds, interrupted=True)  # fmt: skip
+        return StepRun("", f"the kernel died during {name} (exit {code}): {said[-2000:]}", False,
+                       seconds, interrupted=True)  # fmt: skip
+
+    def _check_limits(self, code: int, said: str, before: tuple[int, int] | None) -> None:
+        if before is not None and isinstance(self.env, HostFolderSandbox):
+            result = ExecResult(success=code == 0, returncode=code, stdout="", stderr=said)
+            self.env.check_limits(result, before)
+
+    async def replay(self, steps: Sequence[tuple[str, str]], timeout: float) -> list[StepRun]:
+        """A fresh process, then each kept step's code again (`(name, code)`), in order: the
+        state those steps left, rebuilt.
+        """
+        await self.start()
+        return [await self.run(code, name, timeout) for name, code in steps]
+
+    async def stop(self) -> None:
+        """End the process (end of input, then a kill), and under podman every process left."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            with contextlib.suppress(Exception):
+                process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+        if isinstance(self.env, HostFolderSandbox):
+            await self.env.quiesce()
+
+    async def _answer(self, timeout: float) -> dict | None:
+        assert self.process is not None and self.process.stdout is not None
+        try:
+            line = await asyncio.wait_for(self.process.stdout.readline(), max(timeout, 0.001))
+        except (TimeoutError, ValueError):
+            return None
+        try:
+            answer = json.loads(line) if line else None
+        except ValueError:
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    async def _stderr(self) -> str:
+        process = self.process
+        if process is None or process.stderr is None:
+            return ""
+        with contextlib.suppress(Exception):
+            data = await asyncio.wait_for(process.stderr.read(64 * 1024), 2)
+            return data.decode("utf-8", "backslashreplace").strip()
+        return ""

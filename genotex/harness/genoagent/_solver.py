@@ -1,0 +1,209 @@
+"""`genotex/genoagent`: the paper's GenoAgent as an Inspect solver over genotex's tasks.
+
+The Project Manager is this code (as published, it makes no model call): for a sample it
+hands each of the trait's GEO cohorts, then its TCGA folders, to the Data Engineer (with
+the Domain Expert, the Code Reviewer and the planner), each with a fresh kernel; then each
+problem to the Statistician. What the team did is in the sample's store under `genoagent`
+(per workflow: its steps, their reviews, why one stopped), its calls per role in the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import Mapping, Sequence
+
+import anyio
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import sandbox
+
+from ...core import GenotexError, ProblemId, regress_file_name
+from .._kernel import Kernel
+from ._team import Team, TeamOptions, WorkflowRecord
+from ._units import Unit, units
+
+__all__ = ["STORE_KEY", "genoagent"]
+
+#: Where the team's record of a sample goes in its store.
+STORE_KEY = "genoagent"
+#: The kernel's library: what its preamble imports (the agents' "library file").
+_IMPORTS = """\
+import json, os
+import numpy as np
+import pandas as pd
+from genotex.preprocessing import (
+    Recipe, characteristics_dictionary, choose_gene_column, clinical_table, decide, find_matrix,
+    find_platform, geo_gene_table, handle_missing_values, inspect_cohort, is_biased,
+    load_synonyms, link, normalize_gene_table, preprocess_cohort, propose_cohort,
+    read_series_matrix, write_cohort,
+)
+from genotex.regression import answer_problem, write_result
+"""
+#: The team's scratch folder in the sample's working folder (recipes, the staged data).
+SCRATCH = ".genoagent"
+
+
+def _preamble(names: Mapping[str, object]) -> tuple[str, str]:
+    """The kernel's preamble (imports, then the workflow's names) and the names as shown."""
+    shown = "\n".join(f"{key} = {value!r}" for key, value in names.items())
+    return f"{_IMPORTS}{shown}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
+
+
+async def _folders(pattern: str) -> list[str]:
+    """The sample's folders matching a shell pattern under its working folder, sorted."""
+    listed = await sandbox().exec(
+        ["sh", "-c", f'for d in {pattern}; do [ -d "$d" ] && printf \'%s\\n\' "$d"; done; true'],
+        timeout=120,
+    )
+    return sorted(line for line in listed.stdout.splitlines() if line.strip())
+
+
+class ProjectManager:
+    """Hands a sample's work to the team: cohorts, then problems; checks what was written."""
+
+    def __init__(self, state: TaskState, options: TeamOptions) -> None:
+        metadata = state.metadata or {}
+        self.state, self.options = state, options
+        self.task = str(metadata.get("task"))
+        self.trait = str(metadata.get("trait"))
+        self.python = str(metadata.get("python") or "python3")
+        self.problems = [ProblemId.from_key(k) for k in metadata.get("problems", [])]
+        self.team = Team(options)
+        self.records: list[WorkflowRecord] = []
+
+    async def workflow(
+        self, steps: Sequence[Unit], title: str, names: Mapping[str, object]
+    ) -> None:
+        """One workflow in a fresh kernel, stopped at the end whatever happened."""
+        preamble, shown = _preamble(names)
+        kernel = Kernel(
+            sandbox(), self.python, preamble=preamble, output_chars=self.options.output_chars
+        )
+        try:
+            record = await self.team.run_workflow(kernel, steps, title, shown)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await kernel.stop()
+        self.records.append(record)
+        self._note()
+
+    async def preprocess(self) -> None:
+        """Each GEO cohort of the trait, then its TCGA folders, each in a fresh kernel."""
+        common: dict[str, object] = {"TRAIT": self.trait, "OUT_DIR": "output/preprocess",
+                  "SYNONYMS_FILE": "metadata/gene_synonym.json"}  # fmt: skip
+        trait = shlex.quote(self.trait)
+        for folder in await _folders(f"input/GEO/{trait}/*"):
+            cohort = folder.rsplit("/", 1)[-1]
+            names = {**common, "COHORT": cohort, "COHORT_DIR": folder,
+                     "RECIPE_FILE": f"{SCRATCH}/recipes/{self.trait}/{cohort}.toml"}  # fmt: skip
+            await self.workflow(units("geo"), f"{self.trait}/{cohort}", names)
+        xena = await _folders("input/TCGA/*")
+        if xena:
+            names = {**common, "COHORT": "Xena", "XENA_DIRS": xena, "COHORT_DIR": None}
+            await self.workflow(units("tcga"), f"{self.trait}/TCGA", names)
+
+    async def analyse(self) -> None:
+        """Each problem by the Statistician, in a fresh kernel."""
+        data = "given/preprocess" if self.task == "analysis" else f"{SCRATCH}/preprocess"
+        if self.task == "e2e":  # the team's own data, and the given traits' beside it
+            await sandbox().exec(["sh", "-c", (
+                f"mkdir -p {data} && (cp -r output/preprocess/. {data}/ 2>/dev/null; "
+                f"cp -rn given/preprocess/. {data}/ 2>/dev/null; true)"
+            )], timeout=600)  # fmt: skip
+        for problem in self.problems:
+            condition = problem.condition
+            kind = "two_step"
+            if condition is None or condition in ("Age", "Gender"):
+                kind = "unconditional" if condition is None else "conditional_one_step"
+            names: dict[str, object] = {
+                "TRAIT": problem.trait, "CONDITION": condition, "PROBLEM": problem.key,
+                "DATA_DIR": data, "TASK_INFO_FILE": "metadata/task_info.json",
+                "OUT_DIR": "output/regress", "OUT_FILE": self._answer(problem),
+                "MODEL": "auto" if self.options.batch_effect_correction else "lasso",
+            }  # fmt: skip
+            only = tuple(u for u in units("statistics") if u.name == kind)
+            await self.workflow(only, f"{problem.key} · statistics", names)
+
+    def _answer(self, problem: ProblemId) -> str:
+        return f"output/regress/{problem.trait}/{regress_file_name(problem.condition)}"
+
+    def required(self) -> list[str]:
+        """The files a sample must hold at the end (else it fails, with the reasons)."""
+        needed = []
+        if self.task in ("preprocess", "e2e"):
+            needed.append(f"output/preprocess/{self.trait}/cohort_info.json")
+        if self.task in ("analysis", "e2e"):
+            needed += [self._answer(p) for p in self.problems]
+        return needed
+
+    async def check_outputs(self) -> None:
+        """A sample whose required outputs are missing fails, with what went wrong."""
+        missing = []
+        for path in self.required():
+            try:
+                await sandbox().read_file(path, text=False)
+            except (FileNotFoundError, IsADirectoryError, PermissionError):
+                missing.append(path)
+        if missing:
+            why = [r.abandoned for r in self.records if r.abandoned]
+            why += [f"{r.name}: {s['step']} failed" for r in self.records for s in r.steps
+                    if not s["ok"]]  # fmt: skip
+            raise RuntimeError(
+                f"GenoAgent left no {', '.join(missing)}"
+                + (f" ({'; '.join(why[:5])})" if why else "")
+            )
+
+    def _note(self) -> None:
+        self.state.store.set(STORE_KEY, {
+            "workflows": [r.to_dict() for r in self.records],
+            "calls": dict(sorted(self.team.calls.items())),
+            "options": vars(self.options),
+        })  # fmt: skip
+
+
+def _options(**given: object) -> TeamOptions:
+    rounds = given["review_rounds"]
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= 10:
+        raise GenotexError(f"review_rounds must be a whole number from 0 to 10, not {rounds!r:.40}")
+    seconds = given["cohort_seconds"]
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
+        raise GenotexError(f"cohort_seconds must be a positive number, not {seconds!r:.40}")
+    for name in ("planning", "domain_expert", "batch_effect_correction"):
+        if not isinstance(given[name], bool):
+            raise GenotexError(f"{name} must be true or false, not {given[name]!r:.40}")
+    return TeamOptions(**given)  # type: ignore[arg-type]
+
+
+@solver(name="genoagent")
+def genoagent(
+    *,
+    planning: bool = True,
+    domain_expert: bool = True,
+    review_rounds: int = 2,
+    batch_effect_correction: bool = True,
+    cohort_seconds: float = 420,
+    output_chars: int = 8000,
+) -> Solver:
+    """GenoAgent (the paper's section 4): a Project Manager in code and five model roles.
+
+    The published ablations are arguments: `planning=false` ("No planning"),
+    `domain_expert=false` ("No Domain Expert"), `review_rounds=1` or `0` ("Review Round=1",
+    "No reviewer"), `batch_effect_correction=false` (Table 3's "No BEC").
+    """
+    options = _options(planning=planning, domain_expert=domain_expert, review_rounds=review_rounds,
+                       batch_effect_correction=batch_effect_correction,
+                       cohort_seconds=cohort_seconds, output_chars=output_chars)  # fmt: skip
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        manager = ProjectManager(state, options)
+        manager._note()
+        if manager.task in ("preprocess", "e2e"):
+            await manager.preprocess()
+        if manager.task in ("analysis", "e2e"):
+            await manager.analyse()
+        with contextlib.suppress(Exception):
+            await sandbox().exec(["rm", "-rf", SCRATCH], timeout=120)
+        await manager.check_outputs()
+        return state
+
+    return solve

@@ -1,0 +1,276 @@
+"""The team at work on one workflow (a cohort's preprocessing, or one problem's statistics):
+context-aware planning, code written step by step into a persistent kernel, code review.
+
+Each model call is made under its role (`get_model(role=...)`, so that the log names who
+made it) inside a span named `<cohort> · <step> · <role>`; what each step did is kept in the
+workflow's record for the sample's store.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
+from inspect_ai.util import span
+
+from .._kernel import Kernel, StepRun
+from ._replies import code_of, plan_choice, verdict_of
+from ._units import Unit, prompt
+
+__all__ = ["Step", "Team", "TeamOptions", "WorkflowRecord"]
+
+#: What a step's output and error may take of a prompt (first and last halves kept).
+PROMPT_TEXT_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class TeamOptions:
+    """How the team works (each published ablation is one of these switched off).
+
+    planning
+        A planner call before each step chooses it (next, skip one, or back once); off, the
+        steps run in their order.
+    domain_expert
+        The steps that need domain knowledge go to the Domain Expert, who reviews and revises
+        them itself; off, the Data Engineer writes them and the Code Reviewer reviews them.
+    review_rounds
+        Reviews (and so revisions) a step gets at most: 0 (no reviewer), 1, or 2 (the paper's).
+    batch_effect_correction
+        The Statistician's model may be an LMM when cohorts differ by batch; off ("No BEC"),
+        always the Lasso.
+    cohort_seconds
+        A cohort's (and a problem's) time budget; one out of time is abandoned.
+    output_chars
+        The characters of a step's output the kernel keeps.
+    """
+
+    planning: bool = True
+    domain_expert: bool = True
+    review_rounds: int = 2
+    batch_effect_correction: bool = True
+    cohort_seconds: float = 420.0
+    output_chars: int = 8000
+
+
+@dataclass
+class Step:
+    """One step as taken: its unit, the code kept, what running it gave, its reviews."""
+
+    unit: Unit
+    code: str
+    run: StepRun
+    reviews: int = 0
+    approved: bool | None = None
+
+    def summary(self) -> dict:
+        return {"step": self.unit.name, "ok": self.run.ok, "reviews": self.reviews,
+                "approved": self.approved, "seconds": self.run.seconds,
+                "error": (self.run.error or "")[-500:] or None}  # fmt: skip
+
+
+@dataclass
+class WorkflowRecord:
+    """What happened to one workflow: its steps in order, and why it stopped early, if it did."""
+
+    name: str
+    steps: list[dict] = field(default_factory=list)
+    abandoned: str | None = None
+    went_back: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"workflow": self.name, "steps": self.steps, "abandoned": self.abandoned,
+                "went_back": self.went_back}  # fmt: skip
+
+
+def _clip(text: str, chars: int = PROMPT_TEXT_CHARS) -> str:
+    if len(text) <= chars:
+        return text
+    return f"{text[: chars // 2]}\n[... cut ...]\n{text[-chars // 2 :]}"
+
+
+def _said(run: StepRun) -> tuple[str, str]:
+    """A run's output and error as a prompt shows them."""
+    return _clip(run.output) or "(nothing)", _clip(run.error or "") or "(none)"
+
+
+def _history(steps: Sequence[Step]) -> str:
+    if not steps:
+        return "(none yet)"
+    shown = []
+    for step in steps:
+        output, error = _said(step.run)
+        shown.append(
+            f"## {step.unit.name}\n\n{step.unit.instruction}\n\n```python\n{step.code}```\n\n"
+            f"Output:\n{output}\n\nError:\n{error}"
+        )
+    return "\n\n".join(shown)
+
+
+class OutOfTime(Exception):
+    """The workflow's time budget is spent."""
+
+
+@dataclass
+class _Work:
+    """One workflow under way: its kernel, title, names as shown, deadline, kept steps."""
+
+    kernel: Kernel
+    title: str
+    variables: str
+    deadline: float
+    kept: list[Step] = field(default_factory=list)
+
+    def left(self) -> float:
+        """The seconds left of the budget (OutOfTime when none)."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise OutOfTime
+        return left
+
+
+class Team:
+    """The agents of one sample, with their options and the calls they made per role."""
+
+    def __init__(self, options: TeamOptions) -> None:
+        self.options = options
+        self.calls: Counter[str] = Counter()
+
+    async def call(self, role: str, system: str, message: str, where: str) -> str:
+        """One model call as `role`, in a span naming the workflow and step."""
+        model = get_model(role=role, default=get_model())
+        async with span(f"{where} · {role}", type="genoagent"):
+            output = await model.generate(
+                [ChatMessageSystem(content=system), ChatMessageUser(content=message)]
+            )
+        self.calls[role] += 1
+        return output.completion
+
+    def _writer(self, unit: Unit) -> tuple[str, str]:
+        """Who writes a unit's code and who reviews it."""
+        if unit.expert and self.options.domain_expert:
+            return "domain_expert", "domain_expert"
+        writer = "data_engineer" if unit.expert else unit.writer
+        return writer, "code_reviewer"
+
+    def _system(self, role: str) -> str:
+        library = "library_expert" if role == "domain_expert" else "library"
+        return f"{prompt(role)}\n\n{prompt(library)}"
+
+    async def run_workflow(
+        self, kernel: Kernel, workflow: Sequence[Unit], title: str, variables: str
+    ) -> WorkflowRecord:
+        """Take a workflow's steps, planned, written, run and reviewed, within its budget."""
+        record = WorkflowRecord(title)
+        work = _Work(kernel, title, variables, time.monotonic() + self.options.cohort_seconds)
+        index, went_back = 0, False
+        try:
+            await kernel.start()
+            while index < len(workflow):
+                chosen = await self._plan(work, workflow, index, went_back)
+                if chosen < index:  # back, once: the later steps discarded, the state rebuilt
+                    went_back = True
+                    record.went_back = workflow[chosen].name
+                    work.kept = [s for s in work.kept if workflow.index(s.unit) < chosen]
+                    await self._replay(work)
+                index = chosen
+                if index >= len(workflow):
+                    break
+                step = await self._step(work, workflow[index])
+                work.kept.append(step)
+                record.steps.append(step.summary())
+                if step.run.interrupted:  # the process was killed: the kept state, again
+                    await self._replay(work)
+                index += 1
+        except OutOfTime:
+            record.abandoned = (
+                f"{title} ran out of its {self.options.cohort_seconds:g} s budget"
+                + (f" at step {workflow[index].name}" if index < len(workflow) else "")
+            )
+        return record
+
+    async def _plan(
+        self, work: _Work, workflow: Sequence[Unit], index: int, went_back: bool
+    ) -> int:
+        """The index of the step to take next: the planner's choice, or the next in order."""
+        work.left()
+        if not self.options.planning:
+            return index
+        names = [u.name for u in workflow]
+        allowed = names[index : index + 2]  # the next, or the one after it (a skip)
+        earlier = [] if went_back else sorted({names.index(s.unit.name) for s in work.kept})
+        allowed += [names[i] for i in earlier]
+        back = (
+            f"You may instead go back to one of: {', '.join(names[i] for i in earlier)}."
+            if earlier
+            else "Going back is no longer possible."
+        )
+        message = prompt("plan").format(
+            context_title=work.title, history=_history(work.kept),
+            steps="\n".join(f"- {n}" for n in names), next=names[index], back=back,
+        )  # fmt: skip
+        reply = await self.call("planner", prompt("planner"), message, f"{work.title} · planning")
+        choice = plan_choice(reply, allowed)
+        return index if choice is None else names.index(choice)
+
+    async def _replay(self, work: _Work) -> None:
+        """A fresh kernel, then the kept steps' code (a step that was interrupted is not run
+        again: it would be, again).
+        """
+        steps = [(f"<{s.unit.name}>", s.code) for s in work.kept if not s.run.interrupted]
+        await work.kernel.replay(steps, work.left())
+
+    async def _write(
+        self, work: _Work, unit: Unit, writer: str, message: str
+    ) -> tuple[StepRun, str]:
+        """Ask `writer` for a step's code and run it: what it did, and the code."""
+        work.left()
+        where = f"{work.title} · {unit.name}"
+        reply = await self.call(writer, self._system(writer), message, where)
+        code = code_of(reply)
+        if code is None:
+            return StepRun("", "the reply held no fenced Python block to run"), ""
+        return await work.kernel.run(code, f"<{unit.name}>", work.left()), code
+
+    async def _step(self, work: _Work, unit: Unit) -> Step:
+        """Write a step, run it, and have it reviewed and revised up to `review_rounds` times."""
+        writer, reviewer = self._writer(unit)
+        request = prompt("step").format(
+            context_title=work.title, variables=work.variables, history=_history(work.kept),
+            step=unit.name, instruction=unit.instruction,
+        )  # fmt: skip
+        run, code = await self._write(work, unit, writer, request)
+        step = Step(unit, code, run)
+        for _ in range(self.options.review_rounds):
+            work.left()
+            reply = await self.call(
+                reviewer, self._review_system(reviewer), self._review(step),
+                f"{work.title} · {unit.name}",
+            )  # fmt: skip
+            verdict = verdict_of(reply, step.run.ok)
+            step.reviews += 1
+            step.approved = verdict.approved
+            if verdict.approved:
+                break
+            output, error = _said(step.run)
+            revision = prompt("revise").format(
+                request=request, code=step.code, output=output, error=error,
+                feedback=verdict.feedback,
+            )  # fmt: skip
+            await self._replay(work)  # the state before this step, again
+            step.run, step.code = await self._write(work, unit, writer, revision)
+        return step
+
+    def _review_system(self, reviewer: str) -> str:
+        if reviewer == "code_reviewer":
+            return prompt("code_reviewer")
+        return f"{prompt('domain_expert')}\n\n{prompt('code_reviewer')}"
+
+    def _review(self, step: Step) -> str:
+        output, error = _said(step.run)
+        return prompt("review").format(
+            step=step.unit.name, instruction=step.unit.instruction, code=step.code,
+            output=output, error=error,
+        )  # fmt: skip
