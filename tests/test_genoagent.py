@@ -106,9 +106,11 @@ def bench(tmp_path_factory):
 
 
 def _eval(task, solver, tmp_path, script: Script):
+    """The run's log; every sample is run and scored, a failed one with its reason."""
     log = inspect_eval(task, model=_team(script)["planner"], model_roles=_team(script),
                        solver=solver, log_dir=str(tmp_path), display="none")[0]  # fmt: skip
-    assert log.status == "success", log.error
+    assert log.status in ("success", "error") and log.error is None, log.error
+    assert len(log.samples) == len(task.dataset)
     return log
 
 
@@ -139,3 +141,269 @@ def test_a_team_writing_the_baselines_steps_scores_what_the_baseline_scores(
     )
     f1 = [v for s in _scores(ours).values() for k, v in s.items() if k.startswith("f1@")]
     assert f1 and max(f1) > 0  # the answers are real ones, not empty files
+
+
+# ---- the reviewer: a broken first draft, rejected with its trace, passes on revision ---------
+BROKEN = {
+    "linking_and_qc": "outcome = preprocess_cohort(COHORT_DIR, TRAIT, SYNONYMS_FILE, OUT_DIR, "
+    "recipe=RECIPE_FILES)",  # a name that is not there: a NameError
+    "linking": "outcome = preprocess_cohort(COHORT_DIRS, TRAIT, SYNONYMS_FILE, OUT_DIR)",
+}
+
+
+def reviewing_script(seen: list[str]) -> Script:
+    """The baseline's steps, but the two linking steps' first drafts raise; the reviewer
+    rejects a step whose trace it is shown, and a revision (asked with the review) is right.
+    """
+
+    def script(role: str, message: str) -> str:
+        step = _step_of(message) or ""
+        if role == "planner":
+            return f'{{"step": "{_next_of(message)}"}}'
+        if message.startswith("# The step:"):
+            if "Traceback" in message:
+                seen.append(step)
+                return '{"verdict": "reject", "feedback": "The name in the trace is wrong."}'
+            return '{"verdict": "approve"}'
+        if step in BROKEN and "# The review" not in message:
+            return _fenced(BROKEN[step])
+        return _fenced(BASELINE_CODE.get(step, "print('STEP DONE')"))
+
+    return script
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_broken_draft_is_rejected_with_its_trace_and_passes_on_revision(bench, tmp_path, sandbox):
+    seen: list[str] = []
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox=sandbox)
+    log = _eval(task, genoagent(), tmp_path, reviewing_script(seen))
+    sample = log.samples[0]
+    assert next(iter(sample.scores.values())).metadata.get("failure") is None
+    assert sorted(seen) == ["linking", "linking_and_qc"]  # each reviewer saw the NameError
+    record = sample.store[STORE_KEY]
+    linking = [s for w in record["workflows"] for s in w["steps"] if s["step"] in BROKEN]
+    assert [(s["ok"], s["reviews"], s["approved"]) for s in linking] == [(True, 2, True)] * 2
+    assert "Psoriasis/cohort_info.json" in str(
+        [k for k in sample.store if k.startswith("genotex")]
+    ) or _cohort_info_captured(sample)
+
+
+def _cohort_info_captured(sample) -> bool:
+    from genotex.harness._capture import STORE_KEY as OUTPUT, unpack_output
+
+    files = unpack_output(sample.store[OUTPUT], max_bytes=10**9).files
+    return "preprocess/Psoriasis/cohort_info.json" in files
+
+
+def test_without_a_reviewer_the_broken_step_stays_and_the_sample_fails_with_its_reason(
+    bench, tmp_path
+):
+    seen: list[str] = []
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(review_rounds=0), tmp_path, reviewing_script(seen))
+    sample = log.samples[0]
+    failure = next(iter(sample.scores.values())).metadata.get("failure") or ""
+    assert "GenoAgent left no output/preprocess/Psoriasis/cohort_info.json" in failure
+    assert "linking_and_qc failed" in failure and seen == []
+    assert not _cohort_info_captured(sample)
+    assert _calls(log)["code_reviewer"] == 0
+
+
+# ---- the planner: back to an earlier step (the state rebuilt), and an unreadable answer ------
+def planning_script(answer_at: dict[str, str]) -> Script:
+    """The planner answers `answer_at[next step]` the first time it is asked about that step
+    (then goes on); the steps mark the kernel's state and check it when they run again.
+    """
+    asked: set[str] = set()
+
+    def script(role: str, message: str) -> str:
+        step = _step_of(message) or ""
+        if role == "planner":
+            upcoming = _next_of(message)
+            if upcoming in answer_at and upcoming not in asked:
+                asked.add(upcoming)
+                return answer_at[upcoming]
+            return f'{{"step": "{upcoming}"}}'
+        if message.startswith("# The step:"):
+            return '{"verdict": "approve"}'
+        code = {
+            "initial_inspection": "MARK_1 = 1",
+            "dataset_analysis": "assert 'MARK_1' in globals() and 'MARK_3' not in globals()\n"
+            + BASELINE_CODE["dataset_analysis"],
+            "gene_extraction": "MARK_3 = 1",
+        }.get(step, BASELINE_CODE.get(step, "print('STEP DONE')"))
+        return _fenced(code)
+
+    return script
+
+
+def _geo_steps(log) -> list[list[tuple[str, bool]]]:
+    workflows = log.samples[0].store[STORE_KEY]["workflows"]
+    return [[(s["step"], s["ok"]) for s in w["steps"]] for w in workflows if "GSE" in w["workflow"]]
+
+
+def test_going_back_to_step_two_rebuilds_the_state_and_goes_on(bench, tmp_path):
+    script = planning_script({"identifier_review": '{"step": "dataset_analysis"}'})
+    log = _eval(preprocess(root=str(bench), traits="Psoriasis", sandbox="local"), genoagent(),
+                tmp_path, script)  # fmt: skip
+    names = [u.name for u in units("geo")]
+    expected = [names[0], names[1], names[2], names[1], names[2], *names[3:]]
+    assert _geo_steps(log) == [[(n, True) for n in expected]]
+    workflow = log.samples[0].store[STORE_KEY]["workflows"][0]
+    assert workflow["went_back"] == "dataset_analysis"
+    assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None
+
+
+def test_an_unreadable_or_impossible_plan_takes_the_next_step_and_a_skip_skips(bench, tmp_path):
+    script = planning_script({
+        "initial_inspection": "Let me think about the cohort first.",
+        "dataset_analysis": '{"step": "linking_and_qc"}',  # not allowed: three ahead
+        "gene_extraction": '{"step": "identifier_review"}',  # a skip of gene_extraction
+    })  # fmt: skip
+    log = _eval(preprocess(root=str(bench), traits="Psoriasis", sandbox="local"), genoagent(),
+                tmp_path, script)  # fmt: skip
+    names = [u.name for u in units("geo") if u.name != "gene_extraction"]
+    assert _geo_steps(log) == [[(n, True) for n in names]]
+
+
+# ---- the ablations, counted from the log's model events -------------------------------------
+def _always(verdict: str) -> Script:
+    def script(role: str, message: str) -> str:
+        if role == "planner":
+            return f'{{"step": "{_next_of(message)}"}}'
+        if message.startswith("# The step:"):
+            return f'{{"verdict": "{verdict}", "feedback": "Again."}}'
+        return _fenced(BASELINE_CODE.get(_step_of(message) or "", "print('STEP DONE')"))
+
+    return script
+
+
+def _expected_calls(bench, options: dict, reviews: int, revisions: int) -> Counter:
+    """By hand: Psoriasis has G GEO cohorts of 6 steps (2 expert) and one TCGA folder of 4
+    (2 expert). Each step: a planner call (with planning), one draft, `reviews` reviews and
+    `revisions` revisions; an expert step is the Domain Expert's, draft and reviews, when
+    there is one.
+    """
+    geo = len(list((bench / "input" / "GEO" / "Psoriasis").iterdir()))
+    tcga = len(list((bench / "input" / "TCGA").iterdir()))
+    plain, expert = 4 * geo + 2 * tcga, 2 * geo + 2 * tcga
+    calls: Counter = Counter()
+    calls["planner"] = (plain + expert) * options.get("planning", True)
+    writes = 1 + revisions
+    if options.get("domain_expert", True):
+        calls["data_engineer"] = plain * writes
+        calls["code_reviewer"] = plain * reviews
+        calls["domain_expert"] = expert * (writes + reviews)
+    else:
+        calls["data_engineer"] = (plain + expert) * writes
+        calls["code_reviewer"] = (plain + expert) * reviews
+    return +calls
+
+
+@pytest.mark.parametrize(
+    ("options", "verdict", "reviews"),
+    [
+        ({}, "approve", 1),
+        ({"planning": False}, "approve", 1),
+        ({"domain_expert": False}, "approve", 1),
+        ({"review_rounds": 0}, "approve", 0),
+        ({"review_rounds": 1}, "reject", 1),
+        ({"review_rounds": 2}, "reject", 2),
+    ],
+)
+def test_each_ablation_changes_the_calls_per_role_as_described(
+    bench, tmp_path, options, verdict, reviews
+):
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(**options), tmp_path, _always(verdict))
+    revisions = reviews if verdict == "reject" else 0
+    assert +_calls(log) == _expected_calls(bench, options, reviews, revisions)
+    assert log.samples[0].store[STORE_KEY]["calls"] == dict(sorted(_calls(log).items()))
+
+
+def test_no_batch_effect_correction_answers_with_the_plain_lasso(bench, tmp_path):
+    import json
+
+    from genotex.harness._capture import STORE_KEY as OUTPUT, unpack_output
+    from genotex.harness._rows import lasso
+
+    task = analysis(root=str(bench), traits="Asthma", sandbox="local")
+    log = _eval(task, genoagent(batch_effect_correction=False), tmp_path / "a", baseline_script)
+    plain = inspect_eval(analysis(root=str(bench), traits="Asthma", sandbox="local"),
+                         model="none", solver=lasso(), log_dir=str(tmp_path / "b"),
+                         display="none")[0]  # fmt: skip
+    assert _scores(log) == _scores(plain)
+    for sample in log.samples:
+        for name, data in unpack_output(sample.store[OUTPUT], max_bytes=10**9).files.items():
+            if name.startswith("regress/"):
+                assert json.loads(data)["method"]["model"] == "Lasso", name
+
+
+# ---- nonsense, a spent budget ---------------------------------------------------------------
+def test_a_model_that_answers_nonsense_ends_every_sample_in_bounded_calls(bench, tmp_path):
+    task = e2e(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path, lambda role, message: "I like turtles.")
+    preprocessing = len(units("geo")) * len(list((bench / "input/GEO/Psoriasis").iterdir()))
+    preprocessing += len(units("tcga"))
+    for sample in log.samples:
+        steps = preprocessing + len(sample.metadata["problems"])  # one statistics step each
+        failure = next(iter(sample.scores.values())).metadata.get("failure") or ""
+        assert failure.startswith("error: RuntimeError") and "GenoAgent left no" in failure
+        calls = sum(1 for e in sample.events if isinstance(e, ModelEvent))
+        assert 0 < calls <= steps * (2 + 2 * 2)  # planner, draft, and 2 x (review, revision)
+
+
+def test_a_cohort_out_of_its_budget_is_abandoned_with_its_reason(bench, tmp_path):
+    def script(role: str, message: str) -> str:
+        if role == "planner":
+            return f'{{"step": "{_next_of(message)}"}}'
+        if message.startswith("# The step:"):
+            return '{"verdict": "approve"}'
+        return _fenced("import time\ntime.sleep(120)")
+
+    task = preprocess(root=str(bench), traits="Asthma", sandbox="local")
+    log = _eval(task, genoagent(cohort_seconds=3), tmp_path, script)
+    sample = log.samples[0]
+    workflows = sample.store[STORE_KEY]["workflows"]
+    assert [w["abandoned"] for w in workflows] == [
+        f"Asthma/{c} ran out of its 3 s budget at step initial_inspection"
+        for c in sorted(p.name for p in (bench / "input/GEO/Asthma").iterdir())
+    ]
+    failure = next(iter(sample.scores.values())).metadata.get("failure") or ""
+    assert "ran out of its 3 s budget" in failure
+    assert sample.total_time < 60  # two cohorts of 3 s, not two of 120
+
+
+def test_a_genoagent_run_is_exported_with_tokens_per_role_and_printed_beside_the_paper(
+    bench, tmp_path
+):
+    import json
+    import subprocess
+    import sys
+
+    from genotex.harness import export_run
+
+    task = e2e(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path / "logs", baseline_script)
+    path = export_run(log.location, tmp_path / "run", reference=bench / "reference" / "output")
+    runtime = json.loads(path.read_text())["run"]["runtime"]
+    calls = _calls(log)
+    asked = sum(len(s.metadata["problems"]) for s in log.samples)
+    # by hand: 100 input and 20 output tokens a call, in thousands a problem
+    assert runtime["tokens_by_role"] == {
+        role: {"tokens_in_k": pytest.approx(0.1 * n / asked),
+               "tokens_out_k": pytest.approx(0.02 * n / asked)}
+        for role, n in calls.items()
+    }  # fmt: skip
+    assert set(calls) == {"planner", "data_engineer", "domain_expert", "code_reviewer",
+                          "statistician"}  # fmt: skip
+    board = subprocess.run(
+        [sys.executable, "-m", "genotex", "leaderboard", str(path), "--paper", "end-to-end"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert board.returncode == 0, board.stderr
+    lines = board.stdout.splitlines()
+    assert any(line.startswith("run ") for line in lines), board.stdout
+    # GenoAgent's published rows: per model, and its ablations
+    assert any(line.startswith("OpenAI o1 (published)") for line in lines), board.stdout
+    assert any(line.startswith("No reviewer (published)") for line in lines), board.stdout

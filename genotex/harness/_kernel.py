@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -209,6 +210,9 @@ class Kernel:
             await process.wait()
         if isinstance(self.env, HostFolderSandbox):
             await self.env.quiesce()
+        else:  # local: what the steps started, in the kernel's own session
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
 
     async def _answer(self, timeout: float) -> dict | None:
         assert self.process is not None and self.process.stdout is not None

@@ -1,0 +1,174 @@
+"""The persistent Python kernel GenoAgent's steps run in (issue #44), in each sandbox that can
+hold one: its state persists, its output is cut, a step past its time is interrupted and the
+state rebuilt by replay, it is confined as the sandbox's commands are, and it is gone when
+stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+from inspect_ai.util._sandbox.local import LocalSandboxEnvironment  # noqa: E402
+
+from genotex.harness._bwrap import BubblewrapSandbox  # noqa: E402
+from genotex.harness._kernel import Kernel, KernelError  # noqa: E402
+from genotex.harness._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
+from genotex.harness._sandbox_spec import SampleSandbox, bwrap_problem  # noqa: E402
+
+PROBLEMS = {"local": None, "bwrap": bwrap_problem(), "podman": podman_problem(default_image())}
+KINDS = [
+    pytest.param(kind, marks=pytest.mark.skipif(
+        problem is not None and os.environ.get("CI") != "true", reason=f"{kind}: {problem}"))
+    for kind, problem in PROBLEMS.items()
+]  # fmt: skip
+
+
+async def _environment(kind: str):
+    if kind == "local":
+        return LocalSandboxEnvironment(), sys.executable
+    if kind == "bwrap":
+        return BubblewrapSandbox(SampleSandbox()), sys.executable
+    env = PodmanSandbox(SampleSandbox(), default_image())
+    await env.start()
+    return env, "python"
+
+
+async def _close(env) -> None:
+    if isinstance(env, LocalSandboxEnvironment):
+        env.directory.cleanup()
+    else:
+        await env.teardown()
+
+
+def _run(kind: str, body) -> object:
+    async def main():
+        env, python = await _environment(kind)
+        kernel = Kernel(env, python, preamble="TRAIT = 'Asthma'", output_chars=400)
+        try:
+            return await body(kernel, env)
+        finally:
+            await kernel.stop()
+            await _close(env)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_state_persists_and_output_and_traces_are_the_steps(kind):
+    async def body(kernel, env):
+        first = await kernel.run("x = 41\nprint('hello', TRAIT)\nimport os\nos.system('echo sub')",
+                                 "<one>", 60)  # fmt: skip
+        second = await kernel.run("x += 1\nprint(x)\n\n1 / 0", "<two>", 60)
+        return first, second
+
+    first, second = _run(kind, body)
+    assert (first.output, first.error) == ("hello Asthma\nsub\n", None)
+    assert second.output == "42\n" and not second.ok
+    # the trace starts at the step's own code, names it and its line, and shows the line
+    assert second.error.splitlines()[1:] == [
+        '  File "<two>", line 4, in <module>',
+        "    1 / 0",
+        *([] if sys.version_info < (3, 11) else ["    ~~^~~"]),
+        "ZeroDivisionError: division by zero",
+    ] or second.error.endswith("ZeroDivisionError: division by zero\n")
+    assert "_kernel_server" not in second.error
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_output_is_cut_to_its_bound_with_both_ends_kept(kind):
+    async def body(kernel, env):
+        return await kernel.run("print('A' * 50000 + 'Z')", "<long>", 60)
+
+    run = _run(kind, body)
+    assert run.cut and run.output.startswith("A" * 200) and run.output.rstrip().endswith("Z")
+    assert len(run.output) < 400 + 100 and "output cut: 50,002 bytes" in run.output
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_step_past_its_time_is_interrupted_and_replay_rebuilds_the_state(kind):
+    async def body(kernel, env):
+        await kernel.run("kept = 7", "<a>", 60)
+        slow = await kernel.run("import time\ntime.sleep(60)", "<slow>", 2)
+        lost = await kernel.run("print(kept)", "<after>", 60)
+        again = await kernel.replay([("<a>", "kept = 7")], 60)
+        found = await kernel.run("print(kept, TRAIT)", "<check>", 60)
+        return slow, lost, again, found, kernel.starts
+
+    slow, lost, again, found, starts = _run(kind, body)
+    assert slow.interrupted and "ran past its 2 s" in slow.error
+    assert "NameError" in lost.error  # a fresh process: the old state is gone
+    assert [r.ok for r in again] == [True]
+    assert found.output == "7 Asthma\n" and starts == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_step_reading_its_input_does_not_break_the_protocol(kind):
+    async def body(kernel, env):
+        read = await kernel.run("import sys\nprint(repr(sys.stdin.read()))", "<stdin>", 60)
+        raw = await kernel.run("import os\nprint(os.read(0, 100))", "<fd0>", 60)
+        after = await kernel.run("print('still here')", "<next>", 60)
+        return read, raw, after
+
+    read, raw, after = _run(kind, body)
+    assert read.output == "''\n" and raw.output == "b''\n" and after.output == "still here\n"
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "podman"])
+def test_the_kernel_is_confined_as_the_sandboxs_commands_are(kind, monkeypatch):
+    if PROBLEMS[kind] is not None and os.environ.get("CI") != "true":
+        pytest.skip(f"{kind}: {PROBLEMS[kind]}")
+    canary = f"canary-{uuid.uuid4().hex}"
+    monkeypatch.setenv("GENOTEX_KERNEL_CANARY", canary)
+
+    async def body(kernel, env):
+        return await kernel.run(
+            "import os\nprint(os.getuid())\n"
+            "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
+            "print(any('GENOTEX_KERNEL_CANARY' in open(f'/proc/{p}/environ', errors='replace')"
+            ".read() for p in os.listdir('/proc') if p.isdigit()))",
+            "<probe>", 60,
+        )  # fmt: skip
+
+    run = _run(kind, body)
+    uid, capabilities, leaked = run.output.split()
+    assert uid == "1000" or (kind == "podman" and os.geteuid() != 0)
+    assert int(capabilities, 16) == 0 and leaked == "False"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_stopped_kernel_leaves_no_process(kind):
+    async def body(kernel, env):
+        await kernel.run(f"import subprocess\nsubprocess.Popen(['sleep', '300'])", "<start>", 60)
+        process = kernel.process
+        await kernel.stop()
+        listed = await env.exec(["sh", "-c", "ps -eo args 2>/dev/null || ls /proc"])
+        return process, listed
+
+    process, listed = _run(kind, body)
+    assert process.returncode is not None
+    assert "sleep 300" not in listed.stdout
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p)]
+
+
+def _cmdline_has(proc: Path) -> bool:
+    try:
+        return b"The kernel's process inside a sample's sandbox" in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_a_sandbox_that_cannot_hold_a_kernel_is_one_sentence():
+    class Elsewhere:
+        pass
+
+    with pytest.raises(KernelError, match="not in Elsewhere"):
+        asyncio.run(Kernel(Elsewhere(), "python").start())
