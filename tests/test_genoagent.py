@@ -2,9 +2,9 @@
 demo as genotex/baseline does, the reviewer and the planner change what happens as the
 paper describes, each ablation changes the calls per role, and nonsense ends in bounded time.
 
-Each role's model is Inspect's mockllm with a function for its outputs: it reads the message it
-is sent (which step, which workflow) and answers as its role's script says; the calls per role are counted from the log's model
-events, which Inspect names with their role.
+Each role's model is Inspect's mockllm with a function for its outputs: it reads the message
+it is sent (which step, which workflow) and answers as its role's script says; the calls per
+role are counted from the log's model events, which Inspect names with their role.
 """
 
 from __future__ import annotations
@@ -136,9 +136,7 @@ def test_a_team_writing_the_baselines_steps_scores_what_the_baseline_scores(
                           model="none", solver=baseline(), log_dir=str(tmp_path / "base"),
                           display="none")[0]  # fmt: skip
     assert _scores(ours) == _scores(theirs)
-    assert all(
-        next(iter(s.scores.values())).metadata.get("failure") is None for s in ours.samples
-    )
+    assert all(next(iter(s.scores.values())).metadata.get("failure") is None for s in ours.samples)
     f1 = [v for s in _scores(ours).values() for k, v in s.items() if k.startswith("f1@")]
     assert f1 and max(f1) > 0  # the answers are real ones, not empty files
 
@@ -189,7 +187,8 @@ def test_a_broken_draft_is_rejected_with_its_trace_and_passes_on_revision(bench,
 
 
 def _cohort_info_captured(sample) -> bool:
-    from genotex.harness._capture import STORE_KEY as OUTPUT, unpack_output
+    from genotex.harness._capture import STORE_KEY as OUTPUT
+    from genotex.harness._capture import unpack_output
 
     files = unpack_output(sample.store[OUTPUT], max_bytes=10**9).files
     return "preprocess/Psoriasis/cohort_info.json" in files
@@ -324,7 +323,8 @@ def test_each_ablation_changes_the_calls_per_role_as_described(
 def test_no_batch_effect_correction_answers_with_the_plain_lasso(bench, tmp_path):
     import json
 
-    from genotex.harness._capture import STORE_KEY as OUTPUT, unpack_output
+    from genotex.harness._capture import STORE_KEY as OUTPUT
+    from genotex.harness._capture import unpack_output
     from genotex.harness._rows import lasso
 
     task = analysis(root=str(bench), traits="Asthma", sandbox="local")

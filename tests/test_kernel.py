@@ -147,7 +147,7 @@ def test_the_kernel_is_confined_as_the_sandboxs_commands_are(kind, monkeypatch):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stopped_kernel_leaves_no_process(kind):
     async def body(kernel, env):
-        await kernel.run(f"import subprocess\nsubprocess.Popen(['sleep', '300'])", "<start>", 60)
+        await kernel.run("import subprocess\nsubprocess.Popen(['sleep', '300'])", "<start>", 60)
         process = kernel.process
         await kernel.stop()
         listed = await env.exec(["sh", "-c", "ps -eo args 2>/dev/null || ls /proc"])
