@@ -1,0 +1,78 @@
+"""What GenoAgent's persistent kernel costs per step, in each sandbox that holds one.
+
+For `local`, `bwrap` and `podman` (where its image is built): the kernel's start with
+GenoAgent's own preamble (genotex's preprocessing and regression API imported: what every
+cohort pays once, and each replay again), one trivial step, and a replay of 6 trivial steps
+(a start and the 6 steps: what a revision or a "go back" costs beyond its own code), each
+the median of N rounds. Offline; needs `pip install 'genotex[harness]'`.
+
+    python scripts/bench_kernel.py [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+
+from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
+
+from genotex.harness._bwrap import BubblewrapSandbox
+from genotex.harness._kernel import Kernel
+from genotex.harness._podman import PodmanSandbox, default_image, podman_problem
+from genotex.harness._sandbox_spec import SampleSandbox, bwrap_problem
+from genotex.harness.genoagent._solver import _preamble
+
+
+async def _environment(kind: str):
+    if kind == "local":
+        return LocalSandboxEnvironment(), sys.executable
+    if kind == "bwrap":
+        return BubblewrapSandbox(SampleSandbox()), sys.executable
+    env = PodmanSandbox(SampleSandbox(), default_image())
+    await env.start()
+    return env, "python"
+
+
+async def _round(kind: str) -> dict[str, float]:
+    env, python = await _environment(kind)
+    preamble, _ = _preamble({"TRAIT": "Asthma", "COHORT_DIR": "input/GEO/Asthma/GSE1"})
+    kernel = Kernel(env, python, preamble=preamble)
+    try:
+        started = time.perf_counter()
+        await kernel.start()
+        start = time.perf_counter() - started
+        started = time.perf_counter()
+        await kernel.run("x = 1", "<step>", 60)
+        step = time.perf_counter() - started
+        started = time.perf_counter()
+        await kernel.replay([(f"<s{i}>", f"x{i} = {i}") for i in range(6)], 60)
+        replay = time.perf_counter() - started
+    finally:
+        await kernel.stop()
+        if isinstance(env, LocalSandboxEnvironment):
+            env.directory.cleanup()
+        else:
+            await env.teardown()
+    return {"start": start, "step": step, "replay of 6": replay}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    rounds = parser.parse_args().rounds
+    kinds = ["local"]
+    kinds += ["bwrap"] if bwrap_problem() is None else []
+    kinds += ["podman"] if podman_problem(default_image()) is None else []
+    print(f"{'sandbox':8} {'start (s)':>10} {'step (ms)':>10} {'replay of 6 (s)':>16}")
+    for kind in kinds:
+        runs = [asyncio.run(_round(kind)) for _ in range(rounds)]
+        median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        print(f"{kind:8} {median['start']:10.2f} {median['step'] * 1000:10.1f} "
+              f"{median['replay of 6']:16.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
