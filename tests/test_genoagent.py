@@ -28,12 +28,15 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.event import ModelEvent  # noqa: E402
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model  # noqa: E402
 
+from genotex.harness._podman import default_image, podman_problem  # noqa: E402
 from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.harness._tasks import analysis, baseline, e2e, preprocess  # noqa: E402
 from genotex.harness.genoagent import ROLES, STORE_KEY, genoagent, units  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 SANDBOXES = ["local"] + (["bwrap"] if bwrap_problem() is None else [])
+#: The team against the baseline in every sandbox that runs here (CI builds podman's image).
+TEAM_SANDBOXES = SANDBOXES + (["podman"] if podman_problem(default_image()) is None else [])
 Script = Callable[[str, str], str]
 
 
@@ -125,7 +128,7 @@ def _calls(log) -> Counter:
     return Counter(e.role for s in log.samples for e in s.events if isinstance(e, ModelEvent))
 
 
-@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
 @pytest.mark.parametrize("task", [e2e, analysis])
 def test_a_team_writing_the_baselines_steps_scores_what_the_baseline_scores(
     bench, tmp_path, sandbox, task
