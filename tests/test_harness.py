@@ -30,9 +30,18 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from genotex.evaluation import EvalOptions, evaluate, load_report, write_report  # noqa: E402
 from genotex.harness import Benchmark, export_run  # noqa: E402
+from genotex.harness._podman import default_image, podman_problem  # noqa: E402
+from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.harness._tasks import analysis, baseline, e2e, gold  # noqa: E402
 from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
 from tests.conftest import scripted_agent  # noqa: E402
+
+#: `local`, and the isolated sandboxes that run here (CI runs both; the MCP server runs in each)
+ISOLATING = ["local"] + [
+    kind
+    for kind, problem in (("bwrap", bwrap_problem()), ("podman", podman_problem(default_image())))
+    if problem is None or os.environ.get("CI") == "true"
+]
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +264,8 @@ def test_gold_in_the_docker_sandbox_scores_one(bench, tmp_path):
     assert values["f1"] == pytest.approx(100.0) and values["auroc"] == pytest.approx(1.0)
 
 
-def test_with_tools_genotex_the_agent_calls_genotex_over_mcp(bench, tmp_path):
+@pytest.mark.parametrize("sandbox", ISOLATING)
+def test_with_tools_genotex_the_agent_calls_genotex_over_mcp(bench, tmp_path, sandbox):
     outputs = [
         ModelOutput.for_tool_call("mockllm/model", "list_problems", {}),
         ModelOutput.for_tool_call(
@@ -266,7 +276,7 @@ def test_with_tools_genotex_the_agent_calls_genotex_over_mcp(bench, tmp_path):
     for output in outputs:
         output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
     model = get_model("mockllm/model", custom_outputs=outputs)
-    task = analysis(root=str(bench), traits="Asthma", limit=1, tools="genotex", sandbox="local")
+    task = analysis(root=str(bench), traits="Asthma", limit=1, tools="genotex", sandbox=sandbox)
     log = _run(task, model=model, tmp=tmp_path)
     results = [m for m in log.samples[0].messages if m.role == "tool"]
     assert len(results) == 2 and all(m.error is None for m in results)
@@ -323,13 +333,6 @@ def test_the_readmes_inspect_command_runs_as_written(bench, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "e2e (2 samples)" in done.stdout and "f1" in done.stdout
-
-
-def test_tools_genotex_in_the_bwrap_sandbox_is_refused_in_one_sentence(bench):
-    from inspect_ai._util.error import PrerequisiteError
-
-    with pytest.raises(PrerequisiteError, match="cannot run in the bwrap sandbox yet"):
-        analysis(root=str(bench), traits="Asthma", tools="genotex", sandbox="bwrap")
 
 
 def test_the_image_command_refuses_in_one_sentence_without_an_engine_or_a_wheel(tmp_path):

@@ -42,6 +42,7 @@ from ..core import GenotexError, ProblemId, TaskInfo
 from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
 from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
+from ._mcp_process import sandboxed_mcp_server
 from ._podman import default_image
 from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
 from ._scorer import DEFAULT_MAX_OUTPUT_MB, PARTIAL_KEY, genotex_scorer, pooled, stderr
@@ -152,13 +153,17 @@ def _baseline_commands(spec: SampleSpec, python_exe: str) -> list[str]:
     return commands
 
 
-def _agent_tools(tools: str | None, python_exe: str) -> list:
-    """bash and python, and with `tools=genotex` genotex's MCP tools on the working folder."""
+def _agent_tools(tools: str | None, python_exe: str, kind: str) -> list:
+    """bash and python, and with `tools=genotex` genotex's MCP tools on the working folder
+    (in `bwrap` and `podman`, a server process inside the sample's sandbox).
+    """
     chosen: list = [bash(timeout=600), python(timeout=600)]
     if tools in (None, "", "none"):
         return chosen
     if tools != "genotex":
         raise GenotexError(f"tools must be genotex or none, not {tools!r}")
+    if kind in ("bwrap", "podman"):
+        return [*chosen, sandboxed_mcp_server(python_exe)]
     chosen.append(
         mcp_server_sandbox(
             name="genotex",
@@ -250,11 +255,6 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
             wanted = [t.strip() for t in listed if t.strip()]
             specs = bench.samples(task_name, wanted)[: limit if limit else None]
             kind = choose_sandbox(sandbox, image)
-            if kind in ("bwrap", "podman") and tools not in (None, "", "none"):
-                raise GenotexError(
-                    f"tools=genotex cannot run in the {kind} sandbox yet (Inspect's MCP tools "
-                    "need a long-lived server in the sandbox); ask for -T sandbox=docker or local"
-                )
             try:
                 bound = SampleSandbox(limits=SandboxLimits.parse(limits), image=image or "")
             except ValueError as exc:
@@ -267,7 +267,7 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
         samples = [_sample(bench, s, python_exe, kind, bound) for s in specs]
         return Task(
             dataset=MemoryDataset(samples, name=f"genotex-{task_name}"),
-            solver=react(tools=_agent_tools(tools, python_exe)),
+            solver=react(tools=_agent_tools(tools, python_exe, kind)),
             scorer=genotex_scorer(
                 str(bench.root), str(bench.reference), task_name, max_output_mb=max_output_mb
             ),
