@@ -120,7 +120,11 @@ download_tcga = _manifest_command(
 @common_options
 @handle_errors
 def download_verify(bench: Path, only: tuple[str, ...]) -> None:
-    """Check BENCH/input against the benchmark's GEO and TCGA manifests.
+    """Check BENCH against what was fetched, or BENCH/input against the manifests.
+
+    A folder `genotex download benchmark` wrote (it holds genotex-benchmark.json)
+    is checked file by file against the digests it was fetched with; any other
+    bundle's inputs against the benchmark's GEO and TCGA manifests.
 
     Says what is verified, what differs, what is missing, and what cannot be
     checked because it was unpacked (Kaggle unpacks every .gz; genotex's readers
@@ -130,11 +134,24 @@ def download_verify(bench: Path, only: tuple[str, ...]) -> None:
     Example:
       genotex download verify BENCH --only Asthma
     """
-    from ..core import GenotexError
-    from ..preprocessing import UnknownSelection, verify_inputs
+    from ..core import MARKER_NAME, GenotexError
+    from ..preprocessing import UnknownSelection, verify_inputs, verify_marker
 
-    if not (bench / "input").is_dir():
+    marked = (bench / MARKER_NAME).is_file()
+    if not (bench / "input").is_dir() and not marked:
         raise GenotexError("holds no input/ folder (is it a benchmark root?)", path=bench)
+    if marked and not only:  # what the download fetched, each file against its digest
+        fetched = verify_marker(bench)
+        click.echo(
+            f"{MARKER_NAME}: {len(fetched.verified)} verified, {len(fetched.differ)} differ, "
+            f"{len(fetched.missing)} missing"
+        )
+        for what, names in (("DIFFERS", fetched.differ), ("MISSING", fetched.missing)):
+            for name in names[:20]:
+                click.echo(f"  {what} {name}")
+        if not fetched.ok:
+            sys.exit(1)
+        return  # its inputs were checked against the manifests when they were fetched
     try:
         check = verify_inputs(bench, only=only)
     except UnknownSelection as exc:
@@ -156,6 +173,69 @@ def download_verify(bench: Path, only: tuple[str, ...]) -> None:
         )
     if not check.ok:
         sys.exit(1)
+
+
+@download_group.command("benchmark")
+@click.option(
+    "-o", "--out", type=click.Path(path_type=Path), required=True,
+    help="The benchmark folder (BENCH): input/, output/, metadata/, code/ are written in it.",
+)  # fmt: skip
+@click.option(
+    "--parts", default=",".join(["metadata", "reference", "inputs", "code"]), show_default=True,
+    help="Which parts, comma-separated: metadata, reference (output/), inputs (input/), code.",
+)  # fmt: skip
+@click.option("--only", multiple=True, help="Only this trait's files; repeatable.")
+@click.option(
+    "--revision", default=None,
+    help="The Hub revision (branch, tag or commit); by default the one genotex pins.",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="List the files and their sizes; fetch nothing.")
+@click.option("--no-progress", is_flag=True, help="No line a file on standard error.")
+@common_options
+@handle_errors
+def download_benchmark_command(
+    *, out: Path, parts: str, only: tuple[str, ...], revision: str | None, dry_run: bool,
+    no_progress: bool,
+) -> None:  # fmt: skip
+    """Download the benchmark from its Hugging Face Hub copy into OUT, verified.
+
+    Real files in OUT (no links into a cache), resumed when run again, each
+    checked against the Hub's sha256 (large files) or git blob id (others), and
+    the inputs against the benchmark's GEO and TCGA manifests; OUT/genotex-
+    benchmark.json names the revision and what was fetched, and runs record it.
+    HF_ENDPOINT and HF_TOKEN are honoured. Needs `pip install 'genotex[hub]'`.
+
+    \b
+    Examples:
+      genotex download benchmark --out BENCH --parts metadata,reference
+      genotex download benchmark --out BENCH --only Asthma --dry-run
+    """
+    from ..preprocessing import UnknownSelection, download_benchmark, plan_benchmark
+
+    chosen = [p.strip() for p in parts.split(",") if p.strip()]
+    try:
+        plan = plan_benchmark(parts=chosen, only=only, revision=revision)
+    except UnknownSelection as exc:
+        raise click.BadParameter(str(exc), param_hint="--only") from None
+    where = f"{plan.repo} at {plan.commit[:12]} ({plan.revision})"
+    if dry_run:
+        for file in plan.files:
+            click.echo(f"{file.size:>15,}  {file.path}")
+        click.echo(f"{len(plan.files):,} files, {plan.total_bytes / 1e6:,.1f} MB, from {where}")
+        return
+    done = download_benchmark(out, plan, progress=None if no_progress else _progress)
+    click.echo(
+        f"{len(done.fetched):,} files fetched ({done.bytes_fetched / 1e6:,.1f} MB), "
+        f"{len(done.kept):,} already there and verified, from {where}; marker {done.marker}"
+    )
+
+
+def _progress(index: int, total: int, file: Any, done: int, whole: int) -> None:
+    click.echo(
+        f"[{index}/{total}] {done / 1e6:,.1f} of {whole / 1e6:,.1f} MB  {file.path} "
+        f"({file.size / 1e6:,.1f} MB, verified)",
+        err=True,
+    )
 
 
 @download_group.command("gene-info")

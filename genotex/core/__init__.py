@@ -7,7 +7,8 @@ scikit-learn / SciPy, so evaluation stays light.
   `regress_file_name`, `condition_from_regress_file`, `trait_label`.
 - File schemas, one class per format with its read and write: `TaskInfo`
   (`task_info.json`), `CohortInfo` and `CohortRecord` (`cohort_info.json`),
-  `ResultFile` (`significant_genes_condition_<C>.json`), `RunStatus` (`status.json`).
+  `ResultFile` (`significant_genes_condition_<C>.json`), `RunStatus` (`status.json`),
+  `BenchmarkMarker` (`genotex-benchmark.json`, what a download of the benchmark fetched).
 - Cohort selection: `CohortInfoReader`, `select_cohorts`, `usable_cohorts`, `gene_regressors`.
 - Untrusted trees: `GuardedTree`, `RejectedFile`, `MISSING`.
 - Tables: `LabelledTable`, `read_table`, `read_header`, `write_table`; the content-keyed
@@ -66,6 +67,7 @@ from ._layout import (
     regress_file_name,
     trait_label,
 )
+from ._marker import MARKER_NAME, BenchmarkMarker, MarkerError, find_marker
 from ._memory import empty_without_huge_pages
 from ._method import (
     MODES,
@@ -181,6 +183,10 @@ __all__ = [
     "CohortInfoReader",
     "CohortRecord",
     "GenotexError",
+    "MARKER_NAME",
+    "BenchmarkMarker",
+    "MarkerError",
+    "find_marker",
     "GuardedTree",
     "LabelledTable",
     "MalformedResult",

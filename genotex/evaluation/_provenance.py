@@ -87,8 +87,11 @@ def provenance(
     *,
     folders: tuple[str, ...] = TASK_FOLDERS,
     memo: DigestMemo | None = None,
+    benchmark: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The provenance block of a report: inputs' digests, software, platform, times, options.
+    """The provenance block of a report: inputs' digests, software, platform, times, options,
+    and the benchmark download the reference came from (`benchmark`: its marker's summary,
+    `genotex download benchmark`; None when it came otherwise).
 
     `task_info` is its file (hashed as bytes) or, given in memory, its JSON object
     (hashed as canonical JSON: sorted keys, no spaces). Only the reference
@@ -112,6 +115,7 @@ def provenance(
         "executable": sys.implementation.name,
         "task_info_sha256": task_info_sha,
         "reference_digest": digests,
+        "benchmark": benchmark,
         "options": options,
         "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "wall_seconds": round(time.time() - started, 3),

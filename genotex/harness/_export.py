@@ -147,8 +147,8 @@ def export_run(
     analysis_problems = {p.key for s, _ in next(iter(by_epoch.values())) for p in s.spec.problems}
     with tempfile.TemporaryDirectory(prefix="genotex-export-") as scratch:
         sliced = link_slice(reference, asked, Path(scratch) / "ref", also_preprocess=given)
-        chosen = {"harness_task": run.task, "reducer": reducer_name}
-        origin = provenance(sliced, run.task_info.to_dict(), chosen, started)
+        chosen, benchmark = {"harness_task": run.task, "reducer": reducer_name}, run.benchmark
+        origin = provenance(sliced, run.task_info.to_dict(), chosen, started, benchmark=benchmark)
         if diagnose is not None:  # against the slice: the problems asked, nothing else
             scope = (run.task_info.restricted_to(asked), given, analysis_problems, reference)
             report = _diagnosed(report, out, sliced, scope, mode=diagnose)

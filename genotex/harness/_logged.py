@@ -88,6 +88,20 @@ class LoggedRun:
     metadata: Mapping[str, Any]
     source: str | Path  # the log's path, as the user gave it (for messages)
 
+    @property
+    def benchmark(self) -> dict[str, Any] | None:
+        """The benchmark marker's summary the log records (`genotex download benchmark`'s, at
+        the run's root), its fields checked: text fields cut, a count a whole number.
+        """
+        found = self.metadata.get("benchmark")
+        if not isinstance(found, dict):
+            return None
+        keys = ("repo", "revision", "commit", "digest")
+        kept: dict[str, Any] = {k: found[k][:200] for k in keys if isinstance(found.get(k), str)}
+        if isinstance(found.get("files"), int) and not isinstance(found.get("files"), bool):
+            kept["files"] = found["files"]
+        return kept or None
+
 
 def logged_run(log: Any, log_path: str | Path) -> LoggedRun:
     """The run a genotex log records, checked: a genotex task, a valid task_info, traits it

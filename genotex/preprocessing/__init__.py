@@ -37,6 +37,16 @@ from ._download import (
     tcga_downloads,
 )
 from ._geo import GEOFormatError, SeriesMatrix, characteristics_dictionary, read_series_matrix
+from ._hub import (
+    PARTS,
+    BenchmarkPlan,
+    HubError,
+    HubFile,
+    hub_settings,
+    plan_benchmark,
+    select_files,
+)
+from ._hub_fetch import BenchmarkDownload, download_benchmark, file_digest
 from ._inspect import inspect_cohort
 from ._pipeline import (
     RecipeNeeded,
@@ -97,11 +107,12 @@ from ._tcga import (
     XenaError,
     clinical_features,
     find_xena_folder,
+    is_xena_folder_of,
     read_xena,
     trait_from_barcode,
 )
 from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
-from ._verify import InputCheck, verify_inputs
+from ._verify import InputCheck, verify_inputs, verify_marker
 
 __all__ = [
     "GENE_AGGREGATIONS",
@@ -115,6 +126,17 @@ __all__ = [
     "GEOFormatError",
     "ManifestError",
     "MappingError",
+    "PARTS",
+    "BenchmarkPlan",
+    "HubError",
+    "HubFile",
+    "hub_settings",
+    "plan_benchmark",
+    "select_files",
+    "BenchmarkDownload",
+    "download_benchmark",
+    "file_digest",
+    "is_xena_folder_of",
     "MyGeneSynonyms",
     "Recipe",
     "RecipeError",
@@ -196,6 +218,7 @@ __all__ = [
     "packaged_manifest",
     "InputCheck",
     "verify_inputs",
+    "verify_marker",
     "UnknownSelection",
     "trait_from_barcode",
     "unique_names",

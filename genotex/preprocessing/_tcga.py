@@ -18,6 +18,7 @@ __all__ = [
     "choose_age_column",
     "clinical_features",
     "find_xena_folder",
+    "is_xena_folder_of",
     "read_xena",
     "trait_from_barcode",
 ]
@@ -41,13 +42,18 @@ def find_xena_folder(tcga_root: str | Path, trait: str) -> Path | None:
     root = Path(tcga_root)
     if not root.is_dir():
         return None
-    wanted = _key(trait)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        name = re.sub(r"^TCGA_", "", folder.name)
-        name = re.sub(r"_\([^)]*\)$", "", name)
-        if _key(name) == wanted:
+        if is_xena_folder_of(folder.name, trait):
             return folder
     return None
+
+
+def is_xena_folder_of(name: str, trait: str) -> bool:
+    """Whether a Xena folder's name (`TCGA_<name>_(CODE)`) is the trait's: its <name> equal to
+    the trait, ignoring case and every character that is not a letter or digit.
+    """
+    bare = re.sub(r"_\([^)]*\)$", "", re.sub(r"^TCGA_", "", name))
+    return _key(bare) == _key(trait)
 
 
 @dataclass(frozen=True)

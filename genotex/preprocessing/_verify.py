@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import file_sha256
+from ..core import file_sha256, find_marker
 from ._download import UnknownSelection, load_manifest, packaged_manifest
 
-__all__ = ["InputCheck", "verify_inputs"]
+__all__ = ["InputCheck", "verify_inputs", "verify_marker"]
 
 #: Where each manifest's files lie under the benchmark's `input/`.
 _FOLDERS = {"geo": "GEO", "tcga": "TCGA"}
@@ -86,4 +86,27 @@ def verify_inputs(
     unknown = sorted(wanted - seen)
     if unknown:
         raise UnknownSelection(f"no manifest lists {unknown[0]!r} (a GEO trait or TCGA folder)")
+    return check
+
+
+def verify_marker(bench: str | Path) -> InputCheck:
+    """Check every file the benchmark's marker lists (`genotex download benchmark`: inputs,
+    reference, metadata, code) against the digest it was fetched with; paths relative to
+    `bench`. An empty check when there is no marker.
+    """
+    from ._hub_fetch import file_digest
+
+    bench = Path(bench)
+    marker = find_marker(bench)
+    check = InputCheck()
+    if marker is None:
+        return check
+    for relative, (size, digest) in sorted(marker.files.items()):
+        path = bench / relative
+        if not _regular(path):
+            check.missing.append(relative)
+        elif path.stat().st_size != size or file_digest(path, digest.split(":")[0]) != digest:
+            check.differ.append(relative)
+        else:
+            check.verified.append(relative)
     return check

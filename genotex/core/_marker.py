@@ -1,0 +1,128 @@
+"""The benchmark marker: `BENCH/genotex-benchmark.json`, what `genotex download benchmark` fetched.
+
+It names the Hub repository, the revision asked for and the commit it resolved to, and every
+file fetched with its size and the digest it was checked against (`sha256:` for a large (LFS)
+file, `git-sha1:` for the git blob id of any other). Its `digest` (sha256 over the sorted
+file lines) names what is on disk; runs record the marker's summary in their provenance, so
+two runs say whether they used the same benchmark.
+
+A marker is read as untrusted (a user may hand us any file): every field is checked and a
+path may not leave the benchmark folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._atomic import write_text_atomic
+from ._errors import GenotexError, UnsafeNameError
+from ._json import read_json
+from ._layout import check_safe_name
+
+__all__ = ["MARKER_NAME", "BenchmarkMarker", "MarkerError", "find_marker"]
+
+#: The marker's file name, at the top of a benchmark folder.
+MARKER_NAME = "genotex-benchmark.json"
+_DIGEST = re.compile(r"(sha256:[0-9a-f]{64}|git-sha1:[0-9a-f]{40})")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+class MarkerError(GenotexError):
+    """A benchmark marker that cannot be read or does not hold what a marker holds."""
+
+
+@dataclass(frozen=True)
+class BenchmarkMarker:
+    """What was fetched: `files` maps a path under the benchmark folder to (bytes, digest)."""
+
+    repo: str
+    revision: str
+    commit: str
+    files: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        """sha256 over the sorted `path<TAB>bytes<TAB>digest` lines: what is on disk."""
+        lines = "".join(f"{p}\t{n}\t{d}\n" for p, (n, d) in sorted(self.files.items()))
+        return hashlib.sha256(lines.encode()).hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        """What a run's provenance records of the benchmark it used."""
+        return {"repo": self.repo, "revision": self.revision, "commit": self.commit,
+                "files": len(self.files), "digest": self.digest}  # fmt: skip
+
+    def merged(self, other: BenchmarkMarker) -> BenchmarkMarker:
+        """The files of both markers (of one commit: a later partial download adds to one)."""
+        files = {**self.files, **other.files}
+        return BenchmarkMarker(self.repo, other.revision, self.commit, files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "revision": self.revision,
+            "commit": self.commit,
+            "digest": self.digest,
+            "files": {p: {"bytes": n, "digest": d} for p, (n, d) in sorted(self.files.items())},
+        }
+
+    def write(self, folder: str | Path) -> Path:
+        """Write the marker into `folder`, atomically (sorted keys: the same bytes each time)."""
+        import json
+
+        path = Path(folder) / MARKER_NAME
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
+        return path
+
+    @classmethod
+    def read(cls, path: str | Path) -> BenchmarkMarker:
+        """Read and check a marker; MarkerError names the file and what is wrong with it."""
+        path = Path(path)
+        data = read_json(path, MarkerError)
+        if not isinstance(data, dict):
+            raise MarkerError("is not a benchmark marker (not a JSON object)", path=path)
+        repo, revision, commit = data.get("repo"), data.get("revision"), data.get("commit")
+        if not all(isinstance(v, str) and 0 < len(v) <= 200 for v in (repo, revision, commit)):
+            raise MarkerError("lacks its repo, revision or commit", path=path)
+        if not _COMMIT.fullmatch(str(commit)):
+            said = f"{commit!r:.60}"
+            raise MarkerError(f"names a commit that is not 40 hex digits: {said}", path=path)
+        files = data.get("files")
+        if not isinstance(files, dict):
+            raise MarkerError("has no files object", path=path)
+        return cls(str(repo), str(revision), str(commit), _checked_files(files, path))
+
+
+def _checked_files(files: dict, path: Path) -> dict[str, tuple[int, str]]:
+    checked: dict[str, tuple[int, str]] = {}
+    for name, entry in files.items():
+        try:
+            for part in str(name).split("/"):
+                check_safe_name(part, what="marker path part")
+        except UnsafeNameError:
+            said = f"lists {name!r:.80}, which lies outside the benchmark"
+            raise MarkerError(said, path=path) from None
+        size = entry.get("bytes") if isinstance(entry, dict) else None
+        digest = entry.get("digest") if isinstance(entry, dict) else None
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise MarkerError(f"gives {name!r:.80} a size that is not a whole number", path=path)
+        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+            raise MarkerError(f"gives {name!r:.80} a digest genotex does not know", path=path)
+        checked[str(name)] = (size, digest)
+    return checked
+
+
+def find_marker(path: str | Path) -> BenchmarkMarker | None:
+    """The marker of the benchmark `path` lies in: at `path` or at one of its two parents
+    (`BENCH`, `BENCH/output`, `BENCH/reference/output`); None when there is none. A marker
+    that cannot be read is an error (a run must not record a wrong benchmark silently).
+    """
+    folder = Path(path)
+    for candidate in (folder, *list(folder.parents)[:2]):
+        marker = candidate / MARKER_NAME
+        if marker.is_file():
+            return BenchmarkMarker.read(marker)
+    return None

@@ -1,0 +1,166 @@
+"""Fetching a `BenchmarkPlan` into a benchmark folder through `huggingface_hub`, every file
+checked, and the marker written (`genotex download benchmark`).
+
+Files are written as real files into the folder (`local_dir`: no links into a cache), each
+through the Hub client's own transfer (resumed from its `.incomplete` file, ETag-checked,
+`HF_ENDPOINT` and tokens honoured), then checked: a large (LFS) file against the Hub's
+sha256, any other against its git blob id, and an input also against the benchmark's own
+GEO or TCGA manifest, which genotex ships. A file that does not match is removed (nothing
+wrong is left under its final name) and the download stops with one sentence naming it.
+A file already there and matching is not fetched again; the marker
+(`genotex-benchmark.json`) lists every file checked so far, also when a download stops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import (
+    MARKER_NAME,
+    BenchmarkMarker,
+    file_sha256,
+    output_path,
+    prepare_output_folder,
+)
+from ._download import load_manifest, packaged_manifest
+from ._hub import BenchmarkPlan, HubError, HubFile, hub_errors
+
+__all__ = ["BenchmarkDownload", "download_benchmark", "file_digest"]
+
+#: What is called after each file: (files done, files in all, the file, bytes done, in all).
+Progress = Callable[[int, int, HubFile, int, int], None]
+
+
+@dataclass(frozen=True)
+class BenchmarkDownload:
+    """What a download did: files fetched, files already there and matching, the marker."""
+
+    out: Path
+    marker: Path
+    fetched: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    bytes_fetched: int = 0
+
+
+def file_digest(path: str | Path, kind: str) -> str:
+    """`sha256:<hex>` of a file, or `git-sha1:<hex>`, its git blob id (sha1 of
+    `blob <size>`, a NUL byte and its bytes), as the Hub gives them.
+    """
+    if kind == "sha256":
+        return f"sha256:{file_sha256(path)}"
+    blob = hashlib.sha1(f"blob {os.path.getsize(path)}\0".encode(), usedforsecurity=False)
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+            blob.update(chunk)
+    return f"git-sha1:{blob.hexdigest()}"
+
+
+def _matches(target: Path, file: HubFile, listed: BenchmarkMarker | None) -> bool:
+    """A file on disk that is the Hub's: a regular file of its size, listed by the marker
+    with its digest (checked before), or whose digest is the Hub's.
+    """
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_size != file.size:
+        return False
+    if listed is not None and listed.files.get(file.path) == (file.size, file.digest):
+        return True
+    return file_digest(target, file.digest.split(":", 1)[0]) == file.digest
+
+
+def _manifests() -> dict[str, str]:
+    """`path under the benchmark -> sha256` of the inputs the benchmark's manifests list."""
+    listed = {}
+    for kind, folder in (("geo", "GEO"), ("tcga", "TCGA")):
+        for relative, sha in load_manifest(packaged_manifest(kind)).items():
+            listed[f"input/{folder}/{relative}"] = sha
+    return listed
+
+
+def _check(target: Path, file: HubFile, manifests: dict[str, str]) -> None:
+    """Raise (the file removed) unless the fetched file is the Hub's, and the manifest's."""
+    kind = file.digest.split(":", 1)[0]
+    actual = file_digest(target, kind)
+    said = None
+    if actual != file.digest:
+        what = "sha256" if kind == "sha256" else "git blob id"
+        said = f"its bytes do not match the Hub's {what} ({actual.split(':')[1][:12]}...)"
+    elif file.path in manifests and kind == "sha256" and actual[7:] != manifests[file.path]:
+        said = "its sha256 differs from the benchmark's manifest"
+    if said is not None:
+        target.unlink(missing_ok=True)
+        raise HubError(f"{file.path}: {said}; it was removed, nothing else changed")
+
+
+def _existing_marker(out: Path, plan: BenchmarkPlan) -> BenchmarkMarker | None:
+    path = out / MARKER_NAME
+    if not path.is_file():
+        return None
+    marker = BenchmarkMarker.read(path)
+    if marker.commit != plan.commit or marker.repo != plan.repo:
+        raise HubError(
+            f"{out} holds {marker.repo} at {marker.commit[:12]}; fetching {plan.commit[:12]} "
+            "into it would mix two revisions (choose another folder)"
+        )
+    return marker
+
+
+def download_benchmark(
+    out: str | Path,
+    plan: BenchmarkPlan,
+    *,
+    token: str | None = None,
+    progress: Progress | None = None,
+) -> BenchmarkDownload:
+    """Fetch the plan's files into `out` (resuming, skipping what is there and matches),
+    check each, and write the marker; HubError in one sentence on any failure.
+    """
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+
+    out = prepare_output_folder(out, what="benchmark folder")
+    listed = _existing_marker(out, plan)
+    targets = {f.path: output_path(out, *f.path.split("/")) for f in plan.files}
+    kept = [f for f in plan.files if _matches(targets[f.path], f, listed)]
+    todo = [f for f in plan.files if f not in kept]
+    needed, free = sum(f.size for f in todo), shutil.disk_usage(out).free
+    if needed > free:
+        raise HubError(
+            f"the download needs {needed:,} bytes and the disk of {out} has {free:,} free; "
+            "nothing was fetched"
+        )
+    checked = {f.path: (f.size, f.digest) for f in kept}
+    manifests, fetched, done = _manifests(), [], sum(f.size for f in kept)
+    quiet = are_progress_bars_disabled()
+    disable_progress_bars()  # genotex reports progress itself, a line a file
+    try:
+        for index, file in enumerate(todo, start=1):
+            with hub_errors(plan.repo, plan.commit, file.path):
+                hf_hub_download(plan.repo, file.path, repo_type="dataset", revision=plan.commit,
+                                local_dir=out, endpoint=plan.endpoint, token=token)  # fmt: skip
+            _check(targets[file.path], file, manifests)
+            checked[file.path] = (file.size, file.digest)
+            fetched.append(file.path)
+            done += file.size
+            if progress is not None:
+                progress(len(kept) + index, len(plan.files), file, done, plan.total_bytes)
+    finally:
+        if not quiet:
+            enable_progress_bars()
+        marker = BenchmarkMarker(plan.repo, plan.revision, plan.commit, checked)
+        marker = listed.merged(marker) if listed is not None else marker
+        path = marker.write(out)
+    return BenchmarkDownload(out, path, fetched, [f.path for f in kept], sum(
+        f.size for f in todo if f.path in set(fetched)))  # fmt: skip

@@ -1,0 +1,288 @@
+"""`genotex download benchmark` (issue #46) against a stand-in Hub on 127.0.0.1 serving the
+demo benchmark in the Hub's layout: whole, in parts and for a trait, resumed, refused in one
+sentence (wrong bytes, an unknown revision, 401, a redirect loop, a full disk), recorded in
+the marker and in every run's provenance; then scored and run as the README says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("huggingface_hub", reason="the hub extra (huggingface_hub) is not installed")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::ResourceWarning",
+    "ignore::pytest.PytestUnraisableExceptionWarning",
+    "ignore::DeprecationWarning",
+)
+
+from genotex.core import MARKER_NAME, BenchmarkMarker, MarkerError  # noqa: E402
+from genotex.workflows import write_raw_benchmark  # noqa: E402
+from tests.fake_hub import COMMIT, FakeHub, git_blob_id  # noqa: E402
+from tests.test_download import _small_disk  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def hub_files(tmp_path_factory) -> dict[str, bytes]:
+    """The demo benchmark as the Hub holds it: input/, output/ (the reference), metadata/,
+    and code/ (a notebook a cohort).
+    """
+    root = tmp_path_factory.mktemp("hub") / "demo"
+    write_raw_benchmark(root)
+    files: dict[str, bytes] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(("input/", "metadata/")):
+            files[relative] = path.read_bytes()
+        elif relative.startswith("reference/output/"):
+            files[relative.removeprefix("reference/")] = path.read_bytes()
+    for trait in ("Asthma", "Obesity", "Psoriasis"):
+        files[f"code/{trait}/notebook.ipynb"] = json.dumps({"cells": [], "trait": trait}).encode()
+    files[".gitattributes"] = b"*.gz filter=lfs diff=lfs merge=lfs -text\n"
+    return files
+
+
+def _hub(files: dict[str, bytes], **options) -> FakeHub:
+    return FakeHub(dict(files), lfs={p for p in files if p.endswith(".gz")}, **options)
+
+
+def _genotex(*args: str, endpoint: str, tmp_path: Path, token: str | None = None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf-home"),
+               HF_HUB_DISABLE_TELEMETRY="1")  # fmt: skip
+    if token is not None:
+        env["HF_TOKEN"] = token
+    return subprocess.run([sys.executable, "-m", "genotex", *args], capture_output=True,
+                          text=True, env=env, timeout=600)  # fmt: skip
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """The files of a benchmark folder, the Hub client's own `.cache/` and the marker aside."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.relative_to(folder).as_posix().startswith(".cache/")
+        and p.name != MARKER_NAME
+    }  # fmt: skip
+
+
+def test_the_whole_benchmark_comes_verified_with_its_marker_and_scores_as_the_readme_says(
+    hub_files, tmp_path
+):
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), endpoint=url,
+                        tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = {k: v for k, v in hub_files.items() if not k.startswith(".")}
+    assert _tree(bench) == expected  # real files, byte for byte, no link
+    assert not any(p.is_symlink() for p in bench.rglob("*"))
+    assert f"from Liu-Hy/GenoTEX at {COMMIT[:12]} (main)" in done.stdout
+    assert f"[{len(expected)}/{len(expected)}]" in done.stderr  # a line a file, and the whole
+    marker = BenchmarkMarker.read(bench / MARKER_NAME)
+    assert marker.commit == COMMIT and set(marker.files) == set(expected)
+    gz = next(p for p in expected if p.endswith(".gz"))
+    sha = hashlib.sha256(expected[gz]).hexdigest()
+    assert marker.files[gz] == (len(expected[gz]), f"sha256:{sha}")
+    json_file = "metadata/task_info.json"
+    assert marker.files[json_file][1] == "git-sha1:" + git_blob_id(expected[json_file])
+    # by hand: sha256 over the sorted "path<TAB>bytes<TAB>digest" lines
+    lines = "".join(f"{p}\t{n}\t{d}\n" for p, (n, d) in sorted(marker.files.items()))
+    assert marker.digest == hashlib.sha256(lines.encode()).hexdigest()
+
+    verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench)],
+                            capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 0 and f"{len(expected)} verified, 0 differ" in verify.stdout
+    # the README's next step, as printed: score against the reference it fetched
+    scored = subprocess.run(
+        [sys.executable, "-m", "genotex", "eval", "-p", str(bench / "output"), "-r",
+         str(bench / "output"), "--json", str(tmp_path / "report.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    provenance = json.loads((tmp_path / "report.json").read_text())["run"]["provenance"]
+    assert provenance["benchmark"] == marker.summary()
+
+
+def test_a_run_on_a_fetched_benchmark_records_its_marker_in_the_log_and_the_export(
+    hub_files, tmp_path
+):
+    pytest.importorskip("inspect_ai", reason="the harness extra is not installed")
+    from inspect_ai import eval as inspect_eval
+
+    from genotex.harness import export_run
+    from genotex.harness._tasks import e2e, gold
+
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--only", "Psoriasis",
+                        "--no-progress", endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = BenchmarkMarker.read(bench / MARKER_NAME).summary()
+    task = e2e(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = inspect_eval(task, model="none", solver=gold(), log_dir=str(tmp_path / "logs"),
+                       display="none")[0]  # fmt: skip
+    assert log.status == "success" and log.eval.metadata["benchmark"] == summary
+    path = export_run(log.location, tmp_path / "run", reference=bench / "output")
+    assert json.loads(path.read_text())["run"]["provenance"]["benchmark"] == summary
+
+
+def test_only_a_trait_and_some_parts_bring_what_its_problems_need(hub_files, tmp_path):
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files) as url:
+        dry = _genotex("download", "benchmark", "--out", str(bench), "--only", "Asthma",
+                       "--parts", "metadata,reference,inputs", "--dry-run", endpoint=url,
+                       tmp_path=tmp_path)  # fmt: skip
+        assert dry.returncode == 0, dry.stderr
+        assert not bench.exists()  # a dry run writes nothing
+        done = _genotex("download", "benchmark", "--out", str(bench), "--only", "Asthma",
+                        "--parts", "metadata,reference,inputs", endpoint=url,
+                        tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = set(_tree(bench))
+    # by hand: Asthma's GEO inputs (no TCGA folder is Asthma's), its reference, the data of
+    # Obesity (a condition of Asthma's two-step problem), all metadata; no code
+    want = {p for p in hub_files if p.startswith(("input/GEO/Asthma/", "output/preprocess/Asthma/",
+            "output/regress/Asthma/", "output/preprocess/Obesity/", "metadata/"))}  # fmt: skip
+    assert got == want
+    listed = [line.split()[-1] for line in dry.stdout.splitlines()[:-1]]
+    assert sorted(listed) == sorted(want)
+    sizes = sum(len(hub_files[p]) for p in want)
+    assert dry.stdout.splitlines()[-1].startswith(f"{len(want)} files, {sizes / 1e6:,.1f} MB")
+
+
+def test_an_unknown_trait_or_part_is_one_sentence(hub_files, tmp_path):
+    with _hub(hub_files) as url:
+        trait = _genotex("download", "benchmark", "--out", str(tmp_path / "B"), "--only",
+                         "Asthmaa", endpoint=url, tmp_path=tmp_path)  # fmt: skip
+        part = _genotex("download", "benchmark", "--out", str(tmp_path / "B"), "--parts",
+                        "answers", endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert trait.returncode == 2 and "did you mean Asthma?" in trait.stderr
+    assert part.returncode == 1 and "has no part 'answers'" in part.stderr
+    assert "Traceback" not in trait.stderr + part.stderr and not (tmp_path / "B").exists()
+
+
+def test_an_interrupted_transfer_is_resumed_and_a_second_run_fetches_nothing(hub_files, tmp_path):
+    """The Hub client writes 10 MiB at a time: a 24 MiB file cut after 12 MiB is resumed from
+    its first 10 MiB (a Range request), and ends whole.
+    """
+    bench = tmp_path / "BENCH"
+    big = "input/GEO/Asthma/GSE100001/GSE100001-GPL1_series_matrix.txt.gz"
+    files = {**hub_files, big: os.urandom(24 * 1024 * 1024)}
+    hub = _hub(files, cut_once={big})
+    with hub as url:
+        first = _genotex("download", "benchmark", "--out", str(bench), "--parts", "inputs",
+                         endpoint=url, tmp_path=tmp_path)  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        ranged = [r for r in hub.requests if r[0] == "GET" and r[1].endswith(big) and r[2]]
+        assert [r[2] for r in ranged] == [f"bytes={10 * 1024 * 1024}-"]  # resumed, not redone
+        assert (bench / big).read_bytes() == files[big]
+        hub.requests.clear()
+        again = _genotex("download", "benchmark", "--out", str(bench), "--parts", "inputs",
+                         endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert again.returncode == 0 and "0 files fetched" in again.stdout
+    assert not [r for r in hub.requests if "/resolve/" in r[1]]
+
+
+def test_a_file_whose_bytes_differ_from_the_hubs_sha256_is_removed_and_named(hub_files, tmp_path):
+    bench = tmp_path / "BENCH"
+    bad = sorted(p for p in hub_files if p.endswith(".gz"))[1]
+    with _hub(hub_files, corrupt={bad}) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--parts", "inputs",
+                        endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{bad}: its bytes do not match the Hub's sha256" in done.stderr
+    assert not (bench / bad).exists()
+    marker = BenchmarkMarker.read(bench / MARKER_NAME)  # what was checked before it is kept
+    assert bad not in marker.files and len(marker.files) == 1
+
+
+def test_an_input_the_manifest_lists_otherwise_is_refused(tmp_path):
+    from genotex.preprocessing import load_manifest, packaged_manifest
+
+    relative = sorted(load_manifest(packaged_manifest("geo")))[0]
+    files = {f"input/GEO/{relative}": b"not the series the manifest lists"}
+    with _hub(files) as url:
+        done = _genotex("download", "benchmark", "--out", str(tmp_path / "B"), endpoint=url,
+                        tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    assert f"input/GEO/{relative}: its sha256 differs from the benchmark's manifest" in done.stderr
+    assert not (tmp_path / "B" / "input" / "GEO" / relative).exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "args", "says"),
+    [
+        ({}, ["--revision", "v9"], "the Hub's Liu-Hy/GenoTEX has no revision 'v9'"),
+        ({"token": "s3cret"}, [], "the Hub refused Liu-Hy/GenoTEX (401): it is gated, private"),
+        ({"redirect_loop": True}, [], "the Hub transfer failed for Liu-Hy/GenoTEX ("),
+    ],
+)
+def test_a_refusal_is_one_sentence_and_leaves_no_file(hub_files, tmp_path, options, args, says):
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files, **options) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--parts", "metadata",
+                        *args, endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert says in done.stderr and len(done.stderr.strip().splitlines()) <= 3
+    assert _tree(bench) == {} if bench.exists() else True
+
+
+def test_the_token_opens_a_gated_copy(hub_files, tmp_path):
+    with _hub(hub_files, token="s3cret") as url:
+        done = _genotex("download", "benchmark", "--out", str(tmp_path / "B"), "--parts",
+                        "metadata", endpoint=url, tmp_path=tmp_path, token="s3cret")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert set(_tree(tmp_path / "B")) == {p for p in hub_files if p.startswith("metadata/")}
+
+
+def test_a_disk_too_small_is_refused_before_any_transfer(hub_files, tmp_path):
+    files = {**hub_files, "input/GEO/Asthma/GSE100001/big.gz": os.urandom(3 * 1024 * 1024)}
+    with _small_disk(tmp_path / "disk", 2) as disk, _hub(files) as url:
+        done = _genotex("download", "benchmark", "--out", str(disk / "BENCH"), "--parts",
+                        "inputs", endpoint=url, tmp_path=tmp_path)  # fmt: skip
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert "the download needs" in done.stderr and "nothing was fetched" in done.stderr
+        assert _tree(disk / "BENCH") == {}
+
+
+def test_a_folder_of_another_revision_or_a_hostile_marker_is_refused(hub_files, tmp_path):
+    bench = tmp_path / "BENCH"
+    bench.mkdir()
+    other = BenchmarkMarker("Liu-Hy/GenoTEX", "v1", "f" * 40, {})
+    other.write(bench)
+    with _hub(hub_files) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--parts", "metadata",
+                        endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "would mix two revisions" in done.stderr
+    (bench / MARKER_NAME).write_text(json.dumps({
+        "repo": "r", "revision": "main", "commit": "a" * 40,
+        "files": {"../../etc/passwd": {"bytes": 1, "digest": "sha256:" + "0" * 64}},
+    }))  # fmt: skip
+    with pytest.raises(MarkerError, match="lies outside the benchmark"):
+        BenchmarkMarker.read(bench / MARKER_NAME)
+    verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench)],
+                            capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 1 and "lies outside the benchmark" in verify.stderr
+    assert "Traceback" not in verify.stderr
+
+
+def test_verify_names_a_fetched_file_that_changed_or_went(hub_files, tmp_path):
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--parts", "metadata,code",
+                        endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (bench / "metadata" / "task_info.json").write_text("{}")
+    (bench / "code" / "Asthma" / "notebook.ipynb").unlink()
+    verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench)],
+                            capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 1
+    assert "DIFFERS metadata/task_info.json" in verify.stdout
+    assert "MISSING code/Asthma/notebook.ipynb" in verify.stdout
