@@ -3,8 +3,9 @@ huggingface_hub uses to download a dataset (revision info, the recursive tree li
 resolution with ETag, commit header and byte ranges), serving files the tests make.
 
 Written from the Hub's documented and observed behaviour, not from its code: what a test
-can also make it do is answer 401 (gated), loop redirects, serve wrong bytes, or cut a
-transfer after half its bytes once (for the resume).
+can also make it do is answer 401 (gated), loop redirects, serve wrong bytes, cut a
+transfer after half its bytes once (for the resume), or list a file smaller than it is
+(so that the free-space check passes and the disk fills during the transfer).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class FakeHub:
     redirect_loop: bool = False
     corrupt: set[str] = field(default_factory=set)  # served with other bytes than listed
     cut_once: set[str] = field(default_factory=set)  # the first GET ends after half the bytes
+    understate: set[str] = field(default_factory=set)  # listed at 10 bytes, whatever they are
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -45,10 +47,11 @@ class FakeHub:
     # ---- the answers -----------------------------------------------------------------------
     def entry(self, path: str) -> dict:
         data = self.files[path]
-        item = {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(data)}
+        size = 10 if path in self.understate else len(data)
+        item = {"type": "file", "path": path, "size": size, "oid": git_blob_id(data)}
         if path in self.lfs:
             sha = hashlib.sha256(data).hexdigest()
-            item["lfs"] = {"oid": sha, "size": len(data), "pointerSize": 130}
+            item["lfs"] = {"oid": sha, "size": size, "pointerSize": 130}
         return item
 
     def etag(self, path: str) -> str:

@@ -252,6 +252,17 @@ def test_a_disk_too_small_is_refused_before_any_transfer(hub_files, tmp_path):
         assert _tree(disk / "BENCH") == {}
 
 
+def test_a_disk_that_fills_during_a_transfer_is_one_sentence(hub_files, tmp_path):
+    big = "input/GEO/Asthma/GSE100001/big.gz"
+    files = {**hub_files, big: os.urandom(6 * 1024 * 1024)}
+    with _small_disk(tmp_path / "disk", 4) as disk, _hub(files, understate={big}) as url:
+        done = _genotex("download", "benchmark", "--out", str(disk / "BENCH"), "--parts",
+                        "inputs", endpoint=url, tmp_path=tmp_path)  # fmt: skip
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert "the disk is full (input/GEO/Asthma/GSE100001/big.gz)" in done.stderr
+        assert not (disk / "BENCH" / big).exists()  # nothing under its final name
+
+
 def test_a_folder_of_another_revision_or_a_hostile_marker_is_refused(hub_files, tmp_path):
     bench = tmp_path / "BENCH"
     bench.mkdir()
