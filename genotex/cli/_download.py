@@ -146,9 +146,7 @@ def download_verify(bench: Path, only: tuple[str, ...]) -> None:
             f"{MARKER_NAME}: {len(fetched.verified)} verified, {len(fetched.differ)} differ, "
             f"{len(fetched.missing)} missing"
         )
-        for what, names in (("DIFFERS", fetched.differ), ("MISSING", fetched.missing)):
-            for name in names[:20]:
-                click.echo(f"  {what} {name}")
+        _name_failures(fetched, "")
         if not fetched.ok:
             sys.exit(1)
         return  # its inputs were checked against the manifests when they were fetched
@@ -160,11 +158,7 @@ def download_verify(bench: Path, only: tuple[str, ...]) -> None:
         f"{len(check.verified)} verified, {len(check.differ)} differ, {len(check.missing)} "
         f"missing, {len(check.unpacked)} cannot be checked (unpacked)"
     )
-    for what, names in (("DIFFERS", check.differ), ("MISSING", check.missing)):
-        for name in names[:20]:
-            click.echo(f"  {what} input/{name}")
-        if len(names) > 20:
-            click.echo(f"  ... and {len(names) - 20:,} more {what.lower()}")
+    _name_failures(check, "input/")
     if check.unpacked:
         click.echo(
             f"  {len(check.unpacked)} files are there unpacked, without their .gz (as Kaggle "
@@ -173,6 +167,15 @@ def download_verify(bench: Path, only: tuple[str, ...]) -> None:
         )
     if not check.ok:
         sys.exit(1)
+
+
+def _name_failures(check: Any, prefix: str) -> None:
+    """The files that differ or are missing, 20 of each at most, then how many more."""
+    for what, names in (("DIFFERS", check.differ), ("MISSING", check.missing)):
+        for name in names[:20]:
+            click.echo(f"  {what} {prefix}{name}")
+        if len(names) > 20:
+            click.echo(f"  ... and {len(names) - 20:,} more {what.lower()}")
 
 
 @download_group.command("benchmark")
