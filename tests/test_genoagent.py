@@ -410,3 +410,19 @@ def test_a_genoagent_run_is_exported_with_tokens_per_role_and_printed_beside_the
     # GenoAgent's published rows: per model, and its ablations
     assert any(line.startswith("OpenAI o1 (published)") for line in lines), board.stdout
     assert any(line.startswith("No reviewer (published)") for line in lines), board.stdout
+
+
+def test_every_model_call_is_logged_with_its_role_cohort_and_step(bench, tmp_path):
+    from inspect_ai.event import SpanBeginEvent
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path, baseline_script)
+    events = log.samples[0].events
+    spans = {e.id: e.name for e in events if isinstance(e, SpanBeginEvent)}
+    steps = {u.name for kind in ("geo", "tcga") for u in units(kind)} | {"planning"}
+    calls = [e for e in events if isinstance(e, ModelEvent)]
+    assert calls
+    for call in calls:
+        workflow, step, role = spans[call.span_id].split(" · ")
+        assert role == call.role and step in steps
+        assert workflow == "Psoriasis/TCGA" or workflow.startswith("Psoriasis/GSE")
