@@ -128,6 +128,7 @@ def _calls(log) -> Counter:
     return Counter(e.role for s in log.samples for e in s.events if isinstance(e, ModelEvent))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
 @pytest.mark.parametrize("task", [e2e, analysis])
 def test_a_team_writing_the_baselines_steps_scores_what_the_baseline_scores(
@@ -302,6 +303,7 @@ def _expected_calls(bench, options: dict, reviews: int, revisions: int) -> Count
     return +calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("options", "verdict", "reviews"),
     [
