@@ -174,7 +174,7 @@ class Kernel:
         alive = process is not None and process.returncode is None
         said = "" if alive else await self._stderr()
         code = -9 if alive or process is None else (process.returncode or 0)
-        await self.stop()
+        await self.stop(wait=0 if alive else 5)  # a step still running is killed at once
         self._check_limits(code, said, before)
         if alive:
             return StepRun("", f"{name} ran past its {timeout:g} s and was interrupted", False,
@@ -194,8 +194,10 @@ class Kernel:
         await self.start()
         return [await self.run(code, name, timeout) for name, code in steps]
 
-    async def stop(self) -> None:
-        """End the process (end of input, then a kill), and under podman every process left."""
+    async def stop(self, wait: float = 5) -> None:
+        """End the process (end of input, then after `wait` seconds a kill), and under podman
+        every process left.
+        """
         process, self.process = self.process, None
         if process is None:
             return
@@ -203,7 +205,7 @@ class Kernel:
             with contextlib.suppress(Exception):
                 process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), 5)
+            await asyncio.wait_for(process.wait(), wait)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()

@@ -223,7 +223,7 @@ class Team:
         await work.kernel.replay(steps, work.left())
 
     async def _write(
-        self, work: _Work, unit: Unit, writer: str, message: str
+        self, work: _Work, unit: Unit, writer: str, message: str, *, rebuild: bool = False
     ) -> tuple[StepRun, str]:
         """Ask `writer` for a step's code and run it: what it did, and the code."""
         work.left()
@@ -232,6 +232,8 @@ class Team:
         code = code_of(reply)
         if code is None:
             return StepRun("", "the reply held no fenced Python block to run"), ""
+        if rebuild:  # a revision runs on the state before the step, rebuilt
+            await self._replay(work)
         return await work.kernel.run(code, f"<{unit.name}>", work.left()), code
 
     async def _step(self, work: _Work, unit: Unit) -> Step:
@@ -259,8 +261,7 @@ class Team:
                 request=request, code=step.code, output=output, error=error,
                 feedback=verdict.feedback,
             )  # fmt: skip
-            await self._replay(work)  # the state before this step, again
-            step.run, step.code = await self._write(work, unit, writer, revision)
+            step.run, step.code = await self._write(work, unit, writer, revision, rebuild=True)
         return step
 
     def _review_system(self, reviewer: str) -> str:
