@@ -92,8 +92,8 @@ def test_the_whole_benchmark_comes_verified_with_its_marker_and_scores_as_the_re
     assert marker.files[gz] == (len(expected[gz]), f"sha256:{sha}")
     json_file = "metadata/task_info.json"
     assert marker.files[json_file][1] == "git-sha1:" + git_blob_id(expected[json_file])
-    # by hand: sha256 over the sorted "path<TAB>bytes<TAB>digest" lines
-    lines = "".join(f"{p}\t{n}\t{d}\n" for p, (n, d) in sorted(marker.files.items()))
+    # by hand: sha256 over the sorted "path<TAB>bytes<TAB>digest" lines, joined by newlines
+    lines = "\n".join(f"{p}\t{n}\t{d}" for p, (n, d) in sorted(marker.files.items()))
     assert marker.digest == hashlib.sha256(lines.encode()).hexdigest()
 
     verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench)],

@@ -37,7 +37,7 @@ from ._cache import (
 )
 from ._cohort_info import CohortInfo, CohortRecord
 from ._csv_cells import csv_text, safe_cell
-from ._digest import DigestMemo, file_sha256
+from ._digest import DigestMemo, file_sha256, tree_digest_of
 from ._errors import (
     GenotexError,
     PredictionTreeError,
@@ -55,8 +55,10 @@ from ._json import (
 )
 from ._layout import (
     CATEGORIES,
+    MAX_PATH_CHARS,
     ProblemId,
     category_of,
+    check_relative,
     check_safe_name,
     condition_from_regress_file,
     is_one_step,
@@ -216,12 +218,15 @@ __all__ = [
     "atomic_output",
     "locked_folder",
     "category_of",
+    "MAX_PATH_CHARS",
+    "check_relative",
     "check_safe_name",
     "condition_from_regress_file",
     "confusion_scores",
     "feature_correlation",
     "empty_without_huge_pages",
     "file_sha256",
+    "tree_digest_of",
     "gene_regressors",
     "gene_selection_scores",
     "get_metric",

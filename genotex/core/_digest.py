@@ -15,13 +15,14 @@ import os
 import re
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._atomic import remove_stale_temporaries, write_text_atomic
 from ._cache_key import sign
 
-__all__ = ["RACY_SECONDS", "DigestMemo", "file_sha256"]
+__all__ = ["RACY_SECONDS", "DigestMemo", "file_sha256", "tree_digest_of"]
 
 #: A file changed less than this long before it was hashed is not remembered (`DigestMemo`).
 RACY_SECONDS = 2.0
@@ -34,6 +35,15 @@ def file_sha256(path: str | Path) -> str:
     """The hex sha256 of a file's bytes, streamed through one buffer (memory stays flat)."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def tree_digest_of(lines: Iterable[tuple[str, int, str]]) -> str:
+    r"""The sha256 of the sorted `<path>\t<size>\t<digest>` lines of a tree's files, joined by
+    newlines: what a report's reference digest, a log's output tree and a downloaded
+    benchmark's marker each say of their files.
+    """
+    text = "\n".join(f"{p}\t{n}\t{h}" for p, n, h in sorted(lines))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

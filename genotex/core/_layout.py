@@ -13,6 +13,7 @@ __all__ = [
     "CATEGORIES",
     "ProblemId",
     "category_of",
+    "check_relative",
     "check_safe_name",
     "is_one_step",
     "metadata_beside",
@@ -32,6 +33,10 @@ CATEGORIES: tuple[str, ...] = (UNCONDITIONAL, CONDITIONAL, TWO_STEP)
 _REGRESS_PREFIX = "significant_genes_condition_"
 #: The longest file name most file systems take, in bytes.
 MAX_NAME_BYTES = 255
+#: A relative path from an untrusted file (a log, a manifest, a marker, the Hub's listing):
+#: at most this many characters and parts.
+MAX_PATH_CHARS = 1024
+MAX_PATH_PARTS = 16
 
 
 def check_safe_name(name: str, *, what: str = "name") -> str:
@@ -50,6 +55,20 @@ def check_safe_name(name: str, *, what: str = "name") -> str:
             f"{MAX_NAME_BYTES}"
         )
     return name
+
+
+def check_relative(path: object, *, what: str = "path") -> tuple[str, ...]:
+    """The parts of a safe relative POSIX path (no `..`, no absolute path, no empty part),
+    each part a safe name (`check_safe_name`); UnsafeNameError otherwise.
+    """
+    if not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS:
+        raise UnsafeNameError(f"the {what} {str(path)[:60]!r} is not a relative path")
+    parts = tuple(path.split("/"))
+    if len(parts) > MAX_PATH_PARTS:
+        raise UnsafeNameError(f"the {what} {path[:60]!r} is nested too deep")
+    for part in parts:
+        check_safe_name(part, what=what)
+    return parts
 
 
 def output_path(root: str | Path, *parts: str) -> Path:

@@ -2,9 +2,10 @@
 
 It names the Hub repository, the revision asked for and the commit it resolved to, and every
 file fetched with its size and the digest it was checked against (`sha256:` for a large (LFS)
-file, `git-sha1:` for the git blob id of any other). Its `digest` (sha256 over the sorted
-file lines) names what is on disk; runs record the marker's summary in their provenance, so
-two runs say whether they used the same benchmark.
+file, `git-sha1:` for the git blob id of any other). Its `digest` (`tree_digest_of` those
+lines, as a log's output tree and a task's reference are digested) names what is on disk;
+runs record the marker's summary in their provenance, so two runs say whether they used the
+same benchmark.
 
 A marker is read as untrusted (a user may hand us any file): every field is checked and a
 path may not leave the benchmark folder.
@@ -12,16 +13,16 @@ path may not leave the benchmark folder.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._atomic import write_text_atomic
+from ._digest import tree_digest_of
 from ._errors import GenotexError, UnsafeNameError
 from ._json import read_json
-from ._layout import check_safe_name
+from ._layout import check_relative
 
 __all__ = ["MARKER_NAME", "BenchmarkMarker", "MarkerError", "find_marker"]
 
@@ -46,9 +47,8 @@ class BenchmarkMarker:
 
     @property
     def digest(self) -> str:
-        """sha256 over the sorted `path<TAB>bytes<TAB>digest` lines: what is on disk."""
-        lines = "".join(f"{p}\t{n}\t{d}\n" for p, (n, d) in sorted(self.files.items()))
-        return hashlib.sha256(lines.encode()).hexdigest()
+        """What is on disk: `tree_digest_of` the files' `path<TAB>bytes<TAB>digest` lines."""
+        return tree_digest_of((p, n, d) for p, (n, d) in self.files.items())
 
     def summary(self) -> dict[str, Any]:
         """What a run's provenance records of the benchmark it used."""
@@ -100,8 +100,7 @@ def _checked_files(files: dict, path: Path) -> dict[str, tuple[int, str]]:
     checked: dict[str, tuple[int, str]] = {}
     for name, entry in files.items():
         try:
-            for part in str(name).split("/"):
-                check_safe_name(part, what="marker path part")
+            check_relative(name, what="marker path")
         except UnsafeNameError:
             said = f"lists {name!r:.80}, which lies outside the benchmark"
             raise MarkerError(said, path=path) from None

@@ -23,8 +23,8 @@ from ..core import (
     check_safe_name,
     file_sha256,
     regress_file_name,
+    tree_digest_of,
 )
-from ._capture import tree_digest_of
 
 __all__ = [
     "EVAL_TASKS",

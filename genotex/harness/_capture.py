@@ -9,7 +9,7 @@ reference digest). `genotex harness export` reads it back with
 name, each file's size is bounded before it is inflated, and each file's bytes
 must give its recorded sha256, and the files the recorded tree digest.
 
-The same digest of a reference slice (`tree_digest_of`) is what a task records of
+The same digest of a reference slice (`core.tree_digest_of`) is what a task records of
 its reference and what export checks before it scores.
 """
 
@@ -23,15 +23,13 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..core import UnsafeNameError, check_safe_name
+from ..core import MAX_PATH_CHARS, UnsafeNameError, check_relative, tree_digest_of
 
 __all__ = [
     "FORMAT",
-    "check_relative",
     "STORE_KEY",
     "CapturedOutput",
     "pack_output",
-    "tree_digest_of",
     "unpack_output",
 ]
 
@@ -39,9 +37,6 @@ __all__ = [
 STORE_KEY = "genotex:output"
 #: The version of the stored value's shape.
 FORMAT = "genotex-output/1"
-#: A path inside an output tree: at most this many characters and parts.
-MAX_PATH_CHARS = 1024
-MAX_PATH_PARTS = 16
 
 
 @dataclass(frozen=True)
@@ -52,24 +47,6 @@ class CapturedOutput:
     sha256: str
     bytes: int
     skipped: tuple[tuple[str, str], ...] = ()  # (path, why it was not collected)
-
-
-def tree_digest_of(lines: Iterable[tuple[str, int, str]]) -> str:
-    r"""The sha256 of the sorted `<path>\t<size>\t<sha256>` lines of a tree's files."""
-    text = "\n".join(f"{p}\t{n}\t{h}" for p, n, h in sorted(lines))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def check_relative(path: object, *, what: str = "path") -> tuple[str, ...]:
-    """The parts of a safe relative POSIX path (no `..`, no absolute path, no empty part)."""
-    if not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS:
-        raise UnsafeNameError(f"the {what} {str(path)[:60]!r} is not a relative path")
-    parts = tuple(path.split("/"))
-    if len(parts) > MAX_PATH_PARTS:
-        raise UnsafeNameError(f"the {what} {path[:60]!r} is nested too deep")
-    for part in parts:
-        check_safe_name(part, what=what)
-    return parts
 
 
 def pack_output(files: Mapping[str, bytes], skipped: Iterable[tuple[str, str]] = ()) -> dict:

@@ -20,9 +20,9 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
-from ..core import GenotexError
+from ..core import GenotexError, check_relative
 from ._bench import Benchmark, TaskName, plan_samples
-from ._capture import STORE_KEY, check_relative, pack_output
+from ._capture import STORE_KEY, pack_output
 from ._folder_sandbox import HostFolderSandbox
 from ._scoring import ITEM_SEPARATOR, score_files
 

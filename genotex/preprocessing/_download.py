@@ -27,7 +27,7 @@ from ..core import (
     Outcome,
     OutcomeKind,
     UnsafeNameError,
-    check_safe_name,
+    check_relative,
     file_sha256,
     output_path,
     prepare_output_folder,
@@ -133,10 +133,8 @@ def load_manifest(path: str | Path) -> dict[str, str]:
     if not isinstance(files, dict):
         raise ManifestError('is not a manifest: no {"files": {path: sha256}} object', path=path)
     for relative, digest in files.items():
-        parts = relative.split("/")
         try:
-            for part in parts:
-                check_safe_name(part, what="manifest path part")
+            check_relative(relative, what="manifest path")
         except UnsafeNameError:
             raise ManifestError(
                 f"lists {relative!r}, which would be written outside the output folder",

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 
-from ..core import GenotexError, TaskInfo, UnsafeNameError, check_safe_name
+from ..core import GenotexError, TaskInfo, UnsafeNameError, check_relative
 from ._download import UnknownSelection
 from ._tcga import is_xena_folder_of
 
@@ -133,8 +133,7 @@ def _hub_file(entry: object) -> HubFile:
     """A tree entry of the Hub as a HubFile, every field checked."""
     path = str(getattr(entry, "path", ""))
     try:
-        for part in path.split("/"):
-            check_safe_name(part, what="Hub path part")
+        check_relative(path, what="Hub path")
     except UnsafeNameError:
         raise HubError(f"the Hub lists {path!r:.80}, which would lie outside the folder") from None
     size, lfs = getattr(entry, "size", None), getattr(entry, "lfs", None)
