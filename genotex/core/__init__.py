@@ -69,7 +69,13 @@ from ._layout import (
     regress_file_name,
     trait_label,
 )
-from ._marker import MARKER_NAME, BenchmarkMarker, MarkerError, find_marker
+from ._marker import (
+    MARKER_NAME,
+    BenchmarkMarker,
+    MarkerError,
+    benchmark_summary,
+    find_marker,
+)
 from ._memory import empty_without_huge_pages
 from ._method import (
     MODES,
@@ -188,6 +194,7 @@ __all__ = [
     "MARKER_NAME",
     "BenchmarkMarker",
     "MarkerError",
+    "benchmark_summary",
     "find_marker",
     "GuardedTree",
     "LabelledTable",

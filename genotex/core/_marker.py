@@ -24,7 +24,7 @@ from ._errors import GenotexError, UnsafeNameError
 from ._json import read_json
 from ._layout import check_relative
 
-__all__ = ["MARKER_NAME", "BenchmarkMarker", "MarkerError", "find_marker"]
+__all__ = ["MARKER_NAME", "BenchmarkMarker", "MarkerError", "benchmark_summary", "find_marker"]
 
 #: The marker's file name, at the top of a benchmark folder.
 MARKER_NAME = "genotex-benchmark.json"
@@ -125,3 +125,11 @@ def find_marker(path: str | Path) -> BenchmarkMarker | None:
         if marker.is_file():
             return BenchmarkMarker.read(marker)
     return None
+
+
+def benchmark_summary(path: str | Path) -> dict[str, Any] | None:
+    """What a run's provenance records of the benchmark `path` lies in: its marker's
+    `summary()` (`find_marker`), None when there is no marker.
+    """
+    marker = find_marker(path)
+    return None if marker is None else marker.summary()

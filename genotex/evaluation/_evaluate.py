@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from .._version import __version__
 from ..core import (
@@ -21,7 +20,7 @@ from ..core import (
     ReferenceTreeError,
     TableCache,
     TaskInfo,
-    find_marker,
+    benchmark_summary,
 )
 from ._analysis_task import Lists, evaluate_analysis
 from ._common import Findings, Progress, no_progress
@@ -223,14 +222,6 @@ def _finish(
         started,
         folders=tuple(sorted({scored[t] for t in options.tasks})),
         memo=options.cache.digests if options.cache is not None else None,
-        benchmark=_benchmark_of(ref.given_root),
+        benchmark=benchmark_summary(ref.given_root),
     )
     return replace(report, run={**report.run, "provenance": block})
-
-
-def _benchmark_of(reference: Path) -> dict[str, Any] | None:
-    """The summary of the benchmark marker beside the reference (`BENCH/output` or
-    `BENCH/reference/output`), None without one.
-    """
-    marker = find_marker(reference)
-    return None if marker is None else marker.summary()

@@ -38,7 +38,7 @@ from inspect_ai.tool import bash, mcp_server_sandbox, python
 from inspect_ai.util import ExecResult, sandbox
 
 from .._version import __version__
-from ..core import GenotexError, ProblemId, TaskInfo, find_marker
+from ..core import GenotexError, ProblemId, TaskInfo, benchmark_summary
 from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
 from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
@@ -225,14 +225,8 @@ def _run_record(bench: Benchmark, specs: Sequence[SampleSpec], task: TaskName) -
         "task_info": _task_info_slice(bench.task_info, specs),
         "traits": sorted({s.trait for s in specs}),
         "samples": [s.id for s in specs],
-        "benchmark": _benchmark_summary(bench.root),
+        "benchmark": benchmark_summary(bench.root),
     }
-
-
-def _benchmark_summary(root: Path) -> dict[str, Any] | None:
-    """The benchmark download's marker at the root (`genotex download benchmark`), if any."""
-    marker = find_marker(root)
-    return None if marker is None else marker.summary()
 
 
 def _make(task_name: TaskName) -> Callable[..., Task]:
