@@ -32,6 +32,7 @@ from pathlib import Path
 from inspect_ai.util import ExecResult, SandboxEnvironment
 
 from ._folder_sandbox import HostFolderSandbox
+from ._proxy import unproxied
 
 __all__ = ["Kernel", "KernelError", "StepRun"]
 
@@ -94,8 +95,7 @@ class Kernel:
     def __init__(
         self, env: SandboxEnvironment, python: str, *, preamble: str = "", output_chars: int = 8000
     ) -> None:
-        # the sandbox behind Inspect's proxy (which records each call), if it is one
-        self.env: SandboxEnvironment = getattr(env, "_sandbox", env)
+        self.env = unproxied(env)
         self.python, self.preamble = python, preamble
         self.output_chars = output_chars
         self.process: asyncio.subprocess.Process | None = None

@@ -15,7 +15,7 @@ from inspect_ai.tool._mcp._local import MCPServerLocal, _stdio_client_forwarding
 from inspect_ai.util import sandbox
 from mcp.client.stdio import StdioServerParameters
 
-from ._folder_sandbox import HostFolderSandbox
+from ._proxy import own_sandbox
 
 __all__ = ["sandboxed_mcp_server"]
 
@@ -24,8 +24,8 @@ def sandboxed_mcp_server(python_exe: str) -> MCPServer:
     """genotex's MCP server in the current sample's `bwrap` or `podman` sandbox."""
 
     def client() -> MCPServerContext:  # called in the sample's context, once a session
-        own = getattr(sandbox(), "_sandbox", None)
-        if not isinstance(own, HostFolderSandbox):
+        own = own_sandbox(sandbox())
+        if own is None:
             raise RuntimeError("genotex's sandboxed MCP server needs the bwrap or podman sandbox")
         command = [python_exe, "-m", "genotex", "mcp", "--root", ".", "--write", "output"]
         argv = own.process_argv(command)

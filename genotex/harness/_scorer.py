@@ -23,7 +23,7 @@ from inspect_ai.util import OutputLimitExceededError, sandbox
 from ..core import GenotexError, check_relative
 from ._bench import Benchmark, TaskName, plan_samples
 from ._capture import STORE_KEY, pack_output
-from ._folder_sandbox import HostFolderSandbox
+from ._proxy import own_sandbox
 from ._scoring import ITEM_SEPARATOR, score_files
 
 __all__ = [
@@ -106,12 +106,6 @@ def _failure() -> str | None:
     return None
 
 
-def _own_sandbox(environment: object) -> HostFolderSandbox | None:
-    """genotex's own sandbox behind Inspect's proxy (which records each call), if it is one."""
-    inner = getattr(environment, "_sandbox", environment)
-    return inner if isinstance(inner, HostFolderSandbox) else None
-
-
 async def _listing() -> list[tuple[str, int]] | None:
     """The regular files under the sandbox's `output/` with their sizes (None: no output/).
 
@@ -119,7 +113,7 @@ async def _listing() -> list[tuple[str, int]] | None:
     followed); elsewhere by `find` in the sandbox.
     """
     environment = sandbox()
-    own = _own_sandbox(environment)
+    own = own_sandbox(environment)
     if own is not None:
         return await anyio.to_thread.run_sync(own.list_files, "output")
     listing = await environment.exec(
@@ -186,7 +180,7 @@ def genotex_scorer(
         # a failed sample's files are kept too (for a reader and the diagnosis), not scored
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(CAPTURE_SECONDS) as capture:
-                own = _own_sandbox(sandbox())
+                own = own_sandbox(sandbox())
                 if own is not None:
                     await own.quiesce()  # nothing the agent left runs on as we read
                 files, skipped, too_large = await _collect(max_output_mb * 1024 * 1024)
