@@ -31,8 +31,8 @@ from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from ..core import ProblemId, regress_file_name
-from ._tasks import regress_command, run_commands
+from ..core import ProblemId
+from ._tasks import answer_path, regress_command, run_commands, sample_problems
 
 __all__ = ["expected_random_f1", "lasso", "lmm", "random_genes", "zero_shot"]
 
@@ -43,17 +43,9 @@ DEFAULT_ZERO_SHOT_GENES = 50
 _NOT_GENES = {"Age", "Gender"}
 
 
-def _problems(state: TaskState) -> list[ProblemId]:
-    return [ProblemId.from_key(k) for k in (state.metadata or {}).get("problems", [])]
-
-
-def _answer_path(problem: ProblemId) -> str:
-    return f"output/regress/{problem.trait}/{regress_file_name(problem.condition)}"
-
-
 async def _write_answer(problem: ProblemId, genes: Sequence[str]) -> None:
     answer = {"significant_genes": {"Variable": list(genes)}}
-    await sandbox().write_file(_answer_path(problem), json.dumps(answer, indent=1))
+    await sandbox().write_file(answer_path(problem), json.dumps(answer, indent=1))
 
 
 def _plain_model(model: str) -> Solver:
@@ -67,7 +59,7 @@ def _plain_model(model: str) -> Solver:
         python = str(metadata.get("python") or "python3")
         await run_commands(
             state,
-            [regress_command(python, "given/preprocess", p, model) for p in _problems(state)],
+            [regress_command(python, "given/preprocess", p, model) for p in sample_problems(state)],
         )
         return state
 
@@ -136,7 +128,7 @@ def random_row(genes: int = DEFAULT_RANDOM_GENES, seed: int = 0) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = str((state.metadata or {}).get("task"))
-        for problem in _problems(state):
+        for problem in sample_problems(state):
             universe = await _universe(problem, task)
             await _write_answer(problem, random_genes(universe, genes, seed, problem.key))
         return state
@@ -179,7 +171,7 @@ def zero_shot(top: int = DEFAULT_ZERO_SHOT_GENES) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
-        for problem in _problems(state):
+        for problem in sample_problems(state):
             output = await model.generate(zero_shot_prompt(problem, top))
             await _write_answer(problem, parse_gene_list(output.completion, top))
         return state

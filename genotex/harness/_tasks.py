@@ -38,7 +38,7 @@ from inspect_ai.tool import bash, mcp_server_sandbox, python
 from inspect_ai.util import ExecResult, sandbox
 
 from .._version import __version__
-from ..core import GenotexError, ProblemId, TaskInfo, benchmark_summary
+from ..core import GenotexError, ProblemId, TaskInfo, benchmark_summary, regress_file_name
 from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
 from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
@@ -50,6 +50,7 @@ from ._scoring import VALUE_METRICS
 
 __all__ = [
     "analysis",
+    "answer_path",
     "baseline",
     "e2e",
     "genotex_scorer",
@@ -58,6 +59,7 @@ __all__ = [
     "preprocess",
     "regress_command",
     "run_commands",
+    "sample_problems",
 ]
 
 
@@ -119,6 +121,16 @@ def _bind_folders(files: dict[str, Path]) -> dict[str, str]:
         bound = host.parents[below - 1] if below else host
         binds["/".join(parts[:depth])] = os.path.abspath(bound)  # a container needs it whole
     return binds
+
+
+def sample_problems(state: TaskState) -> list[ProblemId]:
+    """The problems a sample asks (its metadata's keys), in their order."""
+    return [ProblemId.from_key(k) for k in (state.metadata or {}).get("problems", [])]
+
+
+def answer_path(problem: ProblemId) -> str:
+    """Where in a sample's folder the answer to a problem is written (and scored from)."""
+    return f"output/regress/{problem.trait}/{regress_file_name(problem.condition)}"
 
 
 def regress_command(python_exe: str, data: str, problem: ProblemId, model: str = "auto") -> str:

@@ -17,8 +17,9 @@ import anyio
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from ...core import GenotexError, ProblemId, regress_file_name
+from ...core import GenotexError
 from .._kernel import Kernel
+from .._tasks import answer_path, sample_problems
 from ._team import Team, TeamOptions, WorkflowRecord
 from ._units import Unit, units
 
@@ -67,7 +68,7 @@ class ProjectManager:
         self.task = str(metadata.get("task"))
         self.trait = str(metadata.get("trait"))
         self.python = str(metadata.get("python") or "python3")
-        self.problems = [ProblemId.from_key(k) for k in metadata.get("problems", [])]
+        self.problems = sample_problems(state)
         self.team = Team(options)
         self.records: list[WorkflowRecord] = []
 
@@ -118,14 +119,11 @@ class ProjectManager:
             names: dict[str, object] = {
                 "TRAIT": problem.trait, "CONDITION": condition, "PROBLEM": problem.key,
                 "DATA_DIR": data, "TASK_INFO_FILE": "metadata/task_info.json",
-                "OUT_DIR": "output/regress", "OUT_FILE": self._answer(problem),
+                "OUT_DIR": "output/regress", "OUT_FILE": answer_path(problem),
                 "MODEL": "auto" if self.options.batch_effect_correction else "lasso",
             }  # fmt: skip
             only = tuple(u for u in units("statistics") if u.name == kind)
             await self.workflow(only, f"{problem.key} · statistics", names)
-
-    def _answer(self, problem: ProblemId) -> str:
-        return f"output/regress/{problem.trait}/{regress_file_name(problem.condition)}"
 
     def required(self) -> list[str]:
         """The files a sample must hold at the end (else it fails, with the reasons)."""
@@ -133,7 +131,7 @@ class ProjectManager:
         if self.task in ("preprocess", "e2e"):
             needed.append(f"output/preprocess/{self.trait}/cohort_info.json")
         if self.task in ("analysis", "e2e"):
-            needed += [self._answer(p) for p in self.problems]
+            needed += [answer_path(p) for p in self.problems]
         return needed
 
     async def check_outputs(self) -> None:
