@@ -133,8 +133,10 @@ def download_benchmark(
     out = prepare_output_folder(out, what="benchmark folder")
     listed = _existing_marker(out, plan)
     targets = {f.path: output_path(out, *f.path.split("/")) for f in plan.files}
-    kept = [f for f in plan.files if _matches(targets[f.path], f, listed)]
-    todo = [f for f in plan.files if f not in kept]
+    kept: list[HubFile] = []
+    todo: list[HubFile] = []
+    for file in plan.files:
+        (kept if _matches(targets[file.path], file, listed) else todo).append(file)
     needed, free = sum(f.size for f in todo), shutil.disk_usage(out).free
     if needed > free:
         raise HubError(
@@ -142,7 +144,7 @@ def download_benchmark(
             "nothing was fetched"
         )
     checked = {f.path: (f.size, f.digest) for f in kept}
-    manifests, fetched, done = _manifests(), [], sum(f.size for f in kept)
+    manifests, done = _manifests(), sum(f.size for f in kept)
     quiet = are_progress_bars_disabled()
     disable_progress_bars()  # genotex reports progress itself, a line a file
     try:
@@ -152,7 +154,6 @@ def download_benchmark(
                                 local_dir=out, endpoint=plan.endpoint, token=token)  # fmt: skip
             _check(targets[file.path], file, manifests)
             checked[file.path] = (file.size, file.digest)
-            fetched.append(file.path)
             done += file.size
             if progress is not None:
                 progress(len(kept) + index, len(plan.files), file, done, plan.total_bytes)
@@ -162,5 +163,5 @@ def download_benchmark(
         marker = BenchmarkMarker(plan.repo, plan.revision, plan.commit, checked)
         marker = listed.merged(marker) if listed is not None else marker
         path = marker.write(out)
-    return BenchmarkDownload(out, path, fetched, [f.path for f in kept], sum(
-        f.size for f in todo if f.path in set(fetched)))  # fmt: skip
+    # a file that failed raised above: what returns fetched every file of `todo`
+    return BenchmarkDownload(out, path, [f.path for f in todo], [f.path for f in kept], needed)
