@@ -238,6 +238,19 @@ def test_row_correlations_are_numpys_row_by_row():
     np.testing.assert_allclose(row_correlations(p, r), expected, rtol=1e-12, equal_nan=True)
 
 
+def _diagnosed_json(out, bench, tmp_path):
+    """`genotex diagnose` of `out` against the bench's reference, which must succeed: its
+    result and the JSON it saved.
+    """
+    result = CliRunner().invoke(
+        main,
+        ["diagnose", "-p", str(out), "-r", str(bench.reference_output),
+         "--task-info", str(bench.task_info), "--json", str(tmp_path / "d.json")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result, json.loads((tmp_path / "d.json").read_text())
+
+
 def test_hostile_files_are_findings_never_read_through_or_a_traceback(bench, tmp_path):
     out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", [])
     base = out / "preprocess" / "Asthma"
@@ -250,14 +263,8 @@ def test_hostile_files_are_findings_never_read_through_or_a_traceback(bench, tmp
     lines[1] = lines[1].split(",")[0] + ",abc" + "," + ",".join(lines[1].split(",")[2:])
     clinical.write_text("\n".join(lines) + "\n")  # a non-numeric trait cell
     (out / "preprocess" / "Obesity" / "cohort_info.json").write_text("{not json")
-    result = CliRunner().invoke(
-        main,
-        ["diagnose", "-p", str(out), "-r", str(bench.reference_output),
-         "--task-info", str(bench.task_info), "--json", str(tmp_path / "d.json")],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    result, saved = _diagnosed_json(out, bench, tmp_path)
     assert "Traceback" not in result.output
-    saved = json.loads((tmp_path / "d.json").read_text())
     by_file = {(f["class"], f["file"]) for f in saved["findings"]}
     assert ("table_unreadable", "preprocess/Asthma/GSE100001.csv") in by_file
     assert ("table_unreadable", "preprocess/Asthma/clinical_data/GSE100002.csv") in by_file
@@ -402,13 +409,7 @@ def test_linked_tables_the_pipeline_cannot_use_are_findings_not_a_crash(bench, t
         table.to_csv(linked)
     answer = out / "regress" / "Asthma" / "significant_genes_condition_Obesity.json"
     answer.write_text(json.dumps({"significant_genes": {"Variable": ["NOTAGENE"]}}))
-    result = CliRunner().invoke(
-        main,
-        ["diagnose", "-p", str(out), "-r", str(bench.reference_output),
-         "--task-info", str(bench.task_info), "--json", str(tmp_path / "d.json")],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    saved = json.loads((tmp_path / "d.json").read_text())
+    _, saved = _diagnosed_json(out, bench, tmp_path)
     named = [f["file"] for f in saved["findings"]]
     assert any(f.startswith("preprocess/Asthma/") for f in named), named
 
