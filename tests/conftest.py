@@ -34,6 +34,17 @@ atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 for _variable in ("GENOTEX_CACHE", "GENOTEX_CACHE_SIZE"):
     os.environ.pop(_variable, None)
 
+# no test calls a model's API: Inspect's providers are refused, mockllm and scripted ones only
+os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+#: What Inspect and its dependencies leave behind (unclosed streams at exit, their own
+#: deprecations), which the suite's warnings-as-errors would otherwise fail on: the harness's
+#: test modules take `pytestmark = INSPECT_WARNINGS`.
+INSPECT_WARNINGS = pytest.mark.filterwarnings(
+    "ignore::ResourceWarning",
+    "ignore::pytest.PytestUnraisableExceptionWarning",
+    "ignore::DeprecationWarning",
+)
+
 SHARED = Path(
     os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
 )

@@ -9,7 +9,6 @@ role are counted from the log's model events, which Inspect names with their rol
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -17,12 +16,9 @@ from collections.abc import Callable
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
-os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+from tests.conftest import INSPECT_WARNINGS  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.event import ModelEvent  # noqa: E402

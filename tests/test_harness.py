@@ -17,13 +17,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
-# Inspect's own async streams are closed late (anyio ResourceWarning), not genotex's
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",  # raised inside Inspect and its dependencies
-)
-os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
@@ -34,7 +27,9 @@ from genotex.harness._podman import default_image, podman_problem  # noqa: E402
 from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.harness._tasks import analysis, baseline, e2e, gold  # noqa: E402
 from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
-from tests.conftest import scripted_agent  # noqa: E402
+from tests.conftest import INSPECT_WARNINGS, scripted_agent  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS  # Inspect's async streams are closed late, not genotex's
 
 #: `local`, and the isolated sandboxes that run here (CI runs both; the MCP server runs in each)
 ISOLATING = ["local"] + [

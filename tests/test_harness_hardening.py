@@ -5,19 +5,15 @@ command that could not run. The sandboxed probes are in `test_sandbox_hostile.py
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
-os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+from tests.conftest import INSPECT_WARNINGS  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai._util.config import parse_cli_args  # noqa: E402

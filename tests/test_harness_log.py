@@ -8,7 +8,6 @@ time limit, gold on one epoch only), INSPECT_DISABLE_MODEL_API=1.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -16,12 +15,9 @@ import anyio
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
-os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+from tests.conftest import INSPECT_WARNINGS  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai._util.error import PrerequisiteError  # noqa: E402

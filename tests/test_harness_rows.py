@@ -6,19 +6,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
-os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
+from tests.conftest import INSPECT_WARNINGS  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402

@@ -16,11 +16,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("huggingface_hub", reason="the hub extra (huggingface_hub) is not installed")
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
+from tests.conftest import INSPECT_WARNINGS  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS
 
 from genotex.core import MARKER_NAME, BenchmarkMarker, MarkerError  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402

@@ -20,12 +20,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
-os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 
@@ -34,7 +28,9 @@ from genotex.harness._podman import default_image, podman_problem  # noqa: E402
 from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.harness._tasks import e2e  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
-from tests.conftest import local_server, scripted_agent  # noqa: E402
+from tests.conftest import INSPECT_WARNINGS, local_server, scripted_agent  # noqa: E402
+
+pytestmark = INSPECT_WARNINGS
 
 CANARY = f"canary-{uuid.uuid4().hex}"
 PROBLEMS = {"bwrap": bwrap_problem(), "podman": podman_problem(default_image())}
