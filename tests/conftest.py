@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import shutil
 import tempfile
@@ -38,12 +39,25 @@ for _variable in ("GENOTEX_CACHE", "GENOTEX_CACHE_SIZE"):
 os.environ["INSPECT_DISABLE_MODEL_API"] = "1"
 #: What Inspect and its dependencies leave behind (unclosed streams at exit, their own
 #: deprecations), which the suite's warnings-as-errors would otherwise fail on: the harness's
-#: test modules take `pytestmark = INSPECT_WARNINGS`.
-INSPECT_WARNINGS = pytest.mark.filterwarnings(
-    "ignore::ResourceWarning",
-    "ignore::pytest.PytestUnraisableExceptionWarning",
-    "ignore::DeprecationWarning",
-)
+#: test modules take `pytestmark = INSPECT_WARNINGS`. Each test's garbage is collected in its
+#: own teardown (`collected_garbage`), so that a stream Inspect left is finalised under these
+#: filters, not after the session's last test, where no test's filters apply.
+INSPECT_WARNINGS = [
+    pytest.mark.filterwarnings(
+        "ignore::ResourceWarning",
+        "ignore::pytest.PytestUnraisableExceptionWarning",
+        "ignore::DeprecationWarning",
+    ),
+    pytest.mark.usefixtures("collected_garbage"),
+]
+
+
+@pytest.fixture
+def collected_garbage() -> Iterator[None]:
+    """Collect the test's garbage as it ends (see INSPECT_WARNINGS)."""
+    yield
+    gc.collect()
+
 
 SHARED = Path(
     os.environ.get("GENOTEX_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
