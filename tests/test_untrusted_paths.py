@@ -30,6 +30,26 @@ def test_names_the_file_system_refuses_are_refused_by_name():
     assert check_safe_name("é" * 127) == "é" * 127  # 254 bytes
 
 
+@pytest.mark.parametrize("bad", ["a\nb", "a\tb", "a\rb", "\x1b[31mred", "a\x7fb", "x\x01"])
+def test_a_control_character_in_a_name_is_refused(bad):
+    """A newline or tab in a name would make two trees' digest lines the same (issue #50)."""
+    with pytest.raises(UnsafeNameError, match="control character"):
+        check_safe_name(bad)
+
+
+def test_two_trees_one_digest_cannot_be_packed():
+    """`a\t1\tX` as a name forges a second tree's line: refused where the digest is made."""
+    from genotex.core import check_relative, tree_digest_of
+
+    with pytest.raises(UnsafeNameError):
+        check_relative("a\t1\tforged")
+    # the digest's line format itself is unchanged (0.8.0 logs and markers still verify)
+    import hashlib
+
+    line = "a.json\t2\t" + "0" * 64
+    assert tree_digest_of([("a.json", 2, "0" * 64)]) == hashlib.sha256(line.encode()).hexdigest()
+
+
 def test_a_report_is_never_written_through_a_symlinked_figures_folder(tmp_path, eval_fixtures):
     case = eval_fixtures / "case1"
     info = case / "ref" / "metadata" / "task_info.json"

@@ -45,6 +45,10 @@ def check_safe_name(name: str, *, what: str = "name") -> str:
         raise UnsafeNameError(f"the {what} {name!r} is empty or not text")
     if name in {".", ".."} or any(bad in name for bad in ("/", "\\", "\x00")) or ".." in name:
         raise UnsafeNameError(f"the {what} {name!r} would escape its folder")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        # a newline or tab in a name makes a tree digest's `path\tsize\tsha256` lines
+        # ambiguous (two trees, one digest), and a line of a listing or a log two
+        raise UnsafeNameError(f"the {what} {name!r} holds a control character")
     try:
         size = len(name.encode("utf-8"))
     except UnicodeEncodeError:  # a file name of bytes that are not UTF-8 (surrogate escapes)

@@ -30,6 +30,7 @@ allowed; `bwrap_problem()` says in one sentence what is missing elsewhere.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import sys
@@ -42,7 +43,6 @@ from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 from typing_extensions import override
 
 from ._folder_sandbox import (
-    AGENT_UID,
     HOME,
     METADATA_KEY,
     HostFolderSandbox,
@@ -50,39 +50,90 @@ from ._folder_sandbox import (
     pids_limit_hits,
     sandbox_variables,
 )
+from ._leftovers import remove_cgroup, run_tag, sweep_cgroups, sweep_folders
 from ._sandbox_spec import (
+    AGENT_UID,
     SampleSandbox,
     SandboxLimits,
     bwrap_binary,
     bwrap_problem,
+    drop_to_agent,
+    host_agent_uid,
+    namespace_args,
+    passable_parents,
     python_binds,
+    python_folders,
     system_binds,
 )
+from ._seccomp import filter_program
 
 __all__ = ["HOME", "METADATA_KEY", "BubblewrapSandbox"]
 
 
+def own_cgroups() -> dict[str, Path]:
+    """The cgroups this process runs in, by controller ("pids", "memory"; "unified" for a
+    cgroup v2 host), as folders under /sys/fs/cgroup; a sample's cgroups go below them, so a
+    job scheduler's caps on the caller still hold.
+    """
+    base, found = Path("/sys/fs/cgroup"), {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            number, controllers, path = line.split(":", 2)
+            names = controllers.split(",")
+            if number == "0" and not controllers and (base / "cgroup.controllers").is_file():
+                found["unified"] = base / path.lstrip("/")
+            for name in ("pids", "memory"):
+                if name in names:
+                    found[name] = base / name / path.lstrip("/")
+    return found
+
+
+_WARNED: set[str] = set()
+
+
+def _say_once(text: str) -> None:
+    """One line on stderr, once a run: a limit that does not hold as the user might think."""
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"genotex: {text}", file=sys.stderr)
+
+
 class _Cgroup:
-    """A sample's pids and memory cgroups, where the host lets us make them (RLIMIT_NPROC does
-    not bound root, and RLIMIT_AS bounds each process, not the sample).
+    """A sample's pids and memory cgroups, below the caller's own (RLIMIT_NPROC does not bound
+    root, and RLIMIT_AS bounds each process, not the sample); where they cannot be made, the
+    run says so once and the per-process limits stand alone.
 
     The memory bound is the sample's processes and the files in its folders together
-    (a tmpfs's pages are charged to the cgroup of the process that wrote them).
+    (a tmpfs's pages are charged to the cgroup of the process that wrote them). Each
+    cgroup is named `genotex-<pid>-<start>-<random>` after the run, so that a later run
+    removes those of an ended run (`sweep_cgroups`) and never a live one's.
     """
 
     def __init__(self, limits: SandboxLimits, memory_bytes: int) -> None:
         self.folders: list[Path] = []
+        self.pids: Path | None = None
         self.memory: Path | None = None
-        name = f"genotex-{uuid.uuid4().hex[:12]}"
-        base = Path("/sys/fs/cgroup")
-        if (base / "cgroup.controllers").is_file():  # cgroup v2: one folder, both controllers
-            self.pids = self._make(base / name, {"pids.max": limits.processes})
-            if self.pids is not None and _write(self.pids / "memory.max", memory_bytes):
-                self.memory = self.pids
+        name = f"genotex-{run_tag()}-{uuid.uuid4().hex[:12]}"
+        own = own_cgroups()
+        if os.geteuid() != 0:
+            return  # a user may not make cgroups here: RLIMIT_NPROC and RLIMIT_AS bound it
+        if "unified" in own:  # cgroup v2: one folder, both controllers enabled by the parent
+            parent = own["unified"]
+            if _enable_controllers(parent):
+                self.pids = self._make(parent / name, {"pids.max": limits.processes})
+                if self.pids is not None and _write(self.pids / "memory.max", memory_bytes):
+                    self.memory = self.pids
         else:  # cgroup v1: the pids and memory hierarchies
-            self.pids = self._make(base / "pids" / name, {"pids.max": limits.processes})
-            self.memory = self._make(
-                base / "memory" / name, {"memory.limit_in_bytes": memory_bytes}
+            if "pids" in own:
+                self.pids = self._make(own["pids"] / name, {"pids.max": limits.processes})
+            if "memory" in own:
+                settings = {"memory.limit_in_bytes": memory_bytes}
+                self.memory = self._make(own["memory"] / name, settings)
+        if self.pids is None or self.memory is None:
+            _say_once(
+                "the bwrap sandbox could not make a sample's pids and memory cgroups below "
+                "this process's own; each process is bounded by its rlimits alone (address "
+                "space per process, RLIMIT_NPROC for the agent's uid)"
             )
 
     def _make(self, folder: Path, settings: dict[str, int]) -> Path | None:
@@ -103,16 +154,44 @@ class _Cgroup:
 
     def remove(self) -> None:
         for folder in self.folders:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+            remove_cgroup(folder)
+
+
+def _enable_controllers(parent: Path) -> bool:
+    """Whether `parent` (cgroup v2) gives its children the pids and memory controllers; a
+    cgroup that holds processes itself cannot (the kernel's no-internal-process rule), and
+    is left as it is.
+    """
+    try:
+        enabled = set((parent / "cgroup.subtree_control").read_text().split())
+    except OSError:
+        return False
+    wanted = {"pids", "memory"} - enabled
+    return not wanted or _write_text(
+        parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(wanted))
+    )
 
 
 def _write(path: Path, value: int) -> bool:
+    return _write_text(path, str(value))
+
+
+def _write_text(path: Path, value: str) -> bool:
     try:
-        path.write_text(str(value))
+        path.write_text(value)
     except OSError:
         return False
     return True
+
+
+@functools.cache
+def sweep_leftovers() -> None:
+    """Once a run, before its first sample: the sample folders (tmpfs unmounted) and cgroups
+    of runs that ended without their cleanup (SIGKILL), never a live run's.
+    """
+    sweep_folders()
+    own = own_cgroups()
+    sweep_cgroups([own[k] for k in ("unified", "pids", "memory") if k in own])
 
 
 @sandboxenv(name="bwrap")
@@ -126,18 +205,50 @@ class BubblewrapSandbox(HostFolderSandbox):
         problem = bwrap_problem()
         if problem is not None:
             raise RuntimeError(f"the bwrap sandbox cannot start: {problem}")
+        sweep_leftovers()
         spec = SampleSandbox.from_metadata(metadata.get(METADATA_KEY))
         return {"default": cls(spec)}
 
     def __init__(self, spec: SampleSandbox) -> None:
-        super().__init__(spec, prefix="genotex-bwrap-")
+        super().__init__(spec, kind="bwrap")
+        #: as root the agent is an unused host uid, set by setpriv inside; as a user, uid 1000
+        #: of its own user namespace (the user's own uid on the host)
+        self.as_root = os.geteuid() == 0
+        uid = host_agent_uid() if self.as_root else AGENT_UID
+        if self.as_root:
+            self.owner = (uid, uid)
+            for folder in (self.home, self.tmp):
+                os.chown(folder, uid, uid)
+            (self.folder / "seccomp.bpf").write_bytes(filter_program())
+            self._make_mount_points(uid)
+        else:
+            self.say_limits_after_commands()
         etc = self.folder / "etc"
         etc.mkdir()
-        (etc / "passwd").write_text(f"agent:x:{AGENT_UID}:{AGENT_UID}:agent:{HOME}:/bin/sh\n")
-        (etc / "group").write_text(f"agent:x:{AGENT_UID}:\n")
+        (etc / "passwd").write_text(f"agent:x:{uid}:{uid}:agent:{HOME}:/bin/sh\n")
+        (etc / "group").write_text(f"agent:x:{uid}:\n")
         (etc / "hostname").write_text("sandbox\n")
         self.cgroup = _Cgroup(spec.limits, self.memory_bound())
         self.binary = bwrap_binary() or "bwrap"
+
+    def _make_mount_points(self, uid: int) -> None:
+        """The folders (and files) the inputs are bound over, made in `home` beforehand and
+        given to the agent: bwrap, as root, would make them the host root's, mode 700.
+        """
+        for relative, host in self.spec.binds.items():
+            target = self.home
+            for part in relative.split("/")[:-1]:
+                target = target / part
+                if not target.exists():
+                    target.mkdir(mode=0o755)
+                    os.chown(target, uid, uid)
+            target = target / relative.split("/")[-1]
+            if not target.exists():
+                if Path(host).is_dir():
+                    target.mkdir(mode=0o755)
+                else:
+                    target.touch(mode=0o644)
+                os.chown(target, uid, uid)
 
     def close(self) -> None:
         self.cgroup.remove()
@@ -156,32 +267,36 @@ class BubblewrapSandbox(HostFolderSandbox):
     def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
         inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
         variables = sandbox_variables(self.spec, os.path.join(sys.prefix, "bin"), env)
-        # a user namespace whose only uid is the agent's (not 0): no capability, no mount,
-        # remount or umount inside, and no further user namespace; as the host's root too
-        args = ["--unshare-all", "--unshare-user", "--uid", str(AGENT_UID), "--gid", str(AGENT_UID)]
-        args += ["--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
-        args += ["--hostname", "sandbox", "--clearenv"]
+        args = namespace_args(as_root=self.as_root)
+        args += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
         for key, value in variables.items():
             args += ["--setenv", key, value]
+        if self.as_root:  # bwrap as root makes a folder 700: the agent must pass /etc
+            args += ["--perms", "0755", "--dir", "/etc"]
         args += system_binds()
         args += ["--ro-bind", str(self.folder / "etc" / "passwd"), "/etc/passwd"]
         args += ["--ro-bind", str(self.folder / "etc" / "group"), "/etc/group"]
         args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(self.tmp), "/tmp"]
+        if self.as_root:  # and the folders on the way to each bind (after /tmp: some are in it)
+            args += passable_parents([HOME, *python_folders()])
         args += python_binds()  # after /tmp: a Python installed under /tmp is not hidden by it
         args += ["--bind", str(self.home), HOME]
         for relative, host in sorted(self.spec.binds.items()):
             args += ["--ro-bind", host, f"{HOME}/{relative}"]
         args += ["--chdir", inside]
+        if self.as_root:  # new user namespaces refused by a filter (bwrap applies it last)
+            args += ["--seccomp", "4"]
         # bwrap reads its arguments from a file (fd 3), so that the sandbox's process 1 shows
         # `bwrap --args 3`, not the host paths it binds
         listed = self.folder / f"args-{uuid.uuid4().hex}"
         listed.write_bytes(b"".join(a.encode() + b"\0" for a in args))
-        return [*self._launcher(listed), self.binary, "--args", "3", "--", *cmd]
+        return [*self._launcher(listed), self.binary, "--args", "3", "--", *drop_to_agent(cmd)]
 
     def _launcher(self, listed: Path) -> list[str]:
-        """The shell that starts bwrap: it opens the arguments file as fd 3 (and removes it),
-        joins the sample's cgroups, sets the per-process limits, then becomes bwrap with an
-        empty environment and `bwrap` as its name (what the sandbox's process 1 shows).
+        """The shell that starts bwrap: it opens the arguments file as fd 3 (and removes it)
+        and, as root, the seccomp filter as fd 4, joins the sample's cgroups, sets the
+        per-process limits, then becomes bwrap with an empty environment and `bwrap` as its
+        name (what the sandbox's process 1 shows).
         """
         limits, kib = self.spec.limits, 1024
         ulimits = [
@@ -189,11 +304,14 @@ class BubblewrapSandbox(HostFolderSandbox):
             f"ulimit -S -t {limits.cpu_seconds}",  # the soft limit first: under the hard one
             f"ulimit -H -t {limits.cpu_seconds + 5}",
         ]
-        if not self.counts_forks():  # RLIMIT_NPROC instead, on top of the user's own tasks
-            ulimits.append(f"ulimit -u {limits.processes + _user_tasks()}")
+        if not self.counts_forks():  # RLIMIT_NPROC instead, on top of the uid's own tasks
+            uid = host_agent_uid() if self.as_root else os.getuid()
+            ulimits.append(f"ulimit -u {limits.processes + _user_tasks(uid)}")
+        seccomp = f'exec 4< "{self.folder / "seccomp.bpf"}" || exit 125; ' if self.as_root else ""
         script = (
             'exec 3< "$1" || exit 125; rm -f "$1"; shift; '
-            'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
+            + seccomp
+            + 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
             + " && ".join(ulimits)
             + ' || exit 125; exec -c -a bwrap "$@"'
         )
@@ -230,11 +348,11 @@ class BubblewrapSandbox(HostFolderSandbox):
         return result
 
 
-def _user_tasks() -> int:
-    """How many tasks (threads) this user runs now: RLIMIT_NPROC counts every task of the
-    user, so the sandbox's bound goes on top of them.
+def _user_tasks(uid: int) -> int:
+    """How many tasks (threads) the uid runs now: RLIMIT_NPROC counts every task of the
+    uid, so the sandbox's bound goes on top of them.
     """
-    uid, count = os.getuid(), 0
+    count = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue

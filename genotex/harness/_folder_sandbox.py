@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import shutil
 import signal
 import stat
 import subprocess as sp
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +28,8 @@ from inspect_ai.util import ExecResult, OutputLimitExceededError, SandboxEnviron
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
-from ._sandbox_spec import SampleSandbox, SandboxLimitError, SandboxLimits
+from ._leftovers import folder_prefix, remove_tree
+from ._sandbox_spec import AGENT_UID, SampleSandbox, SandboxLimitError, SandboxLimits
 
 __all__ = [
     "AGENT_UID",
@@ -42,13 +45,13 @@ __all__ = [
 HOME = "/home/agent"
 #: The host's variables a sandbox keeps: OpenBLAS's kernel choice, no secret.
 BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-#: The agent's uid and gid inside either sandbox (never 0).
-AGENT_UID = 1000
 #: The largest file the host reads out of a sandbox at once (Inspect's own bound is smaller).
 MAX_READ_BYTES = 2 * 1024**3
 #: Where a sample's metadata carries its binds and limits for the sandbox.
 METADATA_KEY = "genotex_sandbox"
 MiB = 1024 * 1024
+#: Whether this run has said which limits a user's sandbox checks only after a command.
+_SAID: list[bool] = []
 #: What a refused allocation prints (Python, the C library, C++).
 _OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 #: What a refused fork prints (dash, bash, Python), where no pids cgroup counts the refusals.
@@ -105,10 +108,12 @@ def pids_limit_hits(folders: list[Path]) -> int:
 class HostFolderSandbox(SandboxEnvironment):
     """A sample's sandbox over a host folder: `home` is its `/home/agent`, `tmp` its `/tmp`."""
 
-    def __init__(self, spec: SampleSandbox, prefix: str) -> None:
+    def __init__(self, spec: SampleSandbox, kind: str) -> None:
         super().__init__()
         self.spec = spec
-        self.folder = Path(tempfile.mkdtemp(prefix=prefix))
+        # named after the run (`genotex-<kind>-<pid>-<start>-…`): a later run removes it if
+        # this one is killed before its cleanup (`sweep_folders`)
+        self.folder = Path(tempfile.mkdtemp(prefix=folder_prefix(kind)))
         #: whether the folders are a tmpfs of `disk_mb` and `files` (a write stops when full)
         self.bounded = _mount_tmpfs(self.folder, spec.limits)
         self.home = self.folder / "home"
@@ -142,9 +147,25 @@ class HostFolderSandbox(SandboxEnvironment):
         self.close()
 
     def close(self) -> None:
-        if self.bounded:
-            sp.run(["umount", "--lazy", str(self.folder)], capture_output=True, check=False)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """Remove the sample's folder, whatever modes the agent left in it (a folder of mode
+        000 is opened first); a folder that stays is said, never passed over.
+        """
+        if not remove_tree(self.folder):
+            print(f"genotex: could not remove the sample folder {self.folder}", file=sys.stderr)
+
+    def say_limits_after_commands(self) -> None:
+        """As a user (no tmpfs of `disk_mb`): say once that the folders' size and file count
+        are checked after each command, not while it runs.
+        """
+        if not self.bounded and not _SAID:
+            _SAID.append(True)
+            print(
+                "genotex: as a user, disk_mb and files are checked after each command (a "
+                "command may pass them while it runs); file_mb, cpu_seconds and memory_mb "
+                "(per process) hold during it. Run as root for folders bounded while a "
+                "command runs.",
+                file=sys.stderr,
+            )
 
     async def quiesce(self) -> None:
         """Stop every process the agent left running, before its output is read (a process
@@ -200,7 +221,12 @@ class HostFolderSandbox(SandboxEnvironment):
             )
         if self.bounded:
             self._check_full()
-        used, largest = _folder_bytes(self.home, self.tmp)
+        used, largest, entries = _folder_bytes(self.home, self.tmp)
+        if entries > limits.files:
+            raise SandboxLimitError(
+                f"sandbox limit: file count limit hit (its folders hold {entries:,} files and "
+                f"folders, more than the {limits.files:,} allowed)"
+            )
         if largest >= limits.file_mb * MiB:  # a write stopped at the limit, signal ignored
             raise SandboxLimitError(f"sandbox limit: file size limit hit ({_said(limits, 'file')})")
         if used > limits.disk_mb * MiB:
@@ -229,13 +255,26 @@ class HostFolderSandbox(SandboxEnvironment):
             )
 
     # ---- files, from the host side, never outside the sample's folder ----------------------
-    def _host_parts(self, file: str) -> tuple[Path, list[str]]:
-        """The sandbox folder (`home` or `tmp`) a sandbox path lies under, and its parts."""
+    def _host_parts(self, file: str, *, bound: bool = False) -> tuple[Path, list[str]]:
+        """The host folder a sandbox path lies under, and its parts below it: `home` or `tmp`,
+        or with `bound` the host source of a read-only input bound over part of `home`
+        (what the agent sees there; the host's `home` holds only an empty mount point).
+        """
         inside = os.path.normpath(file if file.startswith("/") else f"{HOME}/{file}")
-        for root, host in ((HOME, self.home), ("/tmp", self.tmp)):
+        places = [(HOME, self.home), ("/tmp", self.tmp)]
+        if bound:  # the deepest bind first: it hides what lies under a shallower one
+            binds = sorted(self.spec.binds.items(), key=lambda b: -b[0].count("/"))
+            places = [(f"{HOME}/{r}", Path(h)) for r, h in binds] + places
+        elif any(
+            inside == f"{HOME}/{r}" or inside.startswith(f"{HOME}/{r}/") for r in self.spec.binds
+        ):
+            raise PermissionError(f"{file}: it is a read-only input of the sample")
+        for root, host in places:
             relative = os.path.relpath(inside, root)
             if relative != ".." and not relative.startswith("../"):
                 parts = [] if relative == "." else relative.split("/")
+                if not parts and host not in (self.home, self.tmp) and not host.is_dir():
+                    return host.parent, [host.name]  # a file bound by itself
                 return host, parts
         raise PermissionError(f"{file}: only files under {HOME} or /tmp can be read or written")
 
@@ -244,7 +283,7 @@ class HostFolderSandbox(SandboxEnvironment):
         sorted; no link followed, nothing run in the sandbox. At most `limit` entries are
         looked at (OverflowError past them).
         """
-        host, parts = self._host_parts(folder)
+        host, parts = self._host_parts(folder, bound=True)
         found: list[tuple[str, int]] = []
         seen = 0
         try:
@@ -289,7 +328,7 @@ class HostFolderSandbox(SandboxEnvironment):
         """Read a regular file of the sample's folder: no link followed at any part of its path,
         never blocking (a FIFO or device is refused), bounded in size.
         """
-        host, parts = self._host_parts(file)
+        host, parts = self._host_parts(file, bound=True)
         if not parts:
             raise IsADirectoryError(file)
         with _folder_beneath(host, parts[:-1], file, make=None) as folder:
@@ -301,10 +340,24 @@ class HostFolderSandbox(SandboxEnvironment):
                 if not stat.S_ISREG(info.st_mode):
                     raise PermissionError(f"{file}: it is not a regular file")
                 _check_read_size(info.st_size, file)
-                data = source.read(min(info.st_size, MAX_READ_BYTES) + 1)
+                data = _read_chunks(source, min(info.st_size, MAX_READ_BYTES) + 1)
         if len(data) > info.st_size:
             raise PermissionError(f"{file}: it grew while it was read")
         return data.decode("utf-8") if text else data
+
+
+def _read_chunks(source: io.BufferedReader, most: int, chunk: int = 1 << 20) -> bytes:
+    """At most `most` bytes of `source`, read a chunk at a time (no buffer of the file's
+    declared size made up front).
+    """
+    parts, got = [], 0
+    while got < most:
+        data = source.read(min(chunk, most - got))
+        if not data:
+            break
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)
 
 
 def _check_read_size(size: int, file: str) -> None:
@@ -385,15 +438,18 @@ def _said(limits: SandboxLimits, what: str) -> str:
     return f"{limits.file_mb:,} MB a file"
 
 
-def _folder_bytes(*folders: Path) -> tuple[int, int]:
-    """Bytes of the regular files under folders, and of the largest (links not followed)."""
-    total = largest = 0
+def _folder_bytes(*folders: Path) -> tuple[int, int, int]:
+    """Bytes of the regular files under folders, of the largest, and how many files and folders
+    there are (links not followed).
+    """
+    total = largest = entries = 0
     for folder in folders:
-        for current, _, files in os.walk(folder):
+        for current, subfolders, files in os.walk(folder):
+            entries += len(subfolders) + len(files)
             for name in files:
                 with contextlib.suppress(OSError):
                     info = os.lstat(os.path.join(current, name))
                     if stat.S_ISREG(info.st_mode):
                         total += info.st_size
                         largest = max(largest, info.st_size)
-    return total, largest
+    return total, largest, entries

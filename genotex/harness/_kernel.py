@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import signal
 import time
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ from inspect_ai.util import ExecResult, SandboxEnvironment
 from ._folder_sandbox import HostFolderSandbox
 from ._proxy import unproxied
 
-__all__ = ["Kernel", "KernelError", "StepRun"]
+__all__ = ["Kernel", "KernelError", "StepRun", "clip_output"]
 
 #: The bytes one protocol line may hold (a step's output is cut far below it).
 _LINE_BYTES = 64 * 1024 * 1024
@@ -63,6 +64,20 @@ class StepRun:
     @property
     def ok(self) -> bool:
         return self.error is None and not self.interrupted
+
+
+def clip_output(text: str, limit: int) -> tuple[str, bool]:
+    """`text` cut to its first and last `limit // 2` characters when longer (host side: a
+    step's answer is never trusted to be cut), and whether it was cut.
+    """
+    limit = max(limit, 100)
+    if len(text) <= limit + 200:  # the kernel's own cut adds a marker line
+        return text, False
+    half = limit // 2
+    return (
+        f"{text[:half]}\n[... output cut: {len(text):,} characters in all ...]\n{text[-half:]}",
+        True,
+    )
 
 
 def _server_source() -> str:
@@ -101,6 +116,9 @@ class Kernel:
         self.process: asyncio.subprocess.Process | None = None
         #: how many times a process was started (the first start and each restart)
         self.starts = 0
+        #: requests sent, and frames passed over for carrying another request's id
+        self.requests = 0
+        self.passed_over = 0
 
     def _launch(self) -> tuple[list[str], str | None, dict[str, str] | None]:
         command = [self.python, "-c", _server_source()]
@@ -132,7 +150,7 @@ class Kernel:
         )
         self.starts += 1
         ready = await self._answer(START_SECONDS)
-        if ready is None or not ready.get("ready"):
+        if not isinstance(ready, dict) or not ready.get("ready"):
             said = await self._stderr()
             await self.stop()
             raise KernelError(f"the kernel did not start in the sandbox: {said or 'no answer'}")
@@ -142,35 +160,62 @@ class Kernel:
                 raise KernelError(f"the kernel's preamble failed: {run.error or 'interrupted'}")
 
     async def run(self, code: str, name: str, timeout: float) -> StepRun:
-        """Run one step's code; past `timeout` seconds the step is interrupted (state lost)."""
+        """Run one step's code; past `timeout` seconds the step is interrupted (state lost).
+
+        The answer taken is the one that carries this request's id; frames with another id
+        (a step writing on the kernel's channel) are passed over. A line that is no frame,
+        a kernel that died, or one that does not read its input within the step's time,
+        ends the step as interrupted, with what happened as its error: the caller replays.
+        """
         if self.process is None:
             await self.start()
         assert self.process is not None and self.process.stdin is not None
         before = self.env.limits_before() if isinstance(self.env, HostFolderSandbox) else None
-        request = {"code": code, "name": name, "limit": self.output_chars}
+        self.requests += 1
+        ident = f"{self.requests}-{secrets.token_hex(8)}"
+        request = {"id": ident, "code": code, "name": name, "limit": self.output_chars}
         started = time.monotonic()
         try:
             self.process.stdin.write(json.dumps(request).encode() + b"\n")
-            await self.process.stdin.drain()
+            await asyncio.wait_for(self.process.stdin.drain(), max(timeout, 0.001))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the process is gone: its answer is None below
-        answer = await self._answer(timeout)
+        except TimeoutError:  # the kernel reads no input (a step holds it, or forged an answer)
+            return await self._lost(name, timeout, round(time.monotonic() - started, 3), before)
+        left = max(timeout - (time.monotonic() - started), 0.001)
+        answer = await self._answer(left, ident)
         seconds = round(time.monotonic() - started, 3)
+        if isinstance(answer, str):
+            return await self._broken(name, answer, seconds, before)
         if answer is None:
             return await self._lost(name, timeout, seconds, before)
         self._check_limits(0, "", before)
+        output, cut = clip_output(str(answer.get("output", "")), self.output_chars)
         return StepRun(
-            output=str(answer.get("output", "")),
+            output=output,
             error=answer.get("error") if isinstance(answer.get("error"), str) else None,
-            cut=bool(answer.get("cut")),
+            cut=cut or answer.get("cut") is True,
             seconds=seconds,
         )
+
+    async def _broken(
+        self, name: str, why: str, seconds: float, before: tuple[int, int] | None
+    ) -> StepRun:
+        """A line on the channel that is no frame: the kernel is stopped, the state is lost."""
+        await self.stop(wait=0)
+        self._check_limits(0, "", before)
+        return StepRun("", f"{name} broke the kernel's protocol ({why}); the kernel was "
+                       "restarted", False, seconds, interrupted=True)  # fmt: skip
 
     async def _lost(
         self, name: str, timeout: float, seconds: float, before: tuple[int, int] | None
     ) -> StepRun:
         """The step gave no answer: it ran past its time, or the process died under it."""
         process = self.process
+        if process is not None and process.returncode is None and process.stdout is not None:
+            if process.stdout.at_eof():  # the channel closed: give the process time to end
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), 2)
         alive = process is not None and process.returncode is None
         said = "" if alive else await self._stderr()
         code = -9 if alive or process is None else (process.returncode or 0)
@@ -216,17 +261,33 @@ class Kernel:
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
 
-    async def _answer(self, timeout: float) -> dict | None:
+    async def _answer(self, timeout: float, ident: str | None = None) -> dict | str | None:
+        """The next frame (with `ident`: the next that carries it), None when none came in
+        time or the channel closed, or why a line was no frame (a str).
+        """
         assert self.process is not None and self.process.stdout is not None
-        try:
-            line = await asyncio.wait_for(self.process.stdout.readline(), max(timeout, 0.001))
-        except (TimeoutError, ValueError):
-            return None
-        try:
-            answer = json.loads(line) if line else None
-        except ValueError:
-            return None
-        return answer if isinstance(answer, dict) else None
+        deadline = time.monotonic() + max(timeout, 0.001)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                line = await asyncio.wait_for(self.process.stdout.readline(), left)
+            except TimeoutError:
+                return None
+            except ValueError:  # longer than a protocol line may be
+                return f"a line longer than {_LINE_BYTES:,} bytes"
+            if not line:
+                return None
+            try:
+                answer = json.loads(line)
+            except Exception:  # noqa: BLE001 - a line nested too deep raises RecursionError
+                return "a line that is not a JSON frame"
+            if not isinstance(answer, dict):
+                return "a frame that is not an object"
+            if ident is None or answer.get("id") == ident:
+                return answer
+            self.passed_over += 1  # a frame of another request (forged by a step): not ours
 
     async def _stderr(self) -> str:
         process = self.process

@@ -5,13 +5,19 @@ This file is the process's whole program: the host runs it as `python -c <this s
 the sandbox (nothing to install there, no import of genotex or Inspect before the agents'
 code asks for it), standard library only. The protocol is one JSON object a line:
 
-- the host writes `{"code": str, "name": str, "limit": int}`;
+- the host writes `{"id": str, "code": str, "name": str, "limit": int}`;
 - the kernel runs the code (compiled under `name`, so its trace names the step), with its
   standard output and error, its subprocesses' included, going to a file of `/tmp`; and
-  answers `{"output": str, "error": str | null, "cut": bool, "seconds": float}`, the output
-  cut to its first and last `limit // 2` characters when it is longer.
+  answers `{"id": str, "output": str, "error": str | null, "cut": bool, "seconds": float}`,
+  the request's id echoed, the output cut to its first and last `limit // 2` characters.
 
 The first line the kernel writes is `{"ready": true}`. End of input ends the process.
+
+Step code runs in this process and can reach anything in it: it can write a frame of its
+own on the channel. The host therefore takes only the answer that carries the current
+request's id, and restarts the kernel when a line is not a frame; a step can still forge
+its *own* answer, never a later step's. A child a step forks and leaves running returns
+here and exits at once; a step that replaces `sys.stdout` gets it back.
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ os.dup2(_capture, 2)
 sys.stdout = os.fdopen(1, "w", encoding="utf-8", errors="backslashreplace", buffering=1)
 sys.stderr = os.fdopen(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1)
 _state = {"__name__": "__main__", "__builtins__": __builtins__}
+#: What a step may replace and the kernel needs back: its streams, its pid, its encoder.
+_STREAMS = (sys.stdin, sys.stdout, sys.stderr)
+_PID = os.getpid()
+_encode = json.JSONEncoder(ensure_ascii=True).encode
+_decode = json.JSONDecoder().decode
+_exit = os._exit
 
 
 def _taken_output(limit: int) -> tuple[str, bool]:
@@ -78,24 +90,46 @@ def _run(request: dict) -> dict:
     try:
         exec(compile(code, name, "exec"), _state)  # noqa: S102
     except BaseException as exc:  # noqa: BLE001 - the step's error is its answer, whatever it was
+        if os.getpid() != _PID:  # a child the step forked, unwinding into the kernel: gone
+            _exit(0)
         error = _trace(name)
         if isinstance(exc, SystemExit) and exc.code in (None, 0):
             error = None
+    if os.getpid() != _PID:
+        _exit(0)
+    sys.stdin, sys.stdout, sys.stderr = _STREAMS
     output, cut = _taken_output(limit)
     seconds = round(time.perf_counter() - started, 3)
     return {"output": output, "error": error, "cut": cut, "seconds": seconds}
 
 
+def _answer(line: str) -> dict:
+    """The answer to one request line, whatever the step did (every exception caught)."""
+    try:
+        request = _decode(line)
+    except BaseException:  # noqa: BLE001 - a line nested too deep raises RecursionError
+        return {"output": "", "error": "the kernel got an unreadable request", "cut": False}
+    if not isinstance(request, dict):
+        request = {}
+    try:
+        answer = _run(request)
+    except BaseException as exc:  # noqa: BLE001 - the kernel answers, whatever broke
+        sys.stdin, sys.stdout, sys.stderr = _STREAMS
+        answer = {"output": "", "error": f"the kernel failed: {type(exc).__name__}", "cut": False}
+    answer["id"] = str(request.get("id", ""))
+    return answer
+
+
 def _serve() -> None:
-    _channel.write(json.dumps({"ready": True}) + "\n")
+    _channel.write(_encode({"ready": True}) + "\n")
     for line in _requests:
+        answer = _answer(line)
         try:
-            request = json.loads(line)
-        except ValueError:
-            answer = {"output": "", "error": "the kernel got an unreadable request", "cut": False}
-        else:
-            answer = _run(request if isinstance(request, dict) else {})
-        _channel.write(json.dumps(answer) + "\n")
+            text = _encode(answer)
+        except BaseException:  # noqa: BLE001 - a step that broke the encoder: a plain answer
+            ident = "".join(c for c in str(answer["id"]) if c.isalnum() or c == "-")
+            text = '{"id": "' + ident + '", "output": "", "error": "unencodable", "cut": false}'
+        _channel.write(text + "\n")
 
 
 if __name__ == "__main__":

@@ -15,10 +15,16 @@ a `podman exec` in it:
   of each process, the size of its folders (as root a tmpfs), the command's wall
   time; a limit hit ends the sample with that limit as its failure reason
   (`SandboxLimitError`);
-- before its output is read, every process the agent left running is killed.
+- before its output is read, every process the agent left running is killed;
+  podman's init reaps orphans (`--init`);
+- no new user namespace (Podman's seccomp profile with `unshare` and `clone` of
+  `CLONE_NEWUSER` refused, `clone3` answered ENOSYS), no host proxy variable
+  (`--http-proxy=false`).
 
-Run as root, the agent is the image's user `agent` (uid 1000); run rootless, it
-is the container's root, which is the invoking user on the host (on a cgroups v2
+Run as root, the agent is the image's user `agent` (uid 1000 inside), and the
+container's uids 0..65535 are mapped onto the sandboxes' unused host range
+(`GENOTEX_SANDBOX_UID`), so the agent is a host uid with no account; run
+rootless, it is the container's root, which is the invoking user on the host (on a cgroups v2
 host only: on v1, rootless podman ignores the pids and memory limits). Each
 container is labelled with the run that made it, so that cleanup removes only
 ended runs' containers.
@@ -42,7 +48,6 @@ from typing_extensions import override
 
 from .. import __version__
 from ._folder_sandbox import (
-    AGENT_UID,
     HOME,
     METADATA_KEY,
     HostFolderSandbox,
@@ -51,7 +56,18 @@ from ._folder_sandbox import (
     pids_limit_hits,
     sandbox_variables,
 )
-from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
+from ._leftovers import run_alive, sweep_folders, this_run
+from ._sandbox_spec import (
+    AGENT_UID,
+    UID_RANGE,
+    SampleSandbox,
+    SandboxLimits,
+    host_agent_uid,
+    last_line,
+    uid_base,
+    uid_problem,
+)
+from ._seccomp import podman_profile
 
 __all__ = [
     "AGENT_UID",
@@ -69,30 +85,6 @@ LABEL = "genotex.sandbox=1"
 RUN_LABEL = "genotex.run"
 #: Exit statuses of coreutils' timeout: the time ran out (TERM), or KILL was needed.
 _TIMED_OUT = (124, 137)
-
-
-def this_run() -> str:
-    """The name of this process as a run, on its containers: `<pid>:<start time in ticks>`."""
-    return f"{os.getpid()}:{_start_time(os.getpid())}"
-
-
-def run_alive(run: str) -> bool:
-    """Whether the run a container is labelled with is still going (a process with that pid
-    and start time); a container with no such label is taken as ended.
-    """
-    pid, _, started = run.partition(":")
-    if not pid.isdigit() or not started:
-        return False
-    return _start_time(int(pid)) == started
-
-
-def _start_time(pid: int) -> str:
-    """A process's start time (field 22 of /proc/PID/stat), or "" where there is none."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return text.rsplit(")", 1)[-1].split()[19]
 
 
 def default_image() -> str:
@@ -129,6 +121,8 @@ def podman_problem(image: str) -> str | None:
     binary = podman_binary()
     if binary is None:
         return "no podman found: apt-get install podman (or dnf install podman)"
+    if os.geteuid() == 0 and (problem := uid_problem()) is not None:
+        return problem
     if os.geteuid() != 0 and not Path("/sys/fs/cgroup/cgroup.controllers").is_file():
         return (
             "rootless podman cannot set a container's pids and memory limits on a cgroups v1 "
@@ -140,6 +134,9 @@ def podman_problem(image: str) -> str | None:
         if exists.returncode == 1:
             return f"no image {image}: build it with `genotex harness image`"
         probe = [binary, "run", "--rm", "--network", "none", *run_limits(SandboxLimits())]
+        if os.geteuid() == 0:  # the launch a sample uses: the uid map onto the unused range
+            base = uid_base()
+            probe += ["--uidmap", f"0:{base}:{UID_RANGE}", "--gidmap", f"0:{base}:{UID_RANGE}"]
         done = sp.run([*probe, image, "true"], capture_output=True, text=True, timeout=120)
     except (OSError, sp.SubprocessError) as exc:
         return f"{binary} cannot run ({exc})"
@@ -166,6 +163,7 @@ class PodmanSandbox(HostFolderSandbox):
         problem = podman_problem(image)
         if problem is not None:
             raise RuntimeError(f"the podman sandbox cannot start: {problem}")
+        sweep_folders()  # the sample folders of runs killed before their cleanup
         environment = cls(spec, image)
         try:
             await environment.start()
@@ -203,17 +201,21 @@ class PodmanSandbox(HostFolderSandbox):
             await subprocess([binary, "rm", "--force", "--time", "0", *ended])
 
     def __init__(self, spec: SampleSandbox, image: str) -> None:
-        super().__init__(spec, prefix="genotex-podman-")
+        super().__init__(spec, kind="podman")
         self.image = image
         self.name = f"genotex-{uuid.uuid4().hex[:16]}"
         self.binary = podman_binary() or "podman"
         self.rootless = os.geteuid() != 0
         self.cgroups: list[Path] = []
         self.memory: Path | None = None
-        if not self.rootless:  # the image's agent owns its folders; the inputs stay root's
-            self.owner = (AGENT_UID, AGENT_UID)
+        self.keeper = 0
+        if not self.rootless:  # the agent's mapped uid owns its folders; the inputs stay root's
+            agent = host_agent_uid()
+            self.owner = (agent, agent)
             for folder in (self.home, self.tmp):
                 os.chown(folder, *self.owner)
+        #: Podman's default seccomp profile, with new user namespaces refused
+        self.seccomp = podman_profile(self.folder)
 
     def _run_argv(self) -> list[str]:
         for host in (str(self.folder), *self.spec.binds.values()):
@@ -229,17 +231,40 @@ class PodmanSandbox(HostFolderSandbox):
             *("--label", f"{RUN_LABEL}={this_run()}"),
             *("--hostname", "sandbox", "--network", "none", "--user", user, "--workdir", HOME),
             *("--read-only", "--read-only-tmpfs=false", "--cap-drop", "all"),
-            *("--security-opt", "no-new-privileges"),
+            *("--security-opt", "no-new-privileges", "--http-proxy=false", "--init"),
+            *self._isolation(),
             *run_limits(self.spec.limits, self.memory_bound()),
             *(arg for bind in binds for arg in ("--volume", bind)),
             *(self.image, "sleep", "infinity"),
         ]
+
+    def _isolation(self) -> list[str]:
+        """As root: the container's uids 0..65535 mapped onto the sandboxes' unused host range
+        (the agent, uid 1000 inside, is `host_agent_uid()` on the host, no account there);
+        and Podman's seccomp profile with new user namespaces refused.
+        """
+        args = []
+        if not self.rootless:
+            base = uid_base()
+            args += ["--uidmap", f"0:{base}:{UID_RANGE}", "--gidmap", f"0:{base}:{UID_RANGE}"]
+        if self.seccomp is not None:
+            args += ["--security-opt", f"seccomp={self.seccomp}"]
+        return args
 
     async def start(self) -> None:
         """Start the sample's container, and find its pids cgroup (for the limit's hits)."""
         started = await subprocess(self._run_argv(), timeout=300, cwd=self.folder)
         if not started.success:
             raise RuntimeError(f"podman could not start the sample's container: {started.stderr}")
+        children = await subprocess(
+            [self.binary, "exec", self.name, "cat", "/proc/1/task/1/children"], timeout=60
+        )
+        keeper = children.stdout.split()
+        if not children.success or len(keeper) != 1 or not keeper[0].isdigit():
+            raise RuntimeError(
+                f"podman's init in the sample's container has not one child but {keeper}"
+            )
+        self.keeper = int(keeper[0])  # the `sleep infinity` that keeps the container up
         found = await subprocess([self.binary, "inspect", "--format", "{{.State.Pid}}", self.name])
         unified = Path("/sys/fs/cgroup/cgroup.controllers").is_file()
         with contextlib.suppress(OSError, ValueError):
@@ -271,7 +296,13 @@ class PodmanSandbox(HostFolderSandbox):
         """Kill every process of the container but its first (`sleep infinity`): nothing the
         agent started runs on while its output is read.
         """
-        script = "for i in 1 2 3 4 5; do kill -KILL -1 2>/dev/null; sleep 0.05; done; true"
+        # process 1 is podman's init and `keeper` the container's `sleep infinity` (found
+        # before any command of the agent's ran): every other process but this shell is killed
+        script = (
+            "for i in 1 2 3 4 5; do for p in /proc/[0-9]*; do p=${p#/proc/}; "
+            f'case "$p" in 1|{self.keeper}|$$) ;; *) kill -KILL "$p" 2>/dev/null;; esac; done; '
+            "sleep 0.05; done; true"
+        )
         await subprocess(
             [self.binary, "exec", self.name, "sh", "-c", script], timeout=60, cwd=self.folder
         )

@@ -128,27 +128,41 @@ async def _listing() -> list[tuple[str, int]] | None:
     return sorted(found)
 
 
+#: What a sample's failure starts with when its folders were full: nothing is read after it.
+_DISK_FAILURES = ("disk limit hit", "file count limit hit", "its folders hold")
+
+
 async def _collect(max_bytes: int) -> tuple[dict[str, bytes], list[tuple[str, str]], str | None]:
     """The regular files under the sandbox's `output/` (links are not followed or collected).
 
     Returns the files, those skipped with why, and a failure when the tree is
-    larger than the log may hold.
+    larger than the log may hold. The bound is checked on the files' apparent sizes
+    before any is read (sparse files cost the agent nothing, and the host their size).
     """
     listed = await _listing()
     if not listed:
         return {}, [], None  # no output/ at all: nothing written
     files: dict[str, bytes] = {}
     skipped: list[tuple[str, str]] = []
-    total = 0
+    wanted = []
     for name, size in listed:
         try:
             check_relative(name, what="file name")
         except GenotexError as exc:
-            skipped.append((name[:200], str(exc)))
+            skipped.append((name[:200].encode("unicode_escape").decode(), str(exc)[:200]))
             continue
-        total += size
-        if total > max_bytes:
-            return {}, skipped, f"output limit: output/ holds more than {max_bytes:,} bytes"
+        wanted.append((name, size))
+    total = sum(size for _, size in wanted)
+    if total > max_bytes:
+        return (
+            {},
+            skipped,
+            (
+                f"output limit: output/ holds {total:,} bytes, more than the {max_bytes:,} allowed "
+                "(nothing was read)"
+            ),
+        )
+    for name, _ in wanted:
         try:
             files[name] = await sandbox().read_file(f"output/{name}", text=False)
         except (OutputLimitExceededError, FileNotFoundError, PermissionError, IsADirectoryError):
@@ -159,6 +173,17 @@ async def _collect(max_bytes: int) -> tuple[dict[str, bytes], list[tuple[str, st
                 )
             )
     return files, skipped, None
+
+
+def _capture_bound(max_output_mb: int) -> int:
+    """The bytes of output/ a log keeps: `max_output_mb`, and in genotex's own sandboxes no
+    more than the sample's folders may hold (`disk_mb`).
+    """
+    bound = max_output_mb * 1024 * 1024
+    own = own_sandbox(sandbox())
+    if own is not None:
+        bound = min(bound, own.spec.limits.disk_mb * 1024 * 1024)
+    return bound
 
 
 @scorer(metrics=[])
@@ -183,8 +208,11 @@ def genotex_scorer(
                 own = own_sandbox(sandbox())
                 if own is not None:
                     await own.quiesce()  # nothing the agent left runs on as we read
-                files, skipped, too_large = await _collect(max_output_mb * 1024 * 1024)
-                failure = failure or too_large
+                if failure is not None and any(d in failure for d in _DISK_FAILURES):
+                    skipped = [("output/", "not read: the sample's folders were full")]
+                else:
+                    files, skipped, too_large = await _collect(_capture_bound(max_output_mb))
+                    failure = failure or too_large
             if capture.cancelled_caught:
                 files = {}
                 failure = failure or f"scorer: output/ not copied in {CAPTURE_SECONDS} s"

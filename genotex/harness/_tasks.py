@@ -44,7 +44,7 @@ from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
 from ._mcp_process import sandboxed_mcp_server
 from ._podman import default_image
-from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
+from ._sandbox_spec import SampleSandbox, SandboxLimits, import_path_problem, last_line
 from ._scorer import DEFAULT_MAX_OUTPUT_MB, PARTIAL_KEY, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 
@@ -268,6 +268,11 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
             wanted = [t.strip() for t in listed if t.strip()]
             specs = bench.samples(task_name, wanted)[: limit if limit else None]
             kind = choose_sandbox(sandbox, image)
+            if kind == "bwrap":
+                logs = Path(os.environ.get("INSPECT_LOG_DIR") or "logs").absolute()
+                problem = import_path_problem(bench.reference, [bench.root, logs])
+                if problem is not None:
+                    raise GenotexError(problem)
             try:
                 bound = SampleSandbox(limits=SandboxLimits.parse(limits), image=image or "")
             except ValueError as exc:
