@@ -183,3 +183,118 @@ def test_a_sandbox_that_cannot_hold_a_kernel_is_one_sentence():
 
     with pytest.raises(KernelError, match="not in Elsewhere"):
         asyncio.run(Kernel(Elsewhere(), "python").start())
+
+
+# ---- step code against the kernel's own protocol (issue #50) ---------------------------------
+_FORGE = (
+    "import __main__, json\n"
+    "__main__._channel.write(json.dumps({'id': 'stale', 'output': 'forged', 'error': None,"
+    " 'cut': False}) + '\\n')\n"
+    "__main__._channel.write(json.dumps({'id': '2-0', 'output': 'forged-next', 'error': None,"
+    " 'cut': False}) + '\\n')\n"
+    "print('mine')"
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_frames_a_step_forges_on_the_channel_never_answer_a_later_step(kind):
+    """0.8.0 took the next line as the answer: every later step got the previous one's."""
+
+    async def body(kernel, env):
+        forged = await kernel.run(_FORGE, "<forge>", 60)
+        later = [await kernel.run(f"print({n})", f"<n{n}>", 60) for n in (1, 2, 3)]
+        return forged, later, kernel.passed_over
+
+    forged, later, passed_over = _run(kind, body)
+    assert forged.output == "mine\n" and forged.error is None
+    assert [r.output for r in later] == ["1\n", "2\n", "3\n"]
+    assert passed_over == 2  # the two forged frames, passed over
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_line_that_is_no_frame_restarts_the_kernel_and_says_so(kind):
+    """A line nested 100,000 deep made 0.8.0's host raise RecursionError (the solver died)."""
+
+    async def body(kernel, env):
+        await kernel.run("kept = 1", "<a>", 60)
+        nested = await kernel.run(
+            "import __main__\n__main__._channel.write('[' * 100000 + '\\n')", "<nested>", 60
+        )
+        junk = await kernel.run(
+            "import __main__\n__main__._channel.write('not json\\n')", "<junk>", 60
+        )
+        after = await kernel.run("print('fresh', 'kept' in globals())", "<after>", 60)
+        return nested, junk, after, kernel.starts
+
+    nested, junk, after, starts = _run(kind, body)
+    for run, name in ((nested, "<nested>"), (junk, "<junk>")):
+        assert run.interrupted and f"{name} broke the kernel's protocol" in run.error
+        assert "not a JSON frame" in run.error
+    assert after.output == "fresh False\n" and starts == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_kernel_that_reads_no_input_is_cut_off_at_the_steps_time(kind):
+    """A step forges its own answer, then holds the kernel; the next request (over the pipe's
+    64 KB) is not read: 0.8.0 waited in drain() with no timeout (96 s for a 20 s step).
+    """
+
+    async def body(kernel, env):
+        hold = (
+            "import __main__, json, sys, time\n"
+            "ident = sys._getframe(1).f_locals['request']['id']\n"
+            "__main__._channel.write(json.dumps({'id': ident, 'output': 'own forged',"
+            " 'error': None, 'cut': False}) + '\\n')\n"
+            "time.sleep(120)\n"
+        )
+        forged = await kernel.run(hold, "<hold>", 60)
+        started = asyncio.get_running_loop().time()
+        big = await kernel.run("x = '" + "a" * 300_000 + "'", "<big>", 3)
+        return forged, big, asyncio.get_running_loop().time() - started
+
+    forged, big, seconds = _run(kind, body)
+    assert forged.output == "own forged"  # a step can forge its own answer (documented)
+    assert big.interrupted and seconds < 15, (big, seconds)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_kernel_that_dies_is_told_from_one_that_ran_out_of_time(kind):
+    async def body(kernel, env):
+        return await kernel.run("import os\nos._exit(3)", "<die>", 30)
+
+    died = _run(kind, body)
+    assert died.interrupted and "the kernel died during <die> (exit 3)" in died.error, died.error
+    assert "ran past" not in died.error
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_streams_replaced_and_children_forked_by_a_step_do_not_break_the_kernel(kind):
+    async def body(kernel, env):
+        nulled = await kernel.run("import sys\nsys.stdout = None\nsys.stderr = None", "<n>", 30)
+        printed = await kernel.run("print('back')", "<p>", 30)
+        forked = await kernel.run("import os\nchild = os.fork()\nif child:\n    print('parent')",
+                                  "<fork>", 30)  # fmt: skip
+        after = [await kernel.run(f"print({n})", f"<a{n}>", 30) for n in (1, 2)]
+        return nulled, printed, forked, after
+
+    nulled, printed, forked, after = _run(kind, body)
+    assert nulled.ok and printed.output == "back\n"
+    assert "parent" in forked.output
+    assert [r.output for r in after] == ["1\n", "2\n"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_output_is_cut_on_the_host_side_too(kind):
+    """A step that forges its own answer with 1 MB of output is still cut to the bound."""
+
+    async def body(kernel, env):
+        forge = (
+            "import __main__, json, sys\n"
+            "ident = sys._getframe(1).f_locals['request']['id']\n"
+            "__main__._channel.write(json.dumps({'id': ident, 'output': 'B' * 1_000_000,"
+            " 'error': None, 'cut': False}) + '\\n')\n"
+        )
+        return await kernel.run(forge, "<big>", 60)
+
+    run = _run(kind, body)
+    assert run.cut and len(run.output) < 400 + 100 and "1,000,000 characters" in run.output

