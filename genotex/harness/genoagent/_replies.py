@@ -1,66 +1,154 @@
 """Reading the agents' replies: a step's code, the planner's choice, the reviewer's verdict.
 
 Models answer in many shapes; each reader takes the shapes a model is asked for and the
-common ones it drifts to, and falls back to a stated default on anything else (never an
-exception: a reply is untrusted text).
+common ones it drifts to (a corpus of them, each with its expected reading, is
+`tests/data/replies.json`). A reply is untrusted text: every reader runs in time linear in
+the reply (lines are scanned once; a JSON object is decoded from at most
+`MAX_OBJECT_STARTS` opening braces), never raises, and reads at most `MAX_REPLY_CHARS`.
+
+The rules:
+
+- **code**: every fenced block marked `python` (or `py`, `python3`, `ipython`), joined in
+  order with a blank line between (a model that splits a step into parts means all of
+  them), each dedented (a block indented in a list); when none is marked, every block
+  with no language, likewise. A fence left open runs to the end of the reply.
+- **verdict**: a JSON object's `verdict`, `decision` or `status` (approve, approved,
+  accept, lgtm / reject, rejected, revise, fail...), or its boolean `approved`; else the
+  last line labelled *verdict*, *decision*, *final decision*, *review* or *status*; else
+  the last line that is a decisive word alone (`REJECT`, `Approved.`). A verdict that
+  cannot be read is a rejection, its feedback saying so. A rejection's feedback is the
+  object's `feedback` (or `comments`, `reason`, `suggestions`) as text, else the reply.
+- **plan**: a JSON object's `step` (or `next_step`, `next`, `action`), else a line
+  `step: name` or `next: name`, else the one allowed name the reply mentions.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Verdict", "code_of", "json_object_of", "plan_choice", "verdict_of"]
+__all__ = ["Verdict", "code_blocks", "code_of", "json_object_of", "plan_choice", "verdict_of"]
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
-
-
-def code_of(reply: str) -> str | None:
-    """The step's code: the first fenced block marked python (or py), else the first fenced
-    block with no language; None when the reply holds no such block.
-    """
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(reply or "")]
-    for wanted in (("python", "py", "python3"), ("",)):
-        for lang, body in blocks:
-            if lang in wanted and body.strip():
-                return body.rstrip() + "\n"
-    return None
+#: The characters of a reply that are read (a longer one is read up to here).
+MAX_REPLY_CHARS = 400_000
+#: How many opening braces a JSON object is tried from (each try is linear in the reply).
+MAX_OBJECT_STARTS = 32
+_PYTHON = ("python", "py", "python3", "ipython")
+_APPROVE = ("approve", "approved", "approves", "accept", "accepted", "lgtm", "pass", "passed")
+_REJECT = ("reject", "rejected", "rejects", "revise", "revision", "fail", "failed", "deny")
+_LABELS = ("verdict", "decision", "final decision", "final verdict", "review", "status")
+_MARKUP = "*_#>`'\" \t-:=.!"
 
 
-def json_object_of(reply: str) -> dict | None:
-    """The first flat JSON object of a reply (in a fence or not), else None."""
-    for match in _OBJECT.finditer(reply or ""):
-        try:
-            value = json.loads(match.group(0))
-        except ValueError:
+def _text(reply: object) -> str:
+    return reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
+
+
+def code_blocks(reply: object) -> Iterator[tuple[str, str]]:
+    """Each fenced block of a reply as (language, body), in order, by one scan of its lines."""
+    language: str | None = None
+    fence, body = "", []
+    for line in _text(reply).splitlines():
+        stripped = line.strip()
+        if language is None:
+            if stripped.startswith(("```", "~~~")):
+                fence = stripped[:3]
+                words = stripped[3:].strip("`~ \t").split()
+                language, body = (words[0].lower() if words else ""), []
             continue
-        if isinstance(value, dict):
-            return value
+        if stripped.startswith(fence) and not stripped.strip(fence[0]):
+            yield language, "\n".join(body)
+            language = None
+            continue
+        body.append(line)
+    if language is not None:  # a fence left open runs to the end
+        yield language, "\n".join(body)
+
+
+def code_of(reply: object) -> str | None:
+    """The step's code (the rule above), or None when the reply holds no such block."""
+    blocks = list(code_blocks(reply))
+    for wanted in (_PYTHON, ("",)):
+        chosen = [
+            textwrap.dedent(body).strip("\n")
+            for lang, body in blocks
+            if lang in wanted and body.strip()
+        ]
+        if chosen:
+            return "\n\n".join(chosen) + "\n"
     return None
 
 
-def plan_choice(reply: str, allowed: Sequence[str]) -> str | None:
-    """The step the planner chose, if it is one of `allowed`: `{"step": name}`, else a line
-    `step: name`, else the only allowed name the reply mentions. None: unreadable.
+def json_object_of(reply: object) -> dict | None:
+    """The first JSON object of a reply: in a `json` block first, else from the first
+    opening braces; nested objects and braces inside strings are read as JSON reads them.
     """
-    found = json_object_of(reply)
-    named = found.get("step") if found else None
-    if not isinstance(named, str):
-        line = re.search(r"(?im)^\W*(?:next\s+)?step\W*[:=]\s*[\"'`]?([A-Za-z0-9_]+)", reply or "")
-        named = line.group(1) if line else None
-    if isinstance(named, str) and named.strip() in allowed:
-        return named.strip()
-    mentioned = [name for name in allowed if re.search(rf"\b{re.escape(name)}\b", reply or "")]
-    return mentioned[0] if len(mentioned) == 1 else None
+    text = _text(reply)
+    decoder = json.JSONDecoder()
+    places = [body for lang, body in code_blocks(text) if lang in ("json", "")] + [text]
+    for place in places:
+        start, tries = place.find("{"), 0
+        while start >= 0 and tries < MAX_OBJECT_STARTS:
+            tries += 1
+            try:
+                value, _ = decoder.raw_decode(place, start)
+            except (ValueError, RecursionError):
+                start = place.find("{", start + 1)
+                continue
+            if isinstance(value, dict):
+                return value
+            start = place.find("{", start + 1)
+    return None
+
+
+def _word(value: str) -> bool | None:
+    """True for an approval, False for a rejection, None for neither (the first word of
+    `value`, with "not approved" and the like read as a rejection).
+    """
+    words = value.strip(_MARKUP).lower().replace("*", " ").split()
+    if not words:
+        return None
+    first = words[0].strip(_MARKUP)
+    if first in ("not", "no", "do", "don't") and len(words) > 1:
+        return False if words[1].strip(_MARKUP).rstrip(",") in _APPROVE + ("not",) else None
+    if first in _APPROVE or first.startswith("approv"):
+        return True
+    if first in _REJECT or first.startswith("reject"):
+        return False
+    if value.strip(_MARKUP).lower().startswith(("changes requested", "needs revision")):
+        return False
+    return None
+
+
+def _line_verdict(text: str) -> bool | None:
+    """The last labelled verdict line, else the last line that is a decisive word alone."""
+    labelled: bool | None = None
+    alone: bool | None = None
+    for line in text.splitlines():
+        cleaned = line.strip(_MARKUP).lower().replace("*", "")
+        for label in _LABELS:
+            if cleaned.startswith(label):
+                rest = cleaned[len(label) :]
+                if rest[:1] in (":", "-", "=", " ") or not rest:
+                    said = _word(rest)
+                    if said is not None:
+                        labelled = said
+                break
+        else:
+            if len(cleaned.split()) <= 2:
+                said = _word(cleaned)
+                if said is not None:
+                    alone = said
+    return labelled if labelled is not None else alone
 
 
 @dataclass(frozen=True)
 class Verdict:
     """A review's verdict: approved, or rejected with feedback; `read` says whether the
-    reply was understood (an unreadable one is decided by whether the step ran).
+    reply was understood (one that was not is a rejection).
     """
 
     approved: bool
@@ -68,25 +156,55 @@ class Verdict:
     read: bool = True
 
 
-def verdict_of(reply: str, ran: bool) -> Verdict:
-    """The reviewer's verdict: `{"verdict": "approve" | "reject", "feedback": ...}`, else a
-    line starting with approve(d) or reject(ed); else, unread, the step is approved when it
-    ran without error and rejected (the reply as its feedback) when it did not.
-    """
-    text = reply or ""
+def _feedback(found: dict | None, text: str) -> str:
+    for key in ("feedback", "comments", "reason", "suggestions", "issues"):
+        value = (found or {}).get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, list) and value:
+            return "\n".join(f"- {item}" for item in value if item is not None)
+    return text.strip()
+
+
+def verdict_of(reply: object) -> Verdict:
+    """The reviewer's verdict (the rule above)."""
+    text = _text(reply)
     found = json_object_of(text)
-    said = found.get("verdict", found.get("decision")) if found else None
-    feedback = found.get("feedback", "") if found else ""
-    if isinstance(said, str):
-        word = said.strip().lower()
-        if word.startswith("approve"):
-            return Verdict(True, "")
-        if word.startswith("reject"):
-            return Verdict(False, str(feedback) or text.strip())
-    line = re.search(r"(?im)^\W*(?:verdict\W*|final decision\W*)?(approved?|rejected?)\b", text)
-    if line:
-        approved = line.group(1).lower().startswith("approve")
-        return Verdict(approved, "" if approved else text.strip())
-    if ran:
-        return Verdict(True, "", read=False)
-    return Verdict(False, text.strip() or "The step failed; fix the error in its trace.", False)
+    said: bool | None = None
+    if found is not None:
+        for key in ("verdict", "decision", "final_decision", "status"):
+            if isinstance(found.get(key), str):
+                said = _word(found[key])
+                if said is not None:
+                    break
+        for key in ("approved", "approve", "accept", "accepted"):
+            if said is None and isinstance(found.get(key), bool):
+                said = found[key]
+    if said is None:
+        said = _line_verdict(text)
+    if said is None:
+        why = "the review could not be read as approve or reject"
+        return Verdict(False, f"({why}) {text.strip()}"[:8000], read=False)
+    return Verdict(True, "") if said else Verdict(False, _feedback(found, text)[:8000])
+
+
+_PLAN_LINE = re.compile(r"^\W*(?:next\s+step|step|next|action|choice)\W{0,3}[:=]\s*(\S+)", re.I)
+
+
+def plan_choice(reply: object, allowed: Sequence[str]) -> str | None:
+    """The step the planner chose, if it is one of `allowed` (the rule above); else None."""
+    text = _text(reply)
+    found = json_object_of(text)
+    for key in ("step", "next_step", "next", "action"):
+        named = (found or {}).get(key)
+        if isinstance(named, str) and named.strip().strip("`'\"") in allowed:
+            return named.strip().strip("`'\"")
+    for line in text.splitlines():
+        matched = _PLAN_LINE.match(line[:400])
+        if matched:
+            named = matched.group(1).strip("`'\".,*")
+            if named in allowed:
+                return named
+    words = set(re.findall(r"[A-Za-z0-9_]+", text))
+    mentioned = [name for name in allowed if name in words]
+    return mentioned[0] if len(mentioned) == 1 else None

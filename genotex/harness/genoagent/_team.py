@@ -24,6 +24,9 @@ __all__ = ["Step", "Team", "TeamOptions", "WorkflowRecord"]
 
 #: What a step's output and error may take of a prompt (first and last halves kept).
 PROMPT_TEXT_CHARS = 4000
+#: The characters of an earlier step's code shown again in a later prompt (first and last
+#: halves): a 2 MB step is not resent whole with every call after it.
+CODE_SHOWN_CHARS = 6000
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ def _history(steps: Sequence[Step]) -> str:
     for step in steps:
         output, error = _said(step.run)
         shown.append(
-            f"## {step.unit.name}\n\n{step.unit.instruction}\n\n```python\n{step.code}```\n\n"
+            f"## {step.unit.name}\n\n{step.unit.instruction}\n\n```python\n"
+            f"{_clip(step.code, CODE_SHOWN_CHARS)}```\n\n"
             f"Output:\n{output}\n\nError:\n{error}"
         )
     return "\n\n".join(shown)
@@ -251,7 +255,7 @@ class Team:
                 reviewer, self._review_system(reviewer), self._review(step),
                 f"{work.title} · {unit.name}",
             )  # fmt: skip
-            verdict = verdict_of(reply, step.run.ok)
+            verdict = verdict_of(reply)
             step.reviews += 1
             step.approved = verdict.approved
             if verdict.approved:
