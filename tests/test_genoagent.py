@@ -201,9 +201,12 @@ def test_without_a_reviewer_the_broken_step_stays_and_the_sample_fails_with_its_
     task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
     log = _eval(task, genoagent(review_rounds=0), tmp_path, reviewing_script(seen))
     sample = log.samples[0]
-    failure = next(iter(sample.scores.values())).metadata.get("failure") or ""
-    assert "GenoAgent left no output/preprocess/Psoriasis/cohort_info.json" in failure
-    assert "linking_and_qc failed" in failure and seen == []
+    metadata = next(iter(sample.scores.values())).metadata
+    # a missing output is a scored failure with its reason, never a sample error (#51)
+    assert metadata.get("failure") is None and sample.error is None and log.status == "success"
+    said = " ".join(p["said"] for p in metadata["partial_failures"])
+    assert "GenoAgent left no output/preprocess/Psoriasis/cohort_info.json" in said
+    assert "linking_and_qc failed" in said and seen == []
     assert not _cohort_info_captured(sample)
     assert _calls(log)["code_reviewer"] == 0
 
@@ -348,8 +351,9 @@ def test_a_model_that_answers_nonsense_ends_every_sample_in_bounded_calls(bench,
     preprocessing += len(units("tcga"))
     for sample in log.samples:
         steps = preprocessing + len(sample.metadata["problems"])  # one statistics step each
-        failure = next(iter(sample.scores.values())).metadata.get("failure") or ""
-        assert failure.startswith("error: RuntimeError") and "GenoAgent left no" in failure
+        metadata = next(iter(sample.scores.values())).metadata
+        assert metadata.get("failure") is None and sample.error is None
+        assert any("GenoAgent left no" in p["said"] for p in metadata["partial_failures"])
         calls = sum(1 for e in sample.events if isinstance(e, ModelEvent))
         assert 0 < calls <= steps * (2 + 2 * 2)  # planner, draft, and 2 x (review, revision)
 
@@ -424,3 +428,90 @@ def test_every_model_call_is_logged_with_its_role_cohort_and_step(bench, tmp_pat
         workflow, step, role = spans[call.span_id].split(" · ")
         assert role == call.role and step in steps
         assert workflow == "Psoriasis/TCGA" or workflow.startswith("Psoriasis/GSE")
+
+
+# ---- per-problem scores, checked arguments and roles (issue #51) -----------------------------
+def test_a_team_that_misses_one_problem_is_scored_on_the_others(bench, tmp_path):
+    """Every problem but `Psoriasis|Age` answered: status success, no sample error, and each
+    other problem scores what `genotex eval` gives the same files (0.8.0 scored all 0).
+    """
+    from genotex.evaluation import evaluate
+    from genotex.harness._capture import STORE_KEY as OUTPUT
+    from genotex.harness._capture import unpack_output
+
+    def script(role: str, message: str) -> str:
+        if "PROBLEM = 'Psoriasis|Age'" in message and role == "statistician":
+            return _fenced("print('I will not answer this one')")
+        return baseline_script(role, message)
+
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path, script)
+    assert log.status == "success" and len(log.samples) > 1  # a sample a problem here
+    out = tmp_path / "answers" / "output"
+    values = {}
+    for sample in log.samples:
+        assert sample.error is None
+        score = next(iter(sample.scores.values()))
+        assert score.metadata["failure"] is None
+        said = " ".join(p["said"] for p in score.metadata["partial_failures"])
+        assert ("significant_genes_condition_Age.json" in said) == (sample.id == "Psoriasis__Age")
+        values.update({k: v for k, v in score.value.items() if k.startswith("f1@")})
+        for name, data in unpack_output(sample.store[OUTPUT], max_bytes=10**9).files.items():
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_bytes(data)
+    assert values["f1@Psoriasis|Age"] == 0
+    report = evaluate(out, bench / "reference" / "output", bench / "metadata" / "task_info.json")
+    expected = {
+        f"f1@{s.problem.key}": s.f1 for s in report.analysis if s.problem.trait == "Psoriasis"
+    }
+    answered = {k: v for k, v in expected.items() if not k.endswith("|Age")}
+    assert set(answered) == set(values) - {"f1@Psoriasis|Age"}
+    assert all(values[k] == pytest.approx(v) for k, v in answered.items())
+    assert all(v > 0 for v in answered.values())
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"review_rounds": -1}, "review_rounds must be a whole number from 0 to 10, not -1"),
+        ({"review_rounds": 99}, "review_rounds must be a whole number from 0 to 10, not 99"),
+        ({"review_rounds": "x"}, "review_rounds must be a whole number from 0 to 10, not 'x'"),
+        ({"cohort_seconds": 0}, "cohort_seconds must be above 0"),
+        ({"planning": "maybe"}, "planning must be true or false, not 'maybe'"),
+        ({"output_chars": "x"}, "output_chars must be a whole number from 200"),
+        ({"review_round": 1}, "there is no argument 'review_round'"),
+    ],
+)
+def test_each_bad_argument_is_one_sentence_before_any_sample(arguments, said):
+    from inspect_ai._util.error import PrerequisiteError
+
+    with pytest.raises(PrerequisiteError) as raised:
+        genoagent(**arguments)
+    assert said in str(raised.value) and str(raised.value).startswith("genotex/genoagent: ")
+    if "review_round'" in said:
+        assert "did you mean review_rounds?" in str(raised.value)
+
+
+def test_a_role_genoagent_does_not_play_is_refused_naming_its_roles(bench, tmp_path):
+    """`--model-role data_enginer=...` sent 0.8.0's calls to the default model, unsaid."""
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    roles = {"data_enginer": _role_model("data_engineer", baseline_script)}
+    log = inspect_eval(task, model=_team(baseline_script)["planner"], model_roles=roles,
+                       solver=genoagent(), log_dir=str(tmp_path), display="none")[0]  # fmt: skip
+    # Inspect resolves the roles before the solver is made when given by name (the CLI); from
+    # Python the solver is made first, so each sample checks them before any model call
+    assert log.status == "error" and log.samples
+    for sample in log.samples:
+        assert "it plays no model role 'data_enginer'" in sample.error.message
+        assert "did you mean data_engineer?" in sample.error.message
+        assert not [e for e in sample.events if isinstance(e, ModelEvent)]
+
+
+def test_zero_shot_top_is_checked_before_any_paid_call():
+    from inspect_ai._util.error import PrerequisiteError
+
+    from genotex.harness._rows import zero_shot
+
+    for top in (-5, 0, "x"):
+        with pytest.raises(PrerequisiteError, match="top must be a whole number from 1"):
+            zero_shot(top=top)

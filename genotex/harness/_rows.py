@@ -32,6 +32,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
 from ..core import ProblemId
+from ._arguments import check_whole
 from ._tasks import answer_path, regress_command, run_commands, sample_problems
 
 __all__ = ["expected_random_f1", "lasso", "lmm", "random_genes", "zero_shot"]
@@ -168,6 +169,7 @@ def parse_gene_list(text: str, top: int) -> list[str]:
 @solver(name="zero_shot")
 def zero_shot(top: int = DEFAULT_ZERO_SHOT_GENES) -> Solver:
     """The model names each problem's genes from its own knowledge, no data (one call each)."""
+    check_whole("zero_shot", "top", top, 1, 10_000)  # before any paid call
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()

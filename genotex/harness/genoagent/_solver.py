@@ -10,15 +10,18 @@ problem to the Statistician. What the team did is in the sample's store under `g
 from __future__ import annotations
 
 import contextlib
+import inspect
 import shlex
 from collections.abc import Mapping, Sequence
 
 import anyio
+from inspect_ai.model import model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from ...core import GenotexError
+from .._arguments import check_boolean, check_number, check_roles, check_unknown, check_whole
 from .._kernel import Kernel
+from .._scorer import PARTIAL_KEY
 from .._tasks import answer_path, sample_problems
 from ._team import Team, TeamOptions, WorkflowRecord
 from ._units import Unit, units
@@ -135,7 +138,10 @@ class ProjectManager:
         return needed
 
     async def check_outputs(self) -> None:
-        """A sample whose required outputs are missing fails, with what went wrong."""
+        """Each required output the team left missing is noted with why (the workflows
+        abandoned, the steps that failed) in the score's `partial_failures`: the sample is
+        scored file by file, a missing answer scoring 0 on its own, never a sample error.
+        """
         missing = []
         for path in self.required():
             try:
@@ -146,10 +152,11 @@ class ProjectManager:
             why = [r.abandoned for r in self.records if r.abandoned]
             why += [f"{r.name}: {s['step']} failed" for r in self.records for s in r.steps
                     if not s["ok"]]  # fmt: skip
-            raise RuntimeError(
-                f"GenoAgent left no {', '.join(missing)}"
-                + (f" ({'; '.join(why[:5])})" if why else "")
-            )
+            noted = list(self.state.store.get(PARTIAL_KEY, []))
+            for path in missing:
+                said = f"GenoAgent left no {path}" + (f" ({'; '.join(why[:5])})" if why else "")
+                noted.append({"missing": path, "said": said[:2000]})
+            self.state.store.set(PARTIAL_KEY, noted)
 
     def _note(self) -> None:
         self.state.store.set(STORE_KEY, {
@@ -159,16 +166,18 @@ class ProjectManager:
         })  # fmt: skip
 
 
+#: The model roles GenoAgent plays (each may be given its own model with `--model-role`).
+ROLES = ("code_reviewer", "data_engineer", "domain_expert", "planner", "statistician")
+
+
 def _options(**given: object) -> TeamOptions:
-    rounds = given["review_rounds"]
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= 10:
-        raise GenotexError(f"review_rounds must be a whole number from 0 to 10, not {rounds!r:.40}")
-    seconds = given["cohort_seconds"]
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
-        raise GenotexError(f"cohort_seconds must be a positive number, not {seconds!r:.40}")
-    for name in ("planning", "domain_expert", "batch_effect_correction"):
-        if not isinstance(given[name], bool):
-            raise GenotexError(f"{name} must be true or false, not {given[name]!r:.40}")
+    """The team's options, each checked (one sentence each, before any sample runs)."""
+    name = "genoagent"
+    check_whole(name, "review_rounds", given["review_rounds"], 0, 10)
+    check_number(name, "cohort_seconds", given["cohort_seconds"], 0, 7 * 24 * 3600)
+    check_whole(name, "output_chars", given["output_chars"], 200, 1_000_000)
+    for flag in ("planning", "domain_expert", "batch_effect_correction"):
+        check_boolean(name, flag, given[flag])
     return TeamOptions(**given)  # type: ignore[arg-type]
 
 
@@ -181,6 +190,7 @@ def genoagent(
     batch_effect_correction: bool = True,
     cohort_seconds: float = 420,
     output_chars: int = 8000,
+    **unknown: object,
 ) -> Solver:
     """GenoAgent (the paper's section 4): a Project Manager in code and five model roles.
 
@@ -188,11 +198,14 @@ def genoagent(
     `domain_expert=false` ("No Domain Expert"), `review_rounds=1` or `0` ("Review Round=1",
     "No reviewer"), `batch_effect_correction=false` (Table 3's "No BEC").
     """
+    check_unknown("genoagent", unknown, [*inspect.signature(genoagent).parameters][:-1])
+    check_roles("genoagent", model_roles(), ROLES)
     options = _options(planning=planning, domain_expert=domain_expert, review_rounds=review_rounds,
                        batch_effect_correction=batch_effect_correction,
                        cohort_seconds=cohort_seconds, output_chars=output_chars)  # fmt: skip
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        check_roles("genoagent", model_roles(), ROLES)  # roles given after the solver was made
         manager = ProjectManager(state, options)
         manager._note()
         if manager.task in ("preprocess", "e2e"):
