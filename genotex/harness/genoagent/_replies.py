@@ -50,7 +50,8 @@ def _text(reply: object) -> str:
 def code_blocks(reply: object) -> Iterator[tuple[str, str]]:
     """Each fenced block of a reply as (language, body), in order, by one scan of its lines."""
     language: str | None = None
-    fence, body = "", []
+    fence = ""
+    body: list[str] = []
     for line in _text(reply).splitlines():
         stripped = line.strip()
         if language is None:
