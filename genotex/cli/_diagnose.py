@@ -114,14 +114,14 @@ def diagnose_command(
     from ..preprocessing import load_synonyms
     from ..workflows import diagnose
 
-    check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=None)
+    check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=None, reference=ref)
     if figure_path is not None:
         from ..evaluation import figure_format_of
 
         figure_format_of(figure_path)
         if figure_path.is_dir():
             raise GenotexError("--figure names a folder, not a file", path=figure_path)
-        prepare_output_folder(figure_path.parent, what="--figure file's folder")
+        prepare_output_folder(figure_path.parent, what="--figure file's folder", for_file=True)
     saved = load_diagnosis(against) if against is not None else None
     task_info = task_info or metadata_beside(ref, "task_info.json")
     synonyms = synonyms or metadata_beside(ref, "gene_synonym.json")

@@ -202,7 +202,7 @@ def eval_command(
         scheduler=scheduler,
     )
     task_info = task_info or metadata_beside(ref, "task_info.json")
-    check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir)
+    check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir, reference=ref)
     started = time.perf_counter()
     progress = tqdm_progress(not no_progress)
     report = evaluate(
@@ -224,19 +224,28 @@ def eval_command(
 
 
 def check_outputs(
-    *, json_path: Path | None, csv_dir: Path | None, report_dir: Path | None = None
+    *,
+    json_path: Path | None,
+    csv_dir: Path | None,
+    report_dir: Path | None = None,
+    reference: Path | None = None,
 ) -> None:
-    """Check every place the command will write, before any work: one sentence if one cannot be."""
+    """Check every place the command will write, before any work: one sentence if one cannot be
+    (the call's own reference `-r` among the folders none may be in).
+    """
+    refs = [] if reference is None else [reference]
     from ..core import GenotexError, prepare_output_folder
 
     if json_path is not None:
         if json_path.is_dir():
             raise GenotexError("--json names a folder, not a file", path=json_path)
-        prepare_output_folder(json_path.parent, what="--json file's folder")
+        prepare_output_folder(
+            json_path.parent, what="--json file's folder", for_file=True, references=refs
+        )
     if csv_dir is not None:
-        prepare_output_folder(csv_dir, what="--csv folder")
+        prepare_output_folder(csv_dir, what="--csv folder", references=refs)
     if report_dir is not None:
-        prepare_output_folder(report_dir, what="--report folder")
+        prepare_output_folder(report_dir, what="--report folder", references=refs)
 
 
 def emit_report(

@@ -110,22 +110,39 @@ Score it like any agent's output:
     show_default=True,
     help="The regression mode (genotex regress --mode).",
 )
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write recipes/ and output/ here, not in ROOT (needed where ROOT/output is the "
+    "reference, as in a downloaded benchmark).",
+)
 @common_options
 @handle_errors
-def baseline_command(root: Path, jobs: int, mode: Mode) -> None:
+def baseline_command(root: Path, jobs: int, mode: Mode, out: Path | None) -> None:
     """The benchmark without an LLM: propose every GEO recipe, preprocess, regress.
 
     ROOT holds input/ (GEO/<trait>/<GSE>/, TCGA/) and metadata/ (task_info.json,
     gene_synonym.json). Proposed recipes go to ROOT/recipes (a recipe without
-    genotex's first-line mark is hand-written and kept); the output to ROOT/output.
+    genotex's first-line mark is hand-written and kept); the output to ROOT/output;
+    with --out, both go there instead. A downloaded benchmark keeps its reference
+    answers in ROOT/output: there --out is needed, and nothing is written without it.
 
     \b
-    Example:
+    Examples:
       genotex demo --inputs-only --out bench && genotex baseline bench --jobs 2
+      genotex baseline BENCH --out baseline-run      # a downloaded benchmark
     """
+    from ..core import ReferenceTargetError
     from ..workflows import run_baseline
 
-    run = run_baseline(root, jobs=jobs, mode=mode)
+    try:
+        run = run_baseline(root, jobs=jobs, mode=mode, out=out)
+    except ReferenceTargetError as exc:
+        if out is not None:
+            raise
+        raise click.UsageError(f"{exc}: genotex baseline {root} --out FOLDER") from None
     for key, reason in run.failed.items():
         click.echo(f"  {key}: no recipe proposed: {reason}", err=True)
     counts = run.regress.counts()

@@ -123,6 +123,7 @@ from ._parallel import (
     stop_pool,
     temporary_environment,
 )
+from ._reference_guard import ReferenceTargetError, known_references, refuse_reference_target
 from ._result import MalformedResult, ResultFile
 from ._selection import (
     CohortInfoReader,
@@ -196,6 +197,9 @@ __all__ = [
     "MarkerError",
     "benchmark_summary",
     "find_marker",
+    "known_references",
+    "refuse_reference_target",
+    "ReferenceTargetError",
     "GuardedTree",
     "LabelledTable",
     "MalformedResult",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._errors import GenotexError, UnsafeNameError
+from ._reference_guard import refuse_reference_target
 
 __all__ = [
     "CATEGORIES",
@@ -94,16 +96,32 @@ def output_path(root: str | Path, *parts: str) -> Path:
     return path
 
 
-def prepare_output_folder(folder: str | Path, *, what: str = "output folder") -> Path:
+def prepare_output_folder(
+    folder: str | Path,
+    *,
+    what: str = "output folder",
+    references: Iterable[str | Path] = (),
+    makes_reference: bool = False,
+    for_file: bool = False,
+) -> Path:
     """Create `folder` if needed and check once, before any work, that files can be written there.
+
+    Unless the caller makes a reference itself (`makes_reference`: `download`, `demo`),
+    a folder that is, holds or lies inside a benchmark's reference answers (those known
+    around it, and `references`, the same call's `-r`) is refused first
+    (`refuse_reference_target`): nothing a user runs writes into a reference. With
+    `for_file`, the folder only receives one named file, so it may hold a reference.
 
     Raises
     ------
     GenotexError
-        One sentence naming the folder: a file stands there, it cannot be created,
-        or it cannot be written to (read-only, no permission, a read-only file system).
+        One sentence naming the folder: it is or holds a reference, a file stands there,
+        it cannot be created, or it cannot be written to (read-only, no permission, a
+        read-only file system).
     """
     folder = Path(folder)
+    if not makes_reference:
+        refuse_reference_target(folder, references=references, what=what, holding=not for_file)
     if folder.exists() and not folder.is_dir():
         raise GenotexError(f"the {what} is a file, not a folder", path=folder)
     try:

@@ -359,7 +359,7 @@ def plan_downloads(
     if what not in ("geo", "tcga"):
         raise ValueError(f"unknown download {what!r}; choose geo, tcga or gene-info")
     files = _select(load_manifest(manifest or packaged_manifest(what)), only, what)
-    prepare_output_folder(out)
+    prepare_output_folder(out, makes_reference=True)
     if what == "geo":
         return geo_downloads(files, out, base=base_url or GEO_BASE)
     return tcga_downloads(files, out, base=base_url or XENA_BASE)

@@ -130,7 +130,7 @@ def download_benchmark(
         enable_progress_bars,
     )
 
-    out = prepare_output_folder(out, what="benchmark folder")
+    out = prepare_output_folder(out, what="benchmark folder", makes_reference=True)
     listed = _existing_marker(out, plan)
     targets = {f.path: output_path(out, *f.path.split("/")) for f in plan.files}
     kept: list[HubFile] = []

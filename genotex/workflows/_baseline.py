@@ -21,6 +21,7 @@ from ..core import (
     GenotexError,
     Mode,
     Outcome,
+    ReferenceTargetError,
     RunStatus,
     TaskInfo,
     check_safe_name,
@@ -108,18 +109,21 @@ def preprocess_and_regress(
     *,
     jobs: int = 1,
     mode: Mode = "reference",
+    out: Path | None = None,
 ) -> tuple[list[tuple[str, Outcome]], RunStatus]:
-    """`preprocess_tree` into ROOT/output/preprocess, then every problem into ROOT/output/regress.
+    """`preprocess_tree` into OUT/output/preprocess, then every problem into OUT/output/regress
+    (OUT is `root` unless given; the recipes are OUT/recipes).
 
     The stages' times are added to `seconds`; returns each cohort's status and the run's.
     """
+    out = root if out is None else out
     started = time.perf_counter()
     done = preprocess_tree(
         root / "input",
-        root / "output" / "preprocess",
+        out / "output" / "preprocess",
         synonyms,
         task_info,
-        recipes=root / "recipes",
+        recipes=out / "recipes",
         jobs=jobs,
     )
     statuses = [(f"{job.trait}/{job.cohort}", outcome) for job, outcome in done]
@@ -129,42 +133,60 @@ def preprocess_and_regress(
     started = time.perf_counter()
     regress = run_problems(
         list(task_info.problems()),
-        root / "output" / "preprocess",
+        out / "output" / "preprocess",
         task_info,
-        root / "output" / "regress",
+        out / "output" / "regress",
         jobs=jobs,
         force=True,
-        summary=root / "output" / "regress" / "status.json",
+        summary=out / "output" / "regress" / "status.json",
         mode=mode,
     )
     seconds["regress"] = time.perf_counter() - started
     return statuses, regress
 
 
-def run_baseline(root: str | Path, *, jobs: int = 1, mode: Mode = "reference") -> BaselineRun:
+def run_baseline(
+    root: str | Path, *, jobs: int = 1, mode: Mode = "reference", out: str | Path | None = None
+) -> BaselineRun:
     """Propose every GEO recipe, preprocess every cohort, answer every problem under `root`.
 
     Parameters
     ----------
     root
         A benchmark root: `input/` (GEO and TCGA), `metadata/task_info.json`
-        and `metadata/gene_synonym.json`; `recipes/` and `output/` are written.
+        and `metadata/gene_synonym.json`.
     jobs
         Worker processes for preprocessing and regression.
     mode
         The regression mode (`"reference"` or `"standard"`).
+    out
+        Where `recipes/` and `output/` are written: `root` unless given. In the published
+        layout (`root/output` holds the reference answers) `root` is refused, before any
+        work, and a folder of its own must be given; in the demo's layout
+        (`root/reference/output`) the baseline replaces its own earlier `root/output`.
     """
     root = Path(root)
+    target = root if out is None else Path(out)
     task_info = TaskInfo.read(root / "metadata" / "task_info.json")
     for folder in ("recipes", "output"):  # once, before any work
-        prepare_output_folder(root / folder, what=f"{folder} folder")
+        try:
+            prepare_output_folder(target / folder, what=f"{folder} folder")
+        except ReferenceTargetError as exc:
+            if out is not None:
+                raise
+            raise ReferenceTargetError(
+                f"{root / 'output'} holds the benchmark's reference answers (the published "
+                "layout), so the baseline does not write there; give it a folder of its own "
+                "and score that output against the reference",
+                path=root,
+            ) from exc
     synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
     seconds: dict[str, float] = {}
     started = time.perf_counter()
-    proposed, kept, failed = propose_tree(root / "input", root / "recipes")
+    proposed, kept, failed = propose_tree(root / "input", target / "recipes")
     seconds["propose"] = time.perf_counter() - started
 
     statuses, regress = preprocess_and_regress(
-        root, task_info, synonyms, seconds, jobs=jobs, mode=mode
+        root, task_info, synonyms, seconds, jobs=jobs, mode=mode, out=target
     )
-    return BaselineRun(root, proposed, kept, failed, statuses, regress, seconds)
+    return BaselineRun(target, proposed, kept, failed, statuses, regress, seconds)
