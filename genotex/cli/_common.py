@@ -277,3 +277,15 @@ def main() -> None:
     Evaluate a submission with `genotex eval -p PRED -r REF`; try it on a
     generated example with `genotex demo`.
     """
+
+
+def check_file_target(path: Path | None, what: str) -> None:
+    """Before any work: the folder a single file goes to can be written, and the file would
+    not land in a benchmark's reference (core's rule, as for every output folder).
+    """
+    from ..core import prepare_output_folder
+
+    if path is not None:
+        if path.is_dir():
+            raise GenotexError(f"{what} names a folder, not a file", path=path)
+        prepare_output_folder(path.parent, what=f"{what} file's folder", for_file=True)

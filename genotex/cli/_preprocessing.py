@@ -11,6 +11,7 @@ import click
 
 from ..core import GenotexError, Outcome
 from ._common import (
+    check_file_target,
     common_options,
     geo_limits_option,
     handle_errors,
@@ -316,6 +317,7 @@ def synonyms_build(gene_info: Path, out: Path | None) -> None:
     """
     from ..preprocessing import cached_synonym_table, write_synonym_table
 
+    check_file_target(out, "--out")
     table = cached_synonym_table(gene_info)
     if out is not None:
         write_synonym_table(out, table)

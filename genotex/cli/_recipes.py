@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..core import write_text_atomic
-from ._common import common_options, handle_errors, main
+from ._common import check_file_target, common_options, handle_errors, main
 from ._progress import say
 
 
@@ -55,6 +55,7 @@ def propose_command(
 
     if (cohort_dir is None) == (records is None):
         raise click.UsageError("give either COHORT_DIR (with --trait) or --records")
+    check_file_target(out, "--out")
     if records is not None:
         if out is None:
             raise click.UsageError("--records needs --out (the JSONL file to write)")

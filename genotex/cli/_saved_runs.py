@@ -10,6 +10,7 @@ import click
 from ._common import (
     FIGURE_FORMATS,
     SEED,
+    check_file_target,
     common_options,
     figure_options,
     handle_errors,
@@ -85,6 +86,7 @@ def compare_command(
     )
     if names[0] == names[1]:
         names = (f"{names[0]} (A)", f"{names[1]} (B)")
+    check_file_target(json_path, "--json")
     settings = BootstrapSettings(resamples=resamples, seed=seed)
     comparison = compare_reports(*reports, names=names, settings=settings)
     click.echo(render_comparison(comparison, top=top), nl=False)

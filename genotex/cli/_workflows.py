@@ -94,10 +94,10 @@ def demo_command(
 
 _BASELINE_WHERE = """
 {proposed} recipes proposed, {kept} hand-written kept, {failed} not proposable ({stages}).
-  recipes      {root}/recipes (review any: the evidence is in the comments)
-  output       {root}/output (preprocess/, regress/ with status.json)
+  recipes      {out}/recipes (review any: the evidence is in the comments)
+  output       {out}/output (preprocess/, regress/ with status.json)
 Score it like any agent's output:
-  genotex eval -p {root}/output -r REFERENCE_OUTPUT --task-info {root}/metadata/task_info.json"""
+  genotex eval -p {out}/output -r REFERENCE_OUTPUT --task-info {root}/metadata/task_info.json"""
 
 
 @main.command("baseline")
@@ -157,6 +157,7 @@ def baseline_command(root: Path, jobs: int, mode: Mode, out: Path | None) -> Non
             failed=len(run.failed),
             stages=stages,
             root=root,
+            out=run.root,
         ),
         err=True,
     )

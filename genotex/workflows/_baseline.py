@@ -27,6 +27,7 @@ from ..core import (
     check_safe_name,
     output_path,
     prepare_output_folder,
+    refuse_reference_target,
     write_text_atomic,
 )
 from ..preprocessing import Proposal, is_proposed, load_synonyms, preprocess_tree, propose_cohort
@@ -168,9 +169,9 @@ def run_baseline(
     root = Path(root)
     target = root if out is None else Path(out)
     task_info = TaskInfo.read(root / "metadata" / "task_info.json")
-    for folder in ("recipes", "output"):  # once, before any work
+    for folder in ("recipes", "output"):  # once, before any work or any folder is made
         try:
-            prepare_output_folder(target / folder, what=f"{folder} folder")
+            refuse_reference_target(target / folder, what=f"{folder} folder")
         except ReferenceTargetError as exc:
             if out is not None:
                 raise
@@ -180,6 +181,8 @@ def run_baseline(
                 "and score that output against the reference",
                 path=root,
             ) from exc
+    for folder in ("recipes", "output"):
+        prepare_output_folder(target / folder, what=f"{folder} folder")
     synonyms = load_synonyms(root / "metadata" / "gene_synonym.json")
     seconds: dict[str, float] = {}
     started = time.perf_counter()
