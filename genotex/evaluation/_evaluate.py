@@ -25,7 +25,7 @@ from ..core import (
 from ._analysis_task import Lists, evaluate_analysis
 from ._common import Findings, Progress, no_progress
 from ._preprocessing_task import SUBTASKS, evaluate_preprocessing
-from ._provenance import provenance
+from ._provenance import provenance, same_tree
 from ._report import EvalReport
 from ._selection_task import evaluate_selection
 from ._statistics import BootstrapSettings
@@ -154,6 +154,8 @@ def evaluate(
         "subtasks": list(options.subtasks),
         "max_file_mb": options.max_file_mb,
         "problems_in_task_info": len(list(task_info.problems())),
+        # scored against itself (`eval -p output` in a folder whose -r default is output/)
+        "prediction_is_reference": same_tree(pred_path, ref_path),
     }
     if options.label:
         run["label"] = options.label

@@ -302,6 +302,7 @@ def render_html(report: EvalReport, figures: Mapping[str, RenderedFigure]) -> st
         intervals=bool(report.intervals),
         exact="exact_statistics" in report.run,
         not_isolated=_not_isolated_sandbox(report),
+        prediction_is_reference=bool(report.run.get("prediction_is_reference")),
     )
 
 

@@ -12,9 +12,12 @@ everything here but `started` and `wall_seconds` is deterministic.
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import json
+import os
 import platform
+import stat
 import subprocess
 import sys
 import time
@@ -50,6 +53,32 @@ def tree_digest(root: Path, *, memo: DigestMemo | None = None) -> dict[str, Any]
         lines.append(f"{path.relative_to(root).as_posix()}\t{size}\t{hashed(path)}")
     digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
     return {"files": len(lines), "bytes": total, "sha256": digest}
+
+
+def same_tree(a: Path, b: Path, *, limit: int = 500_000) -> bool:
+    """Whether two folders are one output tree: the same folder, or the same relative paths of
+    regular files with the same bytes (links not followed). The listings are compared first,
+    so that two different trees cost a walk each and no read.
+    """
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+
+    def listing(root: Path) -> dict[str, int] | None:
+        found: dict[str, int] = {}
+        for current, _, names in os.walk(root):
+            for name in names:
+                path = os.path.join(current, name)
+                info = os.lstat(path)
+                if stat.S_ISREG(info.st_mode):
+                    found[os.path.relpath(path, root)] = info.st_size
+                if len(found) > limit:
+                    return None
+        return found
+
+    left, right = listing(a), listing(b)
+    if left is None or left != right or not left:
+        return False
+    return all(filecmp.cmp(a / name, b / name, shallow=False) for name in sorted(left))
 
 
 def _git_revision() -> str | None:

@@ -202,9 +202,18 @@ def _findings_block(report: ReportData, max_findings: int) -> str:
     return "\n".join(lines)
 
 
+#: The line a report scored against itself opens with (text; the page says the same).
+PREDICTION_IS_REFERENCE = (
+    "warning: the prediction is the reference (the same folder, or the same files): every "
+    "score below is the reference scored against itself, not a run's"
+)
+
+
 def render_text(report: ReportData, *, details: bool = False, max_findings: int = 40) -> str:
     """The printed evaluation: per-task summaries, optional details, problems found."""
     blocks: list[str] = []
+    if (report.run or {}).get("prediction_is_reference"):
+        blocks.append(PREDICTION_IS_REFERENCE)
     if report.filtering is not None:
         blocks += _selection_blocks(report, details)
     if report.preprocessing is not None:

@@ -1,0 +1,51 @@
+"""A prediction that is the reference is scored, and said to be (issue #52, item 6).
+
+0.8.0's `genotex eval -p output` in a demo folder (where `-r` defaults to `output`) printed
+100 everywhere with no warning. The documented `eval -p reference/output -r
+reference/output` still runs, flagged: in the JSON, the text and the page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from click.testing import CliRunner
+
+from genotex.cli import main
+from genotex.evaluation import load_report, write_report
+from genotex.workflows import run_baseline, write_raw_benchmark
+
+
+def test_the_reference_scored_against_itself_is_flagged_everywhere(tmp_path, monkeypatch):
+    bench = tmp_path / "bench"
+    write_raw_benchmark(bench, recipes=False)
+    run_baseline(bench)
+    shutil.copytree(bench / "reference" / "output", tmp_path / "copy")
+    runner = CliRunner()
+    monkeypatch.chdir(bench / "reference")
+    cases = {
+        "no -r (the default output/)": ["eval", "-p", "output"],
+        "the same folder": ["eval", "-p", "output", "-r", str(bench / "reference" / "output")],
+        "the same files elsewhere": ["eval", "-p", str(tmp_path / "copy"), "-r", "output"],
+    }
+    for name, args in cases.items():
+        saved = tmp_path / f"{len(os.listdir(tmp_path))}.json"
+        done = runner.invoke(main, [*args, "--json", str(saved), "--task-info",
+                                    str(bench / "metadata" / "task_info.json")])  # fmt: skip
+        assert done.exit_code == 0, (name, done.output)
+        assert done.output.startswith("warning: the prediction is the reference"), name
+        assert json.loads(saved.read_text())["run"]["prediction_is_reference"] is True, name
+    page = write_report(load_report(saved), tmp_path / "page").read_text()
+    assert 'data-testid="prediction-is-reference"' in page
+    # a real run is not flagged
+    monkeypatch.chdir(bench)
+    done = runner.invoke(main, ["eval", "-p", "output", "-r", "reference/output", "--json",
+                                str(tmp_path / "real.json")])  # fmt: skip
+    assert done.exit_code == 0 and "warning: the prediction is the reference" not in done.output
+    assert (
+        json.loads((tmp_path / "real.json").read_text())["run"]["prediction_is_reference"] is False
+    )
+    page = write_report(load_report(tmp_path / "real.json"), tmp_path / "page2").read_text()
+    assert 'data-testid="prediction-is-reference"' not in page
