@@ -269,3 +269,22 @@ def test_tool_errors_name_paths_relative_to_the_root_never_the_host_path(bench):
         finally:
             info.write_bytes(saved)
         assert said and real not in said and str(bench) not in said, (tool, said)
+
+
+def test_mcp_write_makes_its_folder_and_refuses_a_reference(tmp_path):
+    """`genotex mcp --root WORK --write WORK/output` failed in 0.8.0 until the folder existed
+    (issue #52, item 15); a writable folder in a downloaded reference is refused.
+    """
+    from genotex.core import ReferenceTargetError
+    from genotex.harness._mcp import build_server
+
+    work = tmp_path / "work"
+    work.mkdir()
+    build_server([work], writable=[work / "output"])
+    assert (work / "output").is_dir()
+    bench = tmp_path / "bench"
+    (bench / "output" / "regress" / "Asthma").mkdir(parents=True)
+    (bench / "genotex-benchmark.json").write_text("{}")
+    with pytest.raises(ReferenceTargetError):
+        build_server([work], writable=[bench / "output" / "mine"])
+    assert not (bench / "output" / "mine").exists()

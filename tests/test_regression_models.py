@@ -252,3 +252,22 @@ def test_cv_f1_is_scikit_learns_to_the_last_bit():
     predicted = np.array([0.9, 0.1, 0.1, 0.1, 0.1, 0.1])
     scores = prediction_scores(truth, predicted, binary=True)
     assert scores["f1"] == f1_score(truth > 0.5, predicted > 0.5) * 100  # exactly, as the reference
+
+
+def test_a_forced_model_says_it_was_forced_in_its_reason(tmp_path):
+    """0.8.0 logged "batch effect (eigenvalue gap)" for `--model lmm` when the test found none
+    (issue #52, item 11): a model asked for says so; one chosen by the test says why.
+    """
+    from genotex.core import TaskInfo
+    from genotex.regression import answer_problem
+    from genotex.workflows import SynthSpec, write_example
+
+    spec = SynthSpec(n_traits=1, n_cohorts=2, samples=(30, 40), n_genes=300, n_related=5)
+    example = write_example(tmp_path, spec, seed=3)
+    data, info = example.ref_output / "preprocess", example.task_info
+    problem = next(iter(TaskInfo.read(info).problems()))
+    for model, word in (("lmm", "LMM"), ("lasso", "Lasso")):
+        line = answer_problem(data, problem, info, model=model).describe()
+        assert f"{word} (forced: model={word.lower()} was asked for" in line, line
+    chosen = answer_problem(data, problem, info, model="auto").describe()
+    assert "forced" not in chosen and ("no batch effect" in chosen or "eigenvalue gap" in chosen)

@@ -38,6 +38,7 @@ from ..core import (
     ProblemId,
     ResultFile,
     TaskInfo,
+    prepare_output_folder,
     read_json,
     read_table,
 )
@@ -353,9 +354,8 @@ def build_server(
                 "server; serve a folder without them, or allow it explicitly",
                 path=root,
             )
-    for folder in writable:
-        if not Path(folder).is_dir():
-            raise GenotexError("the writable folder is not a folder", path=folder)
+    for folder in writable:  # made when missing, and never a reference (core's rule)
+        prepare_output_folder(folder, what="writable folder")
     tools = GenotexTools([Path(r) for r in roots], [Path(w) for w in writable])
     server = MCPServer("genotex")
     for name in TOOLS:

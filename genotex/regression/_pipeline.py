@@ -63,6 +63,8 @@ class RegressionResult:
     converged: bool = True
     cv_per_alpha: dict[float, Any] = field(default_factory=dict, repr=False)
     method: Method | None = None  # mode, solver, tolerance, α rule, diagnostics
+    #: the model was asked for (`model="lmm"` or `"lasso"`), not chosen by the batch-effect test
+    model_forced: bool = False
 
     def to_file(self) -> ResultFile:
         """The `significant_genes_condition_<C>.json` content (layout.md)."""
@@ -116,7 +118,10 @@ class RegressionResult:
     def describe(self) -> str:
         """One log line: cohorts, model and why, α, the condition's coefficient."""
         cohorts = " + ".join(self.cohorts)
-        why = "batch effect (eigenvalue gap)" if self.batch_effect else "no batch effect"
+        if self.model_forced:
+            why = f"forced: model={self.model.lower()} was asked for, no batch-effect test"
+        else:
+            why = "batch effect (eigenvalue gap)" if self.batch_effect else "no batch effect"
         said = isinstance(self.method, ReferenceMethod) and "alpha_fallback" in self.method.flags
         alpha = f"{self.alpha:g}" + (
             " (fallback: no alpha selected a known gene)"
@@ -213,6 +218,7 @@ def _reference(data: ProblemData, task_info: TaskInfo, model: str = "auto") -> R
         converged=model.converged_,
         cv_per_alpha=choice.per_alpha,
         method=method,
+        model_forced=forced is not None,
     )
 
 
@@ -258,6 +264,7 @@ def _standard(
         condition_model=data.condition_model,
         converged=fit.method.converged,
         method=fit.method,
+        model_forced=forced_lmm(model) is not None,
     )
 
 
