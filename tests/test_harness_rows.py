@@ -241,3 +241,73 @@ def test_tokens_per_role_are_thousands_per_problem():
         "statistician": {"tokens_in_k": 0.5, "tokens_out_k": 0.1},
     }
     assert summary.to_dict()["tokens_by_role"]["planner"]["tokens_in_k"] == 0.5
+
+
+# ---- tokens and prices from an untrusted log (issue #52, item 10) ------------------------------
+def _usage(**counts):
+    from inspect_ai.model import ModelUsage
+
+    return ModelUsage(**counts)
+
+
+def test_cached_input_tokens_are_counted_and_priced():
+    """3,000 uncached and 27,000 cached input tokens are 30,000 input tokens (0.8.0 said 3,000)."""
+    from types import SimpleNamespace
+
+    from genotex.harness._runtime import Prices, sample_runtime
+
+    usage = _usage(input_tokens=3000, input_tokens_cache_read=25000,
+                   input_tokens_cache_write=2000, output_tokens=500)  # fmt: skip
+    sample = SimpleNamespace(id="A", epoch=1, model_usage={"m/x": usage}, role_usage={},
+                             working_time=2.0, total_time=3.0)  # fmt: skip
+    run = sample_runtime(sample, True, Prices({"m/x": (2.0, 10.0)}))
+    assert (run.input_tokens, run.output_tokens) == (30000, 500)
+    assert run.cost_usd == pytest.approx((30000 * 2.0 + 500 * 10.0) / 1e6)  # 0.065 dollars
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        {"input_tokens": -3_000_000_000, "output_tokens": 1},
+        {"input_tokens": 1, "output_tokens": -5},
+    ],
+)
+def test_a_negative_token_count_is_refused_in_one_sentence(counts):
+    from types import SimpleNamespace
+
+    from genotex.core import GenotexError
+    from genotex.harness._runtime import Prices, sample_runtime
+
+    usage = _usage(**counts)
+    sample = SimpleNamespace(id="A", epoch=1, model_usage={"m/x": usage}, role_usage={},
+                             working_time=1.0, total_time=1.0)  # fmt: skip
+    with pytest.raises(GenotexError, match="not a count of tokens"):
+        sample_runtime(sample, True, Prices({}, (1.0, 1.0)))
+
+
+@pytest.mark.parametrize("price", [float("nan"), float("inf"), -1.0])
+def test_a_price_option_that_is_not_a_price_is_refused(price):
+    from genotex.core import GenotexError
+    from genotex.harness._runtime import Prices
+
+    with pytest.raises(GenotexError, match="--price-in is the price|--price-in is"):
+        Prices.of(None, price, 1.0)
+
+
+def test_a_price_table_that_prices_none_of_the_logs_models_is_said(bench, tmp_path, caplog):
+    import logging
+
+    from genotex.harness import export_run
+
+    task = analysis(root=str(bench), traits="Asthma", sandbox="local")
+    model = _scripted(['["IL13"]'] * len(task.dataset))
+    log = inspect_eval(task, model=model, solver=zero_shot(), log_dir=str(tmp_path / "logs"),
+                       display="none")[0]  # fmt: skip
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"openai/gpt-4o": {"input": 2.5, "output": 10.0}}))
+    with caplog.at_level(logging.WARNING, logger="genotex"):
+        path = export_run(log.location, tmp_path / "run", reference=bench / "reference" / "output",
+                          prices=prices)  # fmt: skip
+    runtime = json.loads(path.read_text())["run"]["runtime"]
+    assert runtime["cost_usd"] is None and runtime["unpriced_models"] == ["mockllm/model"]
+    assert "no price is given for mockllm/model" in caplog.text

@@ -15,6 +15,7 @@ default, with each epoch's headline numbers and their range), and per epoch
 
 from __future__ import annotations
 
+import logging
 import math
 import shutil
 import statistics
@@ -44,6 +45,8 @@ from ._runtime import Prices, RuntimeSummary, SampleRuntime, runtime_summary, sa
 from ._scoring import SampleScoring, add_given, link_slice, score_files, write_tree
 
 __all__ = ["RuntimeSummary", "export_run", "runtime_summary"]
+
+_logger = logging.getLogger("genotex.harness.export")
 
 #: The largest output tree export inflates from one sample of a log, by default.
 DEFAULT_MAX_OUTPUT_MB = 4096
@@ -140,6 +143,14 @@ def export_run(
     report = reduce_reports([reports[k] for k in sorted(reports)], statistic)
     problems = {s.spec.id: max(1, len(s.spec.problems)) for s, _ in next(iter(by_epoch.values()))}
     summary = runtime_summary(runtimes, problems)
+    models = sorted({m for r in runtimes for m in r.by_model})
+    unpriced = [m for m in models if not priced.prices(m)]
+    if (priced.per_model or priced.default) and unpriced:
+        _logger.warning(
+            "no price is given for %s: the run's cost is left unknown (give it in the price "
+            "table, or a price for every model)",
+            ", ".join(unpriced),
+        )
     block = _run_block(run, reference, log_path, epochs=len(by_epoch), reducer=reducer_name)
     block["failures"] = failures
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
@@ -160,7 +171,7 @@ def export_run(
         "task_info": None,
         "problems_in_task_info": len(analysis_problems),
         "harness": block,
-        "runtime": summary.to_dict(),
+        "runtime": {**summary.to_dict(), "unpriced_models": unpriced},
         "provenance": origin,
     }
     if len(reports) > 1:  # each epoch's headline numbers, and their range across epochs

@@ -54,34 +54,71 @@ class Prices:
     ) -> Prices:
         """The prices export uses: a table (or its file) and the price for every model."""
         prices = table if isinstance(table, Prices) else cls() if table is None else cls.read(table)
-        default = None if price_in is None or price_out is None else (price_in, price_out)
+        default = None
+        if price_in is not None and price_out is not None:
+            default = (_price(price_in, "--price-in", None), _price(price_out, "--price-out", None))
         return cls(prices.per_model, default or prices.default)
 
+    def prices(self, model: str) -> bool:
+        """Whether a price is known for `model` (its own, or the price for every model)."""
+        return model in self.per_model or self.default is not None
+
     def cost(self, model: str, usage: Any) -> float | None:
-        """Dollars of one model's usage: its price, the default, or the log's own cost."""
+        """Dollars of one model's usage: its price, the default, or the log's own cost.
+
+        Cached input tokens (read from or written to a provider's prompt cache, which
+        Inspect counts apart from `input_tokens`) are priced as input tokens: an upper
+        bound where the provider discounts them, never the 10x undercount of leaving
+        them out.
+        """
         pair = self.per_model.get(model) or self.default
         if pair is not None:
-            return (_tokens(usage, "input_tokens") * pair[0] + _tokens(usage, "output_tokens")
+            return (input_tokens(usage) * pair[0] + _tokens(usage, "output_tokens")
                     * pair[1]) / 1e6  # fmt: skip
         known = getattr(usage, "total_cost", None)
-        return None if known is None else float(known)
+        if known is None:
+            return None
+        if isinstance(known, bool) or not isinstance(known, (int, float)):
+            raise GenotexError(f"the log gives {model[:80]!r} a cost that is not a number")
+        if not math.isfinite(known) or known < 0:
+            raise GenotexError(f"the log gives {model[:80]!r} the cost {known}, not a cost")
+        return float(known)
 
 
-def _price(value: object, model: object, path: str | Path) -> float:
+def _price(value: object, model: object, path: str | Path | None) -> float:
+    """A price in dollars a million tokens: finite, from 0 to `_MAX_PRICE` (`path`: the table
+    it came from; None: an option).
+    """
+    where = f"gives {str(model)[:80]!r}" if path is not None else f"{model} is"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise GenotexError(f"gives {str(model)[:80]!r} a price that is not a number", path=path)
+        raise GenotexError(f"{where} a price that is not a number", path=path)
     number = float(value)
     if not math.isfinite(number) or not 0 <= number <= _MAX_PRICE:
         raise GenotexError(
-            f"gives {str(model)[:80]!r} the price {number:g}, outside 0 to {_MAX_PRICE:,.0f} "
-            "dollars a million tokens",
+            f"{where} the price {number:g}, outside 0 to {_MAX_PRICE:,.0f} dollars a million "
+            "tokens",
             path=path,
         )
     return number
 
 
+#: Inspect's counts of input tokens read from and written to a provider's prompt cache.
+CACHED_INPUT = ("input_tokens_cache_read", "input_tokens_cache_write")
+
+
 def _tokens(usage: Any, name: str) -> int:
-    return int(getattr(usage, name, 0) or 0)
+    """One token count of a log's usage: a whole number from 0 (a log is untrusted)."""
+    value = getattr(usage, name, None)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise GenotexError(f"the log's {name} is {value!r:.40}, not a count of tokens")
+    return value
+
+
+def input_tokens(usage: Any) -> int:
+    """Every input token of a usage: uncached, and read from or written to the cache."""
+    return _tokens(usage, "input_tokens") + sum(_tokens(usage, name) for name in CACHED_INPUT)
 
 
 @dataclass(frozen=True)
@@ -132,10 +169,7 @@ class RuntimeSummary:
 
 
 def _split(usage: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
-    return {
-        str(name): (_tokens(u, "input_tokens"), _tokens(u, "output_tokens"))
-        for name, u in usage.items()
-    }
+    return {str(name): (input_tokens(u), _tokens(u, "output_tokens")) for name, u in usage.items()}
 
 
 def sample_runtime(sample: Any, success: bool, prices: Prices) -> SampleRuntime:
