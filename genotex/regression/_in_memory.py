@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["GeneAnalysis", "linked_frame"]
+__all__ = ["DroppedSamplesWarning", "GeneAnalysis", "SmallSampleWarning", "linked_frame"]
 
 #: Columns of a linked table that are never genes.
 _CLINICAL = ("Age", "Gender")
@@ -59,13 +59,44 @@ def linked_frame(data: Any) -> pd.DataFrame:
 
 
 def _numeric(frame: pd.DataFrame, columns: Sequence[str], what: str) -> np.ndarray:
+    """The columns as numbers (NaN where missing); a column holding text, or holding no value
+    at all, is refused in one sentence naming it (it would drop every sample unsaid).
+    """
     import pandas as pd
 
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"the table has no {what} column {missing[0]!r}")
     block = frame.loc[:, list(columns)].apply(pd.to_numeric, errors="coerce")
+    for name in columns:
+        given, numbers = frame[name], block[name]
+        text = given.notna() & numbers.isna()
+        if pd.api.types.is_bool_dtype(given):
+            continue
+        if bool(text.any()):
+            shown = ", ".join(repr(str(v)) for v in pd.unique(given[text])[:3])
+            raise ValueError(
+                f"the {what} column {name!r} holds text ({shown}): code it as numbers first "
+                "(e.g. Gender as 0 female, 1 male)"
+            )
+        if not bool(numbers.notna().any()):
+            raise ValueError(f"the {what} column {name!r} holds no value: every sample lacks it")
     return block.to_numpy(dtype=np.float64)
+
+
+#: The residual degrees of freedom below which a fit is refused, and below which it is
+#: flagged: the marginal t tests divide by them, and with one or two the p-values and FDR
+#: say nothing (5 samples with Age and Gender leave 1).
+MIN_RESIDUAL_DF = 3
+FEW_RESIDUAL_DF = 10
+
+
+class SmallSampleWarning(UserWarning):
+    """A fit with few residual degrees of freedom: its p-values and FDR are fragile."""
+
+
+class DroppedSamplesWarning(UserWarning):
+    """Samples were left out of a fit for a missing trait or covariate."""
 
 
 def _unique_columns(frame: pd.DataFrame, what: str) -> None:
@@ -115,6 +146,32 @@ def _annotations_and_genes(
         raise ValueError(f"the table has no gene column {missing[0]!r}")
     block = data.loc[:, list(genes)].apply(pd.to_numeric, errors="coerce").astype(np.float64)
     return data, block
+
+
+def _text_columns(data: Any, not_genes: set[str], asked: Sequence[str] | None) -> list[str]:
+    """A DataFrame's columns left out of the genes for holding text (annotations such as a
+    tissue); one that also holds some numbers, most likely a damaged gene column, is said in
+    a warning naming it (0.8.0 dropped it unsaid).
+    """
+    import pandas as pd
+
+    if asked is not None or not isinstance(data, pd.DataFrame):
+        return []
+    left = [
+        c for c in data.columns
+        if c not in not_genes and not pd.api.types.is_bool_dtype(data[c])
+        and not _gene_like(data[c])
+    ]  # fmt: skip
+    partly = [str(c) for c in left if pd.to_numeric(data[c], errors="coerce").notna().any()]
+    if partly:
+        warnings.warn(
+            f"{len(partly)} columns hold text among numbers and are left out of the genes: "
+            f"{', '.join(repr(c) for c in partly[:5])}{', ...' if len(partly) > 5 else ''} "
+            "(convert them with pd.to_numeric to keep them)",
+            UserWarning,
+            stacklevel=4,
+        )
+    return [str(c) for c in left]
 
 
 def _gene_like(column: pd.Series) -> bool:
@@ -205,6 +262,7 @@ class GeneAnalysis(BaseEstimator):
     covariates
         More numeric columns adjusted for (standard mode only): they join the
         condition as unpenalized covariates of the Lasso and of the marginal tests.
+        A string is one column; a column holding text is refused, naming it.
     mode, select_by
         As `answer_problem`: "standard" (the default here: converged, α chosen
         by cross-validated prediction) or "reference" (the published pipeline,
@@ -240,7 +298,15 @@ class GeneAnalysis(BaseEstimator):
     statistics_ : pandas.DataFrame
         Every gene's row (`to_frame`).
     samples_dropped_ : int
-        Samples left out because their trait, condition or a covariate is missing.
+        Samples left out because their trait, condition or a covariate is missing (each
+        fit says so in a `DroppedSamplesWarning`).
+    samples_dropped_by_ : dict
+        Those samples by why: "trait", or the first covariate they lack.
+    residual_df_ : int
+        Residual degrees of freedom of the marginal tests; a fit with fewer than 3 is
+        refused, one with fewer than 10 warned of (`SmallSampleWarning`).
+    few_samples_ : bool
+        Whether the fit had fewer than 10 residual degrees of freedom.
     """
 
     def __init__(
@@ -278,25 +344,74 @@ class GeneAnalysis(BaseEstimator):
         """X (genes), y (the trait, 0/1), z (condition and covariates), the gene names and the
         annotations, for the samples whose trait and covariates are known.
         """
-        covariates = [*([self.condition] if self.condition else []), *self.covariates]
+        covariates = [*([self.condition] if self.condition else []), *self._covariates()]
         if self.trait in covariates:
             raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
         not_genes = {self.trait, *covariates, *_CLINICAL, *([self.groups] if self.groups else [])}
         asked = None if self.genes is None else [str(g) for g in self.genes]
         annotations, block = _annotations_and_genes(data, not_genes, asked)
+        #: a DataFrame's columns left out of the genes for holding text
+        self.text_columns_ = _text_columns(data, not_genes, asked)
         y = _binary_trait(annotations, self.trait, self.case)
         z = _numeric(annotations, covariates, "covariate") if covariates else None
-        keep = np.isfinite(y) & (np.isfinite(z).all(axis=1) if z is not None else True)
+        missing = {"trait": ~np.isfinite(y)}
+        for index, name in enumerate(covariates):
+            assert z is not None
+            missing[name] = ~np.isfinite(z[:, index])
+        keep = ~np.logical_or.reduce(list(missing.values()))
+        #: samples left out, by why: the trait missing, else the first covariate missing
+        self.samples_dropped_by_ = {}
+        counted = np.zeros(len(y), dtype=bool)
+        for name, lacking in missing.items():
+            first = lacking & ~counted
+            counted |= lacking
+            if first.any():
+                self.samples_dropped_by_[name] = int(first.sum())
+        self.samples_dropped_ = int(np.sum(~keep))
+        if self.samples_dropped_:
+            said = ", ".join(f"{n} for a missing {k}" for k, n in self.samples_dropped_by_.items())
+            warnings.warn(
+                f"{self.samples_dropped_} of {len(y)} samples were left out ({said})",
+                DroppedSamplesWarning,
+                stacklevel=3,
+            )
         genes = [str(c) for c in block.columns]
         x = block.to_numpy(dtype=np.float64)[keep]
-        bad = int(np.sum(~np.isfinite(x).all(axis=0)))
-        if bad:
+        bad = ~np.isfinite(x).all(axis=0)
+        if bad.any():
+            named = ", ".join(repr(str(g)) for g in np.asarray(genes)[bad][:3])
             raise ValueError(
-                f"{bad} gene columns hold missing or non-numeric values: drop or impute them first"
+                f"{int(bad.sum())} gene columns hold missing or non-numeric values ({named}"
+                f"{', ...' if bad.sum() > 3 else ''}): drop or impute them first"
             )
-        self.samples_dropped_ = int(np.sum(~keep))
         self._kept = keep
         return x, y[keep], None if z is None else z[keep], genes, annotations
+
+    def _covariates(self) -> list[str]:
+        """The covariates as a list: a string is one column (`covariates="Age"`)."""
+        if isinstance(self.covariates, str):
+            return [self.covariates]
+        return [str(c) for c in self.covariates]
+
+    def _check_degrees_of_freedom(self, samples: int, covariates: int) -> None:
+        """Refuse a fit the marginal tests cannot make, in one sentence; flag a fragile one."""
+        residual = samples - 2 - covariates - self._absorbed  # intercept, trait, covariates
+        self.residual_df_ = residual
+        self.few_samples_ = residual < FEW_RESIDUAL_DF
+        if residual < MIN_RESIDUAL_DF:
+            raise ValueError(
+                f"{samples} samples with {covariates} covariates leave {max(residual, 0)} "
+                f"residual degrees of freedom; the tests need at least {MIN_RESIDUAL_DF} "
+                "(more samples, or fewer covariates)"
+            )
+        if self.few_samples_:
+            warnings.warn(
+                f"{samples} samples with {covariates} covariates leave {residual} residual "
+                f"degrees of freedom (under {FEW_RESIDUAL_DF}): the p-values and FDR are "
+                "fragile; the result is flagged (few_samples_)",
+                SmallSampleWarning,
+                stacklevel=3,
+            )
 
     def _within(
         self, groups: np.ndarray, x: np.ndarray, target: np.ndarray, z: np.ndarray | None
@@ -322,7 +437,7 @@ class GeneAnalysis(BaseEstimator):
         (genes in `var_names`, the trait and covariates in `obs`; see `genes`).
         """
         mode = check_mode(self.mode)
-        if mode == "reference" and (len(self.covariates) or self.groups is not None):
+        if mode == "reference" and (len(self._covariates()) or self.groups is not None):
             raise ValueError("covariates beside the condition, or groups, need mode='standard'")
         x, target, z, genes, annotations = self._arrays(data)
         groups = None if self.groups is None else _group_labels(annotations, self.groups)
@@ -331,8 +446,21 @@ class GeneAnalysis(BaseEstimator):
             x, target, z, self._absorbed = self._within(groups, x, target, z)
         source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
         cohorts = (str(source.get("cohort") or "in-memory"),)
+        if len(target) == 0:
+            raise ValueError(
+                f"no sample is left: every one lacks the trait {self.trait!r} or a covariate "
+                f"({', '.join(f'{k}: {n}' for k, n in self.samples_dropped_by_.items())})"
+            )
         if len(np.unique(target)) < 2:
-            raise ValueError(f"the trait {self.trait!r} is constant")
+            dropped = (
+                f" after {self.samples_dropped_} samples were left out for missing values"
+                if self.samples_dropped_
+                else ""
+            )
+            raise ValueError(f"the trait {self.trait!r} is constant{dropped}")
+        self._check_degrees_of_freedom(
+            len(target), 0 if z is None else z.reshape(len(target), -1).shape[1]
+        )
         problem = ProblemId(self.trait, self.condition)
         task_info = TaskInfo({self.trait: tuple(self.known_genes)}, {self.trait: ()})
         arrays = ProblemData(problem, cohorts, np.asfortranarray(x), target, z, tuple(genes))
@@ -377,7 +505,7 @@ class GeneAnalysis(BaseEstimator):
         from ._plots import frequency_plot, volcano_plot
 
         if kind == "volcano":
-            adjusted = [*([self.condition] if self.condition else []), *self.covariates]
+            adjusted = [*([self.condition] if self.condition else []), *self._covariates()]
             return volcano_plot(self.to_frame(), **{"adjusted_for": adjusted, **options})
         if kind == "frequency":
             return frequency_plot(self.to_frame(), **options)
