@@ -49,3 +49,25 @@ def test_the_reference_scored_against_itself_is_flagged_everywhere(tmp_path, mon
     )
     page = write_report(load_report(tmp_path / "real.json"), tmp_path / "page2").read_text()
     assert 'data-testid="prediction-is-reference"' not in page
+
+
+def test_the_average_frame_has_the_averages_without_intervals(tmp_path):
+    """0.8.0's `report.to_frame("average")` (the README's call) was empty unless intervals
+    had been asked for (issue #52, item 12).
+    """
+    import math
+
+    from genotex.evaluation import evaluate
+
+    bench = tmp_path / "bench"
+    write_raw_benchmark(bench, recipes=False)
+    run_baseline(bench)
+    report = evaluate(bench / "output", bench / "reference" / "output",
+                      bench / "metadata" / "task_info.json")  # fmt: skip
+    frame = report.to_frame("average")
+    f1 = frame[(frame["section"] == "analysis") & (frame["metric"] == "f1")]
+    overall = f1[f1["group"] == "Overall"]
+    problems = report.to_frame("problem")
+    assert len(overall) == 1 and int(overall["n"].iloc[0]) == len(problems) == 8
+    assert math.isclose(overall["average"].iloc[0], problems["f1"].mean())
+    assert set(frame["ci_note"]) == {"not computed"}

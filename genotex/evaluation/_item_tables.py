@@ -135,6 +135,8 @@ def report_frame(report: ReportData, level: str = "problem") -> Any:
         raise ValueError(f"unknown level {level!r}; levels: {', '.join(FRAME_LEVELS)}")
     name = FRAME_LEVELS[level]
     tables = item_tables(report)
+    if name == "averages":  # the averages always, their intervals where they were computed
+        tables[name] = _averages(report)
     if name not in tables:  # a section the run did not score: its columns, no rows
         headers = _EMPTY_HEADERS[name] if name in _EMPTY_HEADERS else _averages(report)[0]
         tables[name] = (headers, [])
