@@ -114,3 +114,33 @@ def test_a_column_of_text_among_numbers_is_said_and_left_out():
     with pytest.warns(UserWarning, match="1 columns hold text among numbers.*'G11'"):
         analysis = _fit(frame)
     assert "G11" not in analysis.to_frame().index and analysis.text_columns_ == ["G11"]
+
+
+def test_a_volcano_saved_with_a_plain_savefig_keeps_its_label_and_title(tmp_path):
+    """0.8.0 cut the x-axis label ("...adjusted for Age, Ger") under fig.savefig(path), and
+    its plots had no title (issue #54, item 6): every text's box lies inside the saved page.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    frame = _frame(40)
+    frame["Body_Mass_Index"] = np.random.default_rng(1).normal(25, 3, 40)
+    analysis = _fit(frame, condition="Gender", covariates=["Age", "Body_Mass_Index"])
+    for kind in ("volcano", "frequency"):
+        fig = analysis.plot(kind)
+        path = tmp_path / f"{kind}.png"
+        fig.savefig(path)  # plain: no bbox_inches
+        ax = fig.axes[0]
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+        renderer = canvas.get_renderer()
+        page = fig.bbox
+        for text in (ax.xaxis.label, ax.title):
+            box = text.get_window_extent(renderer)
+            assert text.get_text() and page.x0 <= box.x0 and box.x1 <= page.x1, kind
+            assert page.y0 <= box.y0 and box.y1 <= page.y1, kind
+        assert ax.title.get_text().startswith("Trait given Gender · in-memory")
+        label = ax.xaxis.label.get_text().replace("\n", " ")
+        if kind == "volcano":
+            assert label.endswith("adjusted for Gender, Age, Body_Mass_Index")

@@ -506,10 +506,18 @@ class GeneAnalysis(BaseEstimator):
 
         if kind == "volcano":
             adjusted = [*([self.condition] if self.condition else []), *self._covariates()]
-            return volcano_plot(self.to_frame(), **{"adjusted_for": adjusted, **options})
+            given = {"adjusted_for": adjusted, "title": self._title("genes by marginal test")}
+            return volcano_plot(self.to_frame(), **{**given, **options})
         if kind == "frequency":
-            return frequency_plot(self.to_frame(), **options)
+            given = {"title": self._title("selection frequency")}
+            return frequency_plot(self.to_frame(), **{**given, **options})
         raise ValueError(f"unknown plot {kind!r}; choose volcano or frequency")
+
+    def _title(self, what: str) -> str:
+        """A figure's title: the trait, the condition (or none), the cohort, and what it shows."""
+        condition = f" given {self.condition}" if self.condition else ""
+        cohorts = " + ".join(self.result_.cohorts) if hasattr(self, "result_") else "in-memory"
+        return f"{self.trait}{condition} · {cohorts}: {what}"
 
     def to_frame(self) -> pd.DataFrame:
         """Every gene: the model's `coefficient`, `selected`, `rank`, `frequency`, and the

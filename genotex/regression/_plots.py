@@ -9,6 +9,7 @@ report's blue, the others grey.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,7 @@ def volcano_plot(
     fdr: float = 0.05,
     labels: int = 12,
     adjusted_for: Sequence[str] = (),
+    title: str | None = None,
 ) -> Figure:
     """Each gene's marginal `effect` against -log10 `p_value`; the model's genes marked; a
     dashed line where the BH FDR crosses `fdr`.
@@ -93,7 +95,9 @@ def volcano_plot(
     marginally in turn, each where its text overlaps no other label and stays inside the
     axes (a gene with no free place is left unnamed). `adjusted_for` names the covariates
     the marginal effect was adjusted for (`GeneAnalysis.plot` passes its condition and
-    covariates), for the axis' label.
+    covariates), for the axis' label, which is wrapped to the figure's width; `title`
+    heads it (`GeneAnalysis.plot` names the trait, the condition and the cohort). The
+    layout is fixed when the figure is made, so a plain `fig.savefig(path)` saves it whole.
     """
     from matplotlib.figure import Figure
 
@@ -113,7 +117,10 @@ def volcano_plot(
         ax.axhline(-np.log10(line), color=_LINE, linestyle="--", linewidth=0.8,
                    label=f"BH FDR {fdr:g}")  # fmt: skip
     adjusted = f", adjusted for {', '.join(adjusted_for)}" if len(adjusted_for) else ""
-    ax.set_xlabel(f"marginal effect: case - control mean, in expression units{adjusted}")
+    label = f"marginal effect: case - control mean, in expression units{adjusted}"
+    ax.set_xlabel(textwrap.fill(label, 70))
+    if title:
+        ax.set_title(textwrap.fill(title, 60), fontsize=9)
     ax.set_ylabel("-log10 p-value")
     ax.spines[["top", "right"]].set_visible(False)
     fig.legend(fontsize=7, frameon=False, loc="outside lower center", ncols=3)
@@ -122,8 +129,10 @@ def volcano_plot(
     return fig
 
 
-def frequency_plot(table: pd.DataFrame, *, top: int = 30) -> Figure:
-    """The `top` genes by selection frequency over the resamples, the model's genes in blue."""
+def frequency_plot(table: pd.DataFrame, *, top: int = 30, title: str | None = None) -> Figure:
+    """The `top` genes by selection frequency over the resamples, the model's genes in blue;
+    `title` heads it.
+    """
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
@@ -136,6 +145,8 @@ def frequency_plot(table: pd.DataFrame, *, top: int = 30) -> Figure:
     ax.barh([str(g) for g in data.index], data["frequency"], color=colours)
     ax.set_xlim(0, 1)
     ax.set_xlabel("selection frequency over random halves of the samples")
+    if title:
+        ax.set_title(textwrap.fill(title, 55), fontsize=9)
     ax.tick_params(axis="y", labelsize=7)
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(handles=[Patch(color=_SELECTED, label="selected on all samples"),
