@@ -144,3 +144,23 @@ def test_a_volcano_saved_with_a_plain_savefig_keeps_its_label_and_title(tmp_path
         label = ax.xaxis.label.get_text().replace("\n", " ")
         if kind == "volcano":
             assert label.endswith("adjusted for Gender, Age, Body_Mass_Index")
+
+
+def test_one_fdr_convention_for_both_tests_and_nothing_on_stdout(capfd):
+    """limma's FDR was over every gene, the ordinary one over the tested genes, and InMoose
+    printed to standard output (issue #54, item 7): both leave a constant gene out.
+    """
+    pytest.importorskip("inmoose.limma")
+    multitest = pytest.importorskip("statsmodels.stats.multitest")  # independent of scipy's
+
+    frame = _frame(30)
+    frame["G5"] = 3.0  # constant: no test in either
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = _fit(frame, moderated=True, resamples=0).to_frame()
+    assert np.isnan(table.loc["G5", ["p_value", "fdr", "p_moderated", "fdr_moderated"]]).all()
+    tested = table.drop(index="G5")
+    for p, fdr in (("p_value", "fdr"), ("p_moderated", "fdr_moderated")):
+        expected = multitest.multipletests(tested[p].to_numpy(), method="fdr_bh")[1]
+        np.testing.assert_allclose(tested[fdr].to_numpy(), expected, rtol=1e-12)
+    assert capfd.readouterr().out == ""

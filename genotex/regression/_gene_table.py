@@ -19,6 +19,9 @@ kept apart in the table's columns:
 
 from __future__ import annotations
 
+import contextlib
+import io
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -128,6 +131,10 @@ def moderated_statistics(
     """limma's moderated t of the trait (empirical-Bayes variances shared across genes), by
     InMoose's `lmFit` and `eBayes` on the design [1, y, z], with its p-value and BH FDR.
 
+    One convention with `marginal_statistics`: a gene the covariates explain (a constant
+    one) has no test (NaN), and the FDR is Benjamini-Hochberg over the tested genes only.
+    What InMoose prints is turned into a warning, never written to standard output.
+
     Needs the `limma` extra (`pip install 'genotex[limma]'`, InMoose). Indexed by gene:
     `t_moderated`, `p_moderated`, `fdr_moderated`.
     """
@@ -143,10 +150,22 @@ def moderated_statistics(
     n = len(y)
     c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
     design = pd.DataFrame(np.column_stack([c[:, :1], y, c[:, 1:]]))
-    expression = pd.DataFrame(np.asarray(x, dtype=np.float64).T, index=list(genes))
-    fit = eBayes(lmFit(expression, design))
-    t = np.asarray(fit.t)[:, 1]
-    p = np.asarray(fit.p_value)[:, 1]
+    values = np.asarray(x, dtype=np.float64)
+    expression = pd.DataFrame(values.T, index=list(genes))
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):  # InMoose prints its warnings: said as warnings
+        fit = eBayes(lmFit(expression, design))
+    if said.getvalue().strip():
+        warnings.warn(f"InMoose: {said.getvalue().strip()[:500]}", UserWarning, stacklevel=2)
+    t = np.asarray(fit.t, dtype=np.float64)[:, 1].copy()
+    p = np.asarray(fit.p_value, dtype=np.float64)[:, 1].copy()
+    # one convention with the ordinary test: a gene the covariates explain (a constant one)
+    # has no test, and the BH FDR is over the tested genes only
+    rx = _partialled(values, c)
+    flat = np.einsum("ij,ij->j", rx, rx) <= 1e-24 * np.maximum(
+        np.einsum("ij,ij->j", values, values), 1.0
+    )
+    t[flat], p[flat] = np.nan, np.nan
     fdr = np.full(len(p), np.nan)
     tested = np.isfinite(p)
     if tested.any():
