@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genotex.regression import GeneAnalysis
-from genotex.regression._in_memory import DroppedSamplesWarning, SmallSampleWarning
+from genotex.regression import DroppedSamplesWarning, GeneAnalysis, SmallSampleWarning
 
 
 def _frame(n: int, seed: int = 0, genes: int = 12) -> pd.DataFrame:

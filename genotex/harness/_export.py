@@ -142,15 +142,7 @@ def export_run(
     reducer_name, statistic = _reducer(log)
     report = reduce_reports([reports[k] for k in sorted(reports)], statistic)
     problems = {s.spec.id: max(1, len(s.spec.problems)) for s, _ in next(iter(by_epoch.values()))}
-    summary = runtime_summary(runtimes, problems)
-    models = sorted({m for r in runtimes for m in r.by_model})
-    unpriced = [m for m in models if not priced.prices(m)]
-    if (priced.per_model or priced.default) and unpriced:
-        _logger.warning(
-            "no price is given for %s: the run's cost is left unknown (give it in the price "
-            "table, or a price for every model)",
-            ", ".join(unpriced),
-        )
+    summary, unpriced = runtime_summary(runtimes, problems), _unpriced(priced, runtimes)
     block = _run_block(run, reference, log_path, epochs=len(by_epoch), reducer=reducer_name)
     block["failures"] = failures
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
@@ -181,6 +173,19 @@ def export_run(
     path = out / "eval.json"
     write_text_atomic(path, replace(report, run=run_block).to_json())
     return path
+
+
+def _unpriced(priced: Prices, runtimes: list[SampleRuntime]) -> list[str]:
+    """The log's models no price covers; said in a warning when prices were given at all."""
+    models = sorted({m for r in runtimes for m in r.by_model})
+    unpriced = [m for m in models if not priced.prices(m)]
+    if (priced.per_model or priced.default) and unpriced:
+        _logger.warning(
+            "no price is given for %s: the run's cost is left unknown (give it in the price "
+            "table, or a price for every model)",
+            ", ".join(unpriced),
+        )
+    return unpriced
 
 
 def _checked_log(

@@ -11,8 +11,6 @@ read, write and use is the same, so the hostile suite holds both to the same fin
 from __future__ import annotations
 
 import contextlib
-import errno
-import io
 import os
 import shutil
 import signal
@@ -20,14 +18,13 @@ import stat
 import subprocess as sp
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, overload
 
-from inspect_ai.util import ExecResult, OutputLimitExceededError, SandboxEnvironment
+from inspect_ai.util import ExecResult, SandboxEnvironment
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
-from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
+from ._host_files import MAX_READ_BYTES, check_read_size, folder_beneath, open_at, read_chunks
 from ._leftovers import folder_prefix, remove_tree
 from ._sandbox_spec import AGENT_UID, SampleSandbox, SandboxLimitError, SandboxLimits
 
@@ -45,8 +42,6 @@ __all__ = [
 HOME = "/home/agent"
 #: The host's variables a sandbox keeps: OpenBLAS's kernel choice, no secret.
 BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-#: The largest file the host reads out of a sandbox at once (Inspect's own bound is smaller).
-MAX_READ_BYTES = 2 * 1024**3
 #: Where a sample's metadata carries its binds and limits for the sandbox.
 METADATA_KEY = "genotex_sandbox"
 MiB = 1024 * 1024
@@ -287,7 +282,7 @@ class HostFolderSandbox(SandboxEnvironment):
         found: list[tuple[str, int]] = []
         seen = 0
         try:
-            with _folder_beneath(host, parts, folder, make=None) as top:
+            with folder_beneath(host, parts, folder, make=None) as top:
                 for current, folders, names, fd in os.fwalk(".", dir_fd=top):
                     seen += len(folders) + len(names)
                     if seen > limit:
@@ -308,9 +303,9 @@ class HostFolderSandbox(SandboxEnvironment):
         if not parts:
             raise IsADirectoryError(file)
         data = contents.encode() if isinstance(contents, str) else contents
-        with _folder_beneath(host, parts[:-1], file, make=self.owner or True) as folder:
+        with folder_beneath(host, parts[:-1], file, make=self.owner or True) as folder:
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
-            handle = _open_at(parts[-1], flags, folder, file)
+            handle = open_at(parts[-1], flags, folder, file)
             with os.fdopen(handle, "wb") as out:
                 if not stat.S_ISREG(os.fstat(out.fileno()).st_mode):
                     raise PermissionError(f"{file}: it is not a regular file")
@@ -331,90 +326,19 @@ class HostFolderSandbox(SandboxEnvironment):
         host, parts = self._host_parts(file, bound=True)
         if not parts:
             raise IsADirectoryError(file)
-        with _folder_beneath(host, parts[:-1], file, make=None) as folder:
-            handle = _open_at(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, folder, file)
+        with folder_beneath(host, parts[:-1], file, make=None) as folder:
+            handle = open_at(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, folder, file)
             with os.fdopen(handle, "rb") as source:
                 info = os.fstat(source.fileno())
                 if stat.S_ISDIR(info.st_mode):
                     raise IsADirectoryError(file)
                 if not stat.S_ISREG(info.st_mode):
                     raise PermissionError(f"{file}: it is not a regular file")
-                _check_read_size(info.st_size, file)
-                data = _read_chunks(source, min(info.st_size, MAX_READ_BYTES) + 1)
+                check_read_size(info.st_size, file)
+                data = read_chunks(source, min(info.st_size, MAX_READ_BYTES) + 1)
         if len(data) > info.st_size:
             raise PermissionError(f"{file}: it grew while it was read")
         return data.decode("utf-8") if text else data
-
-
-def _read_chunks(source: io.BufferedReader, most: int, chunk: int = 1 << 20) -> bytes:
-    """At most `most` bytes of `source`, read a chunk at a time (no buffer of the file's
-    declared size made up front).
-    """
-    parts, got = [], 0
-    while got < most:
-        data = source.read(min(chunk, most - got))
-        if not data:
-            break
-        parts.append(data)
-        got += len(data)
-    return b"".join(parts)
-
-
-def _check_read_size(size: int, file: str) -> None:
-    """Inspect's bound on a file read out of a sandbox, on the size of the opened file."""
-    limit = min(MAX_READ_BYTES, SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
-    if size > limit:
-        raise OutputLimitExceededError(limit_str=f"{limit:,} bytes", truncated_output=None)
-
-
-def _open_at(name: str, flags: int, folder: int, file: str) -> int:
-    """`name` opened in the folder `folder` (a descriptor); a link there is refused."""
-    try:
-        return os.open(name, flags, 0o644, dir_fd=folder)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise PermissionError(f"{file}: it is a link, which is not followed") from None
-        if exc.errno == errno.ENOENT:
-            raise FileNotFoundError(file) from None
-        if exc.errno == errno.EISDIR:
-            raise IsADirectoryError(file) from None
-        raise
-
-
-@contextlib.contextmanager
-def _folder_beneath(
-    host: Path, parts: list[str], file: str, *, make: tuple[int, int] | bool | None
-) -> Iterator[int]:
-    """A descriptor of the folder `host/parts...`, walked part by part without following a
-    link (a folder swapped for a link between two calls is refused, not followed); with
-    `make`, missing folders are made (and given to `make`'s uid and gid, when it names one).
-    """
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    current = os.open(host, flags)
-    try:
-        for part in parts:
-            if part in ("", ".", ".."):
-                raise PermissionError(f"{file}: it leads out of the sandbox's folders")
-            try:
-                following = os.open(part, flags, dir_fd=current)
-            except FileNotFoundError:
-                if make is None:
-                    raise FileNotFoundError(file) from None
-                os.mkdir(part, 0o755, dir_fd=current)
-                following = os.open(part, flags, dir_fd=current)
-                if isinstance(make, tuple):
-                    os.fchown(following, *make)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise PermissionError(
-                        f"{file}: a folder on its path is a link or a file"
-                    ) from None
-                raise
-            os.close(current)
-            current = following
-        yield current
-    finally:
-        os.close(current)
 
 
 def _mount_tmpfs(folder: Path, limits: SandboxLimits) -> bool:

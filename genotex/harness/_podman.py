@@ -57,17 +57,9 @@ from ._folder_sandbox import (
     sandbox_variables,
 )
 from ._leftovers import run_alive, sweep_folders, this_run
-from ._sandbox_spec import (
-    AGENT_UID,
-    UID_RANGE,
-    SampleSandbox,
-    SandboxLimits,
-    host_agent_uid,
-    last_line,
-    uid_base,
-    uid_problem,
-)
+from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
 from ._seccomp import podman_profile
+from ._uids import AGENT_UID, UID_RANGE, host_agent_uid, uid_base, uid_problem
 
 __all__ = [
     "AGENT_UID",

@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._python_binds import import_path_problem, passable_parents, python_binds, python_folders
+from ._uids import AGENT_UID, host_agent_uid, uid_problem
+
 __all__ = [
     "AGENT_UID",
     "SampleSandbox",
@@ -30,75 +33,6 @@ __all__ = [
     "python_folders",
     "system_binds",
 ]
-
-
-#: The agent's uid and gid inside either sandbox (never 0).
-AGENT_UID = 1000
-#: The first host uid of the range a sandbox started as root gives its agents
-#: (`GENOTEX_SANDBOX_UID`): uid `base + AGENT_UID` is the agent's, under bwrap as under podman.
-DEFAULT_UID_BASE = 0x7000_0000
-#: How many host uids the range holds (podman maps the container's 0..65535 onto it).
-UID_RANGE = 65536
-
-
-def uid_base() -> int:
-    """The first host uid of the sandboxes' range (`$GENOTEX_SANDBOX_UID`, else the default);
-    ValueError in one sentence when the variable is not a usable uid.
-    """
-    text = os.environ.get("GENOTEX_SANDBOX_UID", "").strip()
-    if not text:
-        return DEFAULT_UID_BASE
-    if not text.isdigit() or len(text) > 10 or not 65536 <= int(text) <= 2**32 - 2 - UID_RANGE:
-        raise ValueError(
-            f"GENOTEX_SANDBOX_UID must be a whole number from 65,536 to {2**32 - 2 - UID_RANGE:,} "
-            f"(the first of {UID_RANGE:,} unused host uids), not {text[:20]!r}"
-        )
-    return int(text)
-
-
-def host_agent_uid() -> int:
-    """The host uid (and gid) of the agent's processes in a sandbox started as root."""
-    return uid_base() + AGENT_UID
-
-
-def uid_problem() -> str | None:
-    """Why the sandboxes' uid range cannot be used here (a login account or group in it, or a
-    subordinate range of /etc/subuid or /etc/subgid overlapping it), or None.
-    """
-    import grp
-    import pwd
-
-    try:
-        base = uid_base()
-    except ValueError as exc:
-        return str(exc)
-    end = base + UID_RANGE
-    for entry in pwd.getpwall():
-        if base <= entry.pw_uid < end:
-            return (
-                f"the sandboxes' host uids {base:,}..{end - 1:,} hold the account "
-                f"{entry.pw_name!r}; set GENOTEX_SANDBOX_UID to the first of {UID_RANGE:,} unused "
-                "uids"
-            )
-    for group in grp.getgrall():
-        if base <= group.gr_gid < end:
-            return (
-                f"the sandboxes' host gids {base:,}..{end - 1:,} hold the group "
-                f"{group.gr_name!r}; set GENOTEX_SANDBOX_UID to the first of {UID_RANGE:,} unused "
-                "ids"
-            )
-    for listing in ("/etc/subuid", "/etc/subgid"):
-        with contextlib.suppress(OSError):
-            for line in Path(listing).read_text().splitlines():
-                name, _, rest = line.partition(":")
-                first, _, count = rest.partition(":")
-                if first.isdigit() and count.isdigit():
-                    if int(first) < end and base < int(first) + int(count):
-                        return (
-                            f"the sandboxes' host uids {base:,}..{end - 1:,} overlap {name}'s "
-                            f"subordinate range in {listing}; set GENOTEX_SANDBOX_UID elsewhere"
-                        )
-    return None
 
 
 class SandboxLimitError(RuntimeError):
@@ -350,84 +284,3 @@ def system_binds() -> list[str]:
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
     return args
-
-
-#: What the sandbox mounts itself: a folder of the import path that is one of them, or holds
-#: one, is not bound over it.
-_SANDBOX_FOLDERS = ("/tmp", "/home/agent", "/proc", "/dev", "/etc", "/usr")
-
-
-def python_folders() -> list[str]:
-    """The folders of the Python that runs genotex, bound read-only into bwrap: its prefixes,
-    the genotex package, and the folders on its import path outside them (a `.pth` file's,
-    an editable install's).
-    """
-    import genotex
-
-    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
-    prefixes = set(paths)
-    package = os.path.realpath(os.path.dirname(genotex.__file__))
-    if not any(package.startswith(p + os.sep) for p in paths):
-        paths.add(package)  # an editable install: the package alone, not its checkout
-    if sys.prefix != os.path.realpath(sys.prefix):  # the venv as named on PATH, too
-        paths.add(sys.prefix)
-    for entry in sys.path[1:]:  # not the first: the script's folder (or the current one)
-        real = os.path.realpath(entry) if entry else ""
-        inside = any(real == p or real.startswith(p + os.sep) for p in prefixes)
-        checkout = os.path.isdir(os.path.join(real, "genotex"))  # its package alone is bound
-        covers = any(f"{s}/".startswith(f"{real.rstrip('/')}/") for s in _SANDBOX_FOLDERS)
-        if real and not inside and not checkout and not covers and os.path.isdir(real):
-            paths.add(real)
-    return sorted(p for p in paths if not p.startswith("/usr" + os.sep) and os.path.isdir(p))
-
-
-def passable_parents(destinations: list[str]) -> list[str]:
-    """bwrap's arguments that make every folder on the way to `destinations` (bar `/` and
-    the system's) mode 755 before anything is bound there: bwrap run as root makes them
-    700, which the agent's uid could not pass through.
-    """
-    made: set[str] = set()
-    args: list[str] = []
-    for destination in sorted(destinations):
-        parts = Path(destination).parts[1:-1]
-        for depth in range(1, len(parts) + 1):
-            folder = "/" + "/".join(parts[:depth])
-            if folder not in made and folder not in _SANDBOX_FOLDERS:
-                made.add(folder)
-                args += ["--perms", "0755", "--dir", folder]
-    return args
-
-
-def python_binds() -> list[str]:
-    """bwrap's read-only binds of `python_folders()`, each at its own path."""
-    return [arg for path in python_folders() for arg in ("--ro-bind", path, path)]
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def import_path_problem(reference: Path, held: list[Path]) -> str | None:
-    """Why the folders bound for the sandbox's Python would show the agent what it must not
-    see, in one sentence, or None: a folder of the import path that is, holds or lies inside
-    the reference, or that holds one of `held` (the benchmark root, the log folder).
-
-    Checked when a task is made, before any sample runs: PYTHONPATH naming the benchmark
-    root, or a `.pth` or editable install naming a folder above it, would bind the
-    reference answers into every sample.
-    """
-    answers = os.path.realpath(reference)
-    for folder in python_folders():
-        if _within(folder, answers) or _within(answers, folder):
-            return (
-                f"the Python import path holds {folder}, which would show the agent the "
-                f"reference {answers}; take it off PYTHONPATH (or its .pth file) and run again"
-            )
-        for other in held:
-            real = os.path.realpath(other)
-            if _within(real, folder):
-                return (
-                    f"the Python import path holds {folder}, which holds {real} and would be "
-                    "bound into every sample; take it off PYTHONPATH (or its .pth file)"
-                )
-    return None

@@ -116,9 +116,10 @@ def volcano_plot(
     if line is not None:
         ax.axhline(-np.log10(line), color=_LINE, linestyle="--", linewidth=0.8,
                    label=f"BH FDR {fdr:g}")  # fmt: skip
-    adjusted = f", adjusted for {', '.join(adjusted_for)}" if len(adjusted_for) else ""
-    label = f"marginal effect: case - control mean, in expression units{adjusted}"
-    ax.set_xlabel(textwrap.fill(label, 70))
+    label = "marginal effect: case - control mean, in expression units"
+    if len(adjusted_for):  # on a line of its own (wrapped): a long list never runs off the page
+        label += "\n" + textwrap.fill(f"adjusted for {', '.join(adjusted_for)}", 70)
+    ax.set_xlabel(label)
     if title:
         ax.set_title(textwrap.fill(title, 60), fontsize=9)
     ax.set_ylabel("-log10 p-value")
