@@ -163,3 +163,27 @@ def test_one_fdr_convention_for_both_tests_and_nothing_on_stdout(capfd):
         expected = multitest.multipletests(tested[p].to_numpy(), method="fdr_bh")[1]
         np.testing.assert_allclose(tested[fdr].to_numpy(), expected, rtol=1e-12)
     assert capfd.readouterr().out == ""
+
+
+def test_labelled_groups_for_scanpys_group_tools(tmp_path):
+    """The trait and Gender came into obs as float 0/1 only (issue #54, item 8): a labelled
+    categorical twin beside each, the numbers untouched.
+    """
+    pytest.importorskip("anndata")
+    from genotex.preprocessing import cohort_anndata, label_groups
+    from genotex.workflows import write_raw_benchmark
+
+    bench = write_raw_benchmark(tmp_path / "bench", recipes=False)
+    adata = cohort_anndata(bench.reference_output / "preprocess", "Asthma", "GSE100001")
+    labelled = label_groups(adata)
+    trait, gender = labelled.obs["Asthma_group"], labelled.obs["Gender_group"]
+    assert list(trait.cat.categories) == ["control", "case"]
+    assert list(gender.cat.categories) == ["female", "male"]
+    coded = adata.obs["Asthma"].map({0.0: "control", 1.0: "case"})
+    assert (trait.astype(str) == coded.astype(str)).all()
+    assert (labelled.obs["Asthma"] == adata.obs["Asthma"]).all()  # the numbers stay
+    assert "Asthma_group" not in adata.obs  # a copy
+    odd = adata.copy()
+    odd.obs["Asthma"] = odd.obs["Asthma"] * 2
+    with pytest.raises(ValueError, match="holds 2, not only 0 and 1"):
+        label_groups(odd)

@@ -9,7 +9,7 @@ symbol normalization (`load_synonyms`, `normalize_gene_table`), recipes
 `write_cohort`), `inspect_cohort` and the downloader.
 """
 
-from ._anndata import cohort_anndata
+from ._anndata import cohort_anndata, label_groups
 from ._clinical import apply_variable, clinical_table, convert_value, parse_number
 from ._cohort import (
     CohortOutcome,
@@ -156,6 +156,7 @@ __all__ = [
     "choose_gene_column",
     "clinical_features",
     "cohort_anndata",
+    "label_groups",
     "cohort_qc_plot",
     "clinical_table",
     "cohort_paths",

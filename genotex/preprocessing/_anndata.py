@@ -142,3 +142,42 @@ def cohort_anndata(
         for column in raw.columns:
             adata.obs[column] = raw[column].reindex(adata.obs_names).astype(object)
     return adata
+
+
+def label_groups(adata: Any, columns: Mapping[str, tuple[str, str]] | None = None) -> Any:
+    """A copy of a cohort's AnnData whose 0/1 `obs` columns have a labelled twin, as the
+    categories scanpy's group tools need (`sc.tl.rank_genes_groups(adata, groupby=...)`).
+
+    The numeric columns stay as they are (GeneAnalysis and the linked table read them);
+    each labelled one is `<column>_group`, a pandas categorical, missing where the number
+    is. By default the trait (from `uns["genotex"]["trait"]`, else every column named in
+    `columns`) is "control"/"case" and Gender "female"/"male" (GenoTEX codes female 0,
+    male 1).
+
+    Parameters
+    ----------
+    adata
+        An AnnData, e.g. from `cohort_anndata`.
+    columns
+        `{column: (label of 0, label of 1)}`; default: the trait and Gender.
+    """
+    import pandas as pd
+
+    labelled = adata.copy()
+    if columns is None:
+        trait = (labelled.uns.get("genotex") or {}).get("trait")
+        columns = {**({str(trait): ("control", "case")} if trait else {}),
+                   "Gender": ("female", "male")}  # fmt: skip
+    for column, (zero, one) in columns.items():
+        if column not in labelled.obs.columns:
+            continue
+        values = pd.to_numeric(labelled.obs[column], errors="coerce")
+        odd = sorted(set(values.dropna().unique()) - {0.0, 1.0})
+        if odd:
+            raise ValueError(
+                f"the obs column {column!r} holds {float(odd[0]):g}, not only 0 and 1: it has no "
+                "groups"
+            )
+        names = values.map({0.0: zero, 1.0: one})
+        labelled.obs[f"{column}_group"] = pd.Categorical(names, categories=[zero, one])
+    return labelled
