@@ -311,3 +311,26 @@ def test_a_price_table_that_prices_none_of_the_logs_models_is_said(bench, tmp_pa
     runtime = json.loads(path.read_text())["run"]["runtime"]
     assert runtime["cost_usd"] is None and runtime["unpriced_models"] == ["mockllm/model"]
     assert "no price is given for mockllm/model" in caplog.text
+
+
+def test_an_export_says_what_ran_and_digests_the_reference_files(bench, tmp_path):
+    """0.8.0's eval.json named no solver, no arguments, no model per role, and its reference
+    digest was empty (the slice is links, which the digest did not follow) (issue #51)."""
+    from genotex.evaluation import leaderboard, load_report
+    from genotex.harness import export_run
+
+    task = analysis(root=str(bench), traits="Asthma", sandbox="local")
+    model = _scripted(['["IL13"]'] * len(task.dataset))
+    log = inspect_eval(task, model=model, solver=zero_shot(top=7), log_dir=str(tmp_path / "logs"),
+                       display="none")[0]  # fmt: skip
+    path = export_run(log.location, tmp_path / "run", reference=bench / "reference" / "output")
+    harness = load_report(path).run["harness"]
+    assert harness["solver"].endswith("zero_shot") and harness["model"] == "mockllm/model"
+    assert harness["solver_args"] == {"top": 7} and harness["solver_args_passed"] == {"top": 7}
+    digest = load_report(path).run["provenance"]["reference_digest"]["regress"]
+    answers = bench / "reference" / "output" / "regress" / "Asthma"
+    assert digest["files"] == len(list(answers.iterdir())) > 0  # Asthma's answers, by hand
+    assert digest["bytes"] == sum(f.stat().st_size for f in answers.iterdir())
+    board = leaderboard([path])
+    expected = f"run · {harness['solver']} · mockllm/model · top=7 (not isolated)"  # local
+    assert board.rows[0].name == expected

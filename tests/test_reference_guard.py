@@ -50,6 +50,7 @@ def _published(demo: Path, folder: Path, *, marker: bool, inputs: bool = True) -
     if inputs:
         shutil.copytree(demo / "input", bench / "input")
     shutil.copytree(demo / "reference" / "output", bench / "output")
+    (bench / "code" / "Asthma").mkdir(parents=True)  # the experts' notebooks, as the Hub has
     if marker:
         (bench / "genotex-benchmark.json").write_text("{}")
     return bench
@@ -206,3 +207,16 @@ def test_the_demo_layouts_baseline_still_replaces_its_own_output(demo):
     done = CliRunner().invoke(main, ["baseline", str(demo)])
     assert done.exit_code == 0, done.output
     assert _tree(demo / "reference" / "output") == before
+
+
+def test_an_agents_own_output_is_never_taken_for_a_reference(tmp_path):
+    """A harness sample's folder (input/, metadata/, output/ with answers, no code/) looks like
+    a benchmark root; its own answers stay writable (a second regress replaces them).
+    """
+    from genotex.core import known_references
+
+    folder = tmp_path / "sample"
+    for part in ("input/GEO", "metadata", "output/regress/Asthma"):
+        (folder / part).mkdir(parents=True)
+    (folder / "output/regress/Asthma/significant_genes_condition_None.json").write_text("{}")
+    assert known_references(folder / "output" / "regress") == []

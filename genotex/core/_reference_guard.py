@@ -4,9 +4,11 @@ A reference folder is known three ways, without the user saying so:
 
 - a downloaded benchmark's marker (`genotex-benchmark.json`) in the target or one of its
   parents: the Hub copy keeps the reference answers under `output/` beside the marker;
-- the published layout without a marker: `output/` beside `metadata/` and `input/`, holding
-  reference answers (`regress/<trait>/significant_genes_condition_*.json`), with no
-  `reference/` beside it;
+- the published layout without a marker (the Hub copy cloned whole): `output/` beside
+  `metadata/`, `input/` and `code/` (the experts' notebooks), holding reference answers
+  (`regress/<trait>/significant_genes_condition_*.json`), with no `reference/` beside it.
+  An agent's working folder (`input/`, `metadata/`, its own `output/`) has no `code/`,
+  so its own answers are never taken for a reference;
 - the demo's layout: `reference/output/` beside `metadata/` and `input/`;
 
 and by the `-r`/`--reference` of the same call (`references=`). A target that is, holds
@@ -62,8 +64,8 @@ def _references_at(folder: Path) -> list[Path]:
     is_bench = (folder / "metadata").is_dir() and (folder / "input").is_dir()
     if is_bench and (folder / "reference" / "output").is_dir():
         found.append(folder / "reference" / "output")
-    elif is_bench and output.is_dir() and _holds_answers(output):
-        found.append(output)
+    elif is_bench and (folder / "code").is_dir() and output.is_dir() and _holds_answers(output):
+        found.append(output)  # the Hub copy cloned whole, no marker: code/ beside output/
     return found
 
 

@@ -121,6 +121,22 @@ def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
     )
 
 
+def harness_label(report: EvalReport) -> str:
+    """What ran, for a row's name (a saved report is untrusted: text cut): the solver, the
+    model and the arguments passed, e.g. "genoagent · openai/o1 · review_rounds=1"; empty
+    for a run with no model (gold, baseline) or no harness block.
+    """
+    harness = report.run.get("harness")
+    if not isinstance(harness, dict) or not isinstance(harness.get("solver"), str):
+        return ""
+    model = harness.get("model")
+    if not isinstance(model, str) or model in ("", "none", "none/none"):
+        return ""
+    passed = harness.get("solver_args_passed")
+    shown = [f"{k}={v}" for k, v in (passed.items() if isinstance(passed, dict) else ())][:4]
+    return " · ".join([harness["solver"][:40], model[:60], *(s[:40] for s in shown)])
+
+
 def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
     if not_isolated(report):
         name = f"{name} (not isolated)"
@@ -211,9 +227,10 @@ def leaderboard(
 
     A run is named by `labels` (in the order of `paths`), else by the label its
     report records (`eval --label`), else by its file (or, for `RUN/eval.json`,
-    its folder). Runs come first, sorted by AUROC; the paper's rows follow in
-    the paper's order. The best value of each column is marked, every tie of
-    it (as printed) too.
+    its folder) and, for a model-driven harness run, what ran (`harness_label`).
+    Runs come first, sorted by AUROC; the paper's rows follow in the paper's
+    order. The best value of each column is marked, every tie of it (as printed)
+    too.
 
     Raises `ReportError` for an unreadable report, one without digests, or
     reports made against different references.
@@ -224,8 +241,11 @@ def leaderboard(
     if len(reports) > 1:
         check_same_reference(reports)
     names = labels or [
-        str(report.run.get("label") or _run_name(Path(path))) for path, report in reports.items()
-    ]
+        str(report.run.get("label") or " · ".join(
+            n for n in (_run_name(Path(path)), harness_label(report)) if n
+        ))
+        for path, report in reports.items()
+    ]  # fmt: skip
     rows = [_row_of(name, report) for name, report in zip(names, reports.values(), strict=True)]
     rows.sort(key=lambda r: -(auroc if (auroc := r.values.get("auroc")) is not None else -1))
     warnings: list[str] = []

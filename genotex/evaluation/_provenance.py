@@ -47,7 +47,12 @@ def tree_digest(root: Path, *, memo: DigestMemo | None = None) -> dict[str, Any]
         return None
     hashed = memo.sha256 if memo is not None else file_sha256
     lines, total = [], 0
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    found = [  # links followed (an export's slice of the reference is links to its folders)
+        Path(current) / name
+        for current, _, names in os.walk(root, followlinks=True)
+        for name in names
+    ]
+    for path in sorted(p for p in found if p.is_file()):
         size = path.stat().st_size
         total += size
         lines.append(f"{path.relative_to(root).as_posix()}\t{size}\t{hashed(path)}")

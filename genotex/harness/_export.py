@@ -144,7 +144,7 @@ def export_run(
     problems = {s.spec.id: max(1, len(s.spec.problems)) for s, _ in next(iter(by_epoch.values()))}
     summary, unpriced = runtime_summary(runtimes, problems), _unpriced(priced, runtimes)
     block = _run_block(run, reference, log_path, epochs=len(by_epoch), reducer=reducer_name)
-    block["failures"] = failures
+    block |= {"failures": failures, **what_ran(log)}
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
     given = sorted({t for s in run.specs.values() if s.trait in asked for t in s.given})
     analysis_problems = {p.key for s, _ in next(iter(by_epoch.values())) for p in s.spec.problems}
@@ -263,6 +263,42 @@ def _ranges(epochs: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, fl
         if found:
             ranges[metric] = {"mean": statistics.fmean(found), "min": min(found), "max": max(found)}
     return ranges
+
+
+def _scalar(value: object) -> object:
+    """A log's value as a report may hold it: a short scalar, else its text cut."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)[:200]
+
+
+def what_ran(log: Any) -> dict[str, Any]:
+    """The solver, its arguments, the model and the model of each role, from a log (read as
+    untrusted: scalars only, text cut, at most 50 arguments). The arguments are those the
+    run used: a sample's store records GenoAgent's options, else the log's solver arguments.
+    """
+    spec = log.eval
+    used: Any = None
+    for sample in log.samples or ():
+        team = (getattr(sample, "store", None) or {}).get("genoagent")
+        if isinstance(team, dict) and isinstance(team.get("options"), dict):
+            used = team["options"]
+            break
+    arguments = used if isinstance(used, dict) else (spec.solver_args or {})
+    passed = spec.solver_args_passed if isinstance(spec.solver_args_passed, dict) else {}
+    roles = spec.model_roles if isinstance(spec.model_roles, dict) else {}
+    return {
+        "solver": _scalar(spec.solver) if spec.solver else None,
+        "solver_args": {str(k)[:80]: _scalar(v) for k, v in list(arguments.items())[:50]},
+        "solver_args_passed": {str(k)[:80]: _scalar(v) for k, v in list(passed.items())[:50]},
+        "model": _scalar(spec.model),
+        "model_roles": {
+            str(role)[:80]: _scalar(getattr(config, "model", config))
+            for role, config in list(roles.items())[:20]
+        },
+    }
 
 
 def _run_block(
