@@ -85,18 +85,9 @@ def _commands(bench: Path, run: Path) -> dict[str, list[list[str]]]:
                 "--task-info",
                 str(info),
                 "--out",
-                str(ref / "regress"),
-            ],
-            [
-                "regress",
-                "--all-problems",
-                "--data",
-                str(pred / "preprocess"),
-                "--task-info",
-                str(info),
-                "--out",
-                str(bench),
-            ],
+                str(target),
+            ]
+            for target in (ref / "regress", bench)
         ],  # fmt: skip
         "eval": [
             ["eval", "-p", str(pred), "-r", str(ref), "--json", str(ref / "r.json")],

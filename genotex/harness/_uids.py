@@ -61,19 +61,13 @@ def uid_problem() -> str | None:
     except ValueError as exc:
         return str(exc)
     end = base + UID_RANGE
-    for entry in pwd.getpwall():
-        if base <= entry.pw_uid < end:
+    held = [("account", e.pw_name, e.pw_uid) for e in pwd.getpwall()]
+    held += [("group", g.gr_name, g.gr_gid) for g in grp.getgrall()]
+    for kind, name, number in held:
+        if base <= number < end:
             return (
-                f"the sandboxes' host uids {base:,}..{end - 1:,} hold the account "
-                f"{entry.pw_name!r}; set GENOTEX_SANDBOX_UID to the first of {UID_RANGE:,} unused "
-                "uids"
-            )
-    for group in grp.getgrall():
-        if base <= group.gr_gid < end:
-            return (
-                f"the sandboxes' host gids {base:,}..{end - 1:,} hold the group "
-                f"{group.gr_name!r}; set GENOTEX_SANDBOX_UID to the first of {UID_RANGE:,} unused "
-                "ids"
+                f"the sandboxes' host ids {base:,}..{end - 1:,} hold the {kind} {name!r}; set "
+                f"GENOTEX_SANDBOX_UID to the first of {UID_RANGE:,} unused ids"
             )
     for listing in ("/etc/subuid", "/etc/subgid"):
         with contextlib.suppress(OSError):
