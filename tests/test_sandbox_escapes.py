@@ -413,3 +413,22 @@ def test_a_control_character_in_an_output_name_is_not_captured(tmp_path, sandbox
     stored = log.samples[0].store["genotex:output"]
     assert [f["path"] for f in stored["files"]] == ["ok"]
     assert any("control character" in s["reason"] for s in score.metadata["skipped"])
+
+
+def test_the_agents_uid_range_must_be_unused(monkeypatch):
+    """An account or group inside the range, or a bad GENOTEX_SANDBOX_UID, is one sentence."""
+    import grp
+    import pwd
+
+    from genotex.harness._uids import DEFAULT_UID_BASE, uid_problem
+
+    monkeypatch.setenv("GENOTEX_SANDBOX_UID", "x")
+    assert "GENOTEX_SANDBOX_UID must be a whole number" in (uid_problem() or "")
+    monkeypatch.delenv("GENOTEX_SANDBOX_UID")
+    taken = pwd.struct_passwd(("squatter", "x", DEFAULT_UID_BASE + 1000, 1, "", "/", "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwall", lambda: [taken])
+    assert "hold the account 'squatter'" in (uid_problem() or "")
+    monkeypatch.setattr(pwd, "getpwall", lambda: [])
+    team = grp.struct_group(("crew", "x", DEFAULT_UID_BASE + 5, []))
+    monkeypatch.setattr(grp, "getgrall", lambda: [team])
+    assert "hold the group 'crew'" in (uid_problem() or "")
