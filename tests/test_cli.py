@@ -293,3 +293,25 @@ def test_eval_numbers_its_progress_in_a_log(tmp_path):
     assert lines[-1].startswith(f"[{len(tables)}/{len(tables)}] preprocessed tables (elapsed ")
     assert 2 <= len(lines) <= 23 and "ETA" in lines[0]
     assert "preprocessed tables" not in outputs["--no-progress"] + outputs["-q"]
+
+
+def test_a_missing_optional_package_is_an_install_hint(monkeypatch):
+    """0.8.0: "unexpected ModuleNotFoundError" with no hint (issue #52, item 17)."""
+    import builtins
+
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+
+    real = builtins.__import__
+
+    def without_inspect(name, *args, **kwargs):
+        if name.startswith("inspect_ai") or name.endswith("._export") or name == "harness":
+            raise ModuleNotFoundError(f"No module named {'inspect_ai'!r}", name="inspect_ai")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_inspect)
+    done = CliRunner().invoke(main, ["harness", "export", "x.eval", "--reference", ".",
+                                     "--out", "o"])  # fmt: skip
+    assert done.exit_code != 0 and "Traceback" not in done.output
+    assert "pip install 'genotex[harness]'" in done.output, done.output

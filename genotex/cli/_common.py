@@ -89,6 +89,19 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+#: Which extra brings a package a command may need (for the install hint).
+_EXTRAS = {
+    "inspect_ai": "harness",
+    "mcp": "mcp",
+    "huggingface_hub": "hub",
+    "anndata": "anndata",
+    "inmoose": "limma",
+    "dask": "dask",
+    "distributed": "dask",
+    "mygene": "mygene",
+}
+
+
 def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     """Turn errors into one sentence and a non-zero exit; `--debug` shows the traceback."""
 
@@ -110,6 +123,10 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                 _fail(str(exc))
             if isinstance(exc, OSError):
                 _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+            if isinstance(exc, ModuleNotFoundError) and exc.name:
+                extra = _EXTRAS.get(exc.name.split(".")[0])
+                hint = f"pip install 'genotex[{extra}]'" if extra else f"pip install {exc.name}"
+                _fail(f"this needs the {exc.name.split('.')[0]} package: {hint}")
             _fail(
                 f"unexpected {exc.__class__.__name__}: {exc} "
                 "(run again with --debug for the traceback)"
