@@ -105,7 +105,25 @@ def test_the_whole_benchmark_comes_verified_with_its_marker_and_scores_as_the_re
     )  # fmt: skip
     assert scored.returncode == 0, scored.stderr
     provenance = json.loads((tmp_path / "report.json").read_text())["run"]["provenance"]
-    assert provenance["benchmark"] == marker.summary()
+    assert provenance["benchmark"] == {**marker.summary(), "modified": 0, "modified_files": []}
+    assert f"reference: Liu-Hy/GenoTEX at main (commit {COMMIT[:12]})" in scored.stdout
+    assert "modified since download" not in scored.stdout
+    # a reference file edited after the download: said, in the text and the JSON (#52, item 7)
+    answer = next(p for p in sorted((bench / "output" / "regress").rglob("*.json")))
+    answer.write_text(answer.read_text().replace("]", ', "FORGED"]', 1))
+    edited = subprocess.run(
+        [sys.executable, "-m", "genotex", "eval", "-p", str(bench / "output"), "-r",
+         str(bench / "output"), "--json", str(tmp_path / "edited.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert edited.returncode == 0, edited.stderr
+    said = json.loads((tmp_path / "edited.json").read_text())["run"]["provenance"]["benchmark"]
+    relative = answer.relative_to(bench).as_posix()
+    assert said["modified"] == 1 and said["modified_files"] == [relative]
+    assert (
+        f"warning: the reference was modified since download (1 files differ from its "
+        f"marker: {relative})" in edited.stdout
+    )
 
 
 def test_a_run_on_a_fetched_benchmark_records_its_marker_in_the_log_and_the_export(

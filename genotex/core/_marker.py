@@ -13,7 +13,10 @@ path may not leave the benchmark folder.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,9 +130,79 @@ def find_marker(path: str | Path) -> BenchmarkMarker | None:
     return None
 
 
-def benchmark_summary(path: str | Path) -> dict[str, Any] | None:
+def _marker_root(path: str | Path) -> Path | None:
+    folder = Path(path)
+    for candidate in (folder, *list(folder.parents)[:2]):
+        if (candidate / MARKER_NAME).is_file():
+            return candidate
+    return None
+
+
+def file_digest(path: Path, kind: str, sha256: Callable[[Path], str] | None = None) -> str:
+    """A file's digest in a marker's form: `sha256:<hex>` or `git-sha1:<hex>` (git's blob id)."""
+    if kind == "sha256":
+        return f"sha256:{sha256(path) if sha256 is not None else _sha256(path)}"
+    blob = hashlib.sha1(usedforsecurity=False)
+    blob.update(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as source:
+        for chunk in iter(lambda: source.read(1 << 20), b""):
+            blob.update(chunk)
+    return f"git-sha1:{blob.hexdigest()}"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        for chunk in iter(lambda: source.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def modified_since_download(
+    path: str | Path, sha256: Callable[[Path], str] | None = None
+) -> list[str] | None:
+    """The files of the folder `path` (a downloaded reference) that differ from its marker:
+    changed, gone, or not in it (paths under the benchmark, sorted); None when no marker
+    is found. `sha256` is a (memoised) file hasher, so that an unchanged reference costs
+    no read the eval's own digest has not already made.
+    """
+    root = _marker_root(path)
+    if root is None:
+        return None
+    marker = BenchmarkMarker.read(root / MARKER_NAME)
+    folder = Path(path)
+    prefix = folder.resolve().relative_to(root.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    listed = {p: v for p, v in marker.files.items() if p.startswith(prefix)}
+    found = {
+        (Path(current) / name).relative_to(root).as_posix()
+        for current, _, names in os.walk(folder)
+        for name in names
+        if name != MARKER_NAME
+    }
+    differing = sorted(found - set(listed))
+    for relative, (size, digest) in listed.items():
+        target = root / relative
+        if not target.is_file() or target.stat().st_size != size:
+            differing.append(relative)
+        elif file_digest(target, digest.split(":", 1)[0], sha256) != digest:
+            differing.append(relative)
+    return sorted(differing)
+
+
+def benchmark_summary(
+    path: str | Path, *, check: bool = False, sha256: Callable[[Path], str] | None = None
+) -> dict[str, Any] | None:
     """What a run's provenance records of the benchmark `path` lies in: its marker's
-    `summary()` (`find_marker`), None when there is no marker.
+    `summary()` (`find_marker`), None when there is no marker. With `check`, `path` is the
+    reference, checked file by file against the marker: `modified` counts the files that
+    differ and `modified_files` names up to ten.
     """
     marker = find_marker(path)
-    return None if marker is None else marker.summary()
+    if marker is None:
+        return None
+    summary = marker.summary()
+    if check:
+        differing = modified_since_download(path, sha256) or []
+        summary |= {"modified": len(differing), "modified_files": differing[:10]}
+    return summary

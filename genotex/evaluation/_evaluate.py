@@ -224,6 +224,10 @@ def _finish(
         started,
         folders=tuple(sorted({scored[t] for t in options.tasks})),
         memo=options.cache.digests if options.cache is not None else None,
-        benchmark=benchmark_summary(ref.given_root),
+        benchmark=benchmark_summary(
+            ref.given_root,
+            check=True,  # the reference against its download's marker, file by file
+            sha256=options.cache.digests.sha256 if options.cache is not None else None,
+        ),
     )
     return replace(report, run={**report.run, "provenance": block})

@@ -209,11 +209,35 @@ PREDICTION_IS_REFERENCE = (
 )
 
 
+def _benchmark_lines(provenance: object) -> str:
+    """The downloaded benchmark the reference came from (repo, revision, commit), and a
+    warning when the reference differs from what was downloaded.
+    """
+    if not isinstance(provenance, dict) or not isinstance(provenance.get("benchmark"), dict):
+        return ""
+    benchmark = provenance["benchmark"]
+    names = [str(benchmark.get(k) or "?")[:80] for k in ("repo", "revision", "commit")]
+    lines = [f"reference: {names[0]} at {names[1]} (commit {names[2][:12]})"]
+    modified = benchmark.get("modified")
+    if isinstance(modified, int) and not isinstance(modified, bool) and modified > 0:
+        shown = benchmark.get("modified_files")
+        first = ", ".join(str(f)[:120] for f in shown[:3]) if isinstance(shown, list) else ""
+        lines.append(
+            f"warning: the reference was modified since download ({modified:,} files differ "
+            f"from its marker: {first}{', ...' if modified > 3 else ''}); its scores are not "
+            "the benchmark's"
+        )
+    return "\n".join(lines)
+
+
 def render_text(report: ReportData, *, details: bool = False, max_findings: int = 40) -> str:
     """The printed evaluation: per-task summaries, optional details, problems found."""
     blocks: list[str] = []
     if (report.run or {}).get("prediction_is_reference"):
         blocks.append(PREDICTION_IS_REFERENCE)
+    said = _benchmark_lines((report.run or {}).get("provenance"))
+    if said:
+        blocks.append(said)
     if report.filtering is not None:
         blocks += _selection_blocks(report, details)
     if report.preprocessing is not None:
