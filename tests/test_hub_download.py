@@ -167,6 +167,17 @@ def test_only_a_trait_and_some_parts_bring_what_its_problems_need(hub_files, tmp
     want = {p for p in hub_files if p.startswith(("input/GEO/Asthma/", "output/preprocess/Asthma/",
             "output/regress/Asthma/", "output/preprocess/Obesity/", "metadata/"))}  # fmt: skip
     assert got == want
+    # verify --only checks the marker's entries for the trait (0.8.0 checked the shipped
+    # manifest and called 20 files of a folder that had just verified missing) (#52, item 8)
+    verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench),
+                             "--only", "Asthma"], capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert f"{len(want)} verified, 0 differ, 0 missing" in verify.stdout
+    first = sorted(p for p in want if p.startswith("input/GEO/Asthma/"))[0]
+    (bench / first).unlink()
+    verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench),
+                             "--only", "Asthma"], capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 1 and f"MISSING {first}" in verify.stdout
     listed = [line.split()[-1] for line in dry.stdout.splitlines()[:-1]]
     assert sorted(listed) == sorted(want)
     sizes = sum(len(hub_files[p]) for p in want)

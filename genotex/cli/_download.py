@@ -140,8 +140,11 @@ def download_verify(bench: Path, only: tuple[str, ...]) -> None:
     marked = (bench / MARKER_NAME).is_file()
     if not (bench / "input").is_dir() and not marked:
         raise GenotexError("holds no input/ folder (is it a benchmark root?)", path=bench)
-    if marked and not only:  # what the download fetched, each file against its digest
-        fetched = verify_marker(bench)
+    if marked:  # what the download fetched (of --only's traits), each against its digest
+        try:
+            fetched = verify_marker(bench, only=only)
+        except UnknownSelection as exc:
+            raise click.BadParameter(str(exc), param_hint="--only") from None
         click.echo(
             f"{MARKER_NAME}: {len(fetched.verified)} verified, {len(fetched.differ)} differ, "
             f"{len(fetched.missing)} missing"

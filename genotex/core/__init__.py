@@ -74,6 +74,7 @@ from ._marker import (
     BenchmarkMarker,
     MarkerError,
     benchmark_summary,
+    file_digest,
     find_marker,
 )
 from ._memory import empty_without_huge_pages
@@ -196,6 +197,7 @@ __all__ = [
     "BenchmarkMarker",
     "MarkerError",
     "benchmark_summary",
+    "file_digest",
     "find_marker",
     "known_references",
     "refuse_reference_target",

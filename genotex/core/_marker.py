@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import write_text_atomic
-from ._digest import tree_digest_of
+from ._digest import file_sha256, tree_digest_of
 from ._errors import GenotexError, UnsafeNameError
 from ._json import read_json
 from ._layout import check_relative
@@ -138,24 +138,18 @@ def _marker_root(path: str | Path) -> Path | None:
     return None
 
 
-def file_digest(path: Path, kind: str, sha256: Callable[[Path], str] | None = None) -> str:
-    """A file's digest in a marker's form: `sha256:<hex>` or `git-sha1:<hex>` (git's blob id)."""
+def file_digest(path: str | Path, kind: str, sha256: Callable[[Path], str] | None = None) -> str:
+    """`sha256:<hex>` of a file, or `git-sha1:<hex>`, its git blob id (sha1 of `blob <size>`,
+    a NUL byte and its bytes), as the Hub gives them; `sha256` a (memoised) hasher to use.
+    """
+    path = Path(path)
     if kind == "sha256":
-        return f"sha256:{sha256(path) if sha256 is not None else _sha256(path)}"
-    blob = hashlib.sha1(usedforsecurity=False)
-    blob.update(f"blob {path.stat().st_size}\0".encode())
+        return f"sha256:{sha256(path) if sha256 is not None else file_sha256(path)}"
+    blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
     with open(path, "rb") as source:
         for chunk in iter(lambda: source.read(1 << 20), b""):
             blob.update(chunk)
     return f"git-sha1:{blob.hexdigest()}"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as source:
-        for chunk in iter(lambda: source.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def modified_since_download(

@@ -13,7 +13,6 @@ A file already there and matching is not fetched again; the marker
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -24,7 +23,7 @@ from pathlib import Path
 from ..core import (
     MARKER_NAME,
     BenchmarkMarker,
-    file_sha256,
+    file_digest,
     output_path,
     prepare_output_folder,
 )
@@ -46,19 +45,6 @@ class BenchmarkDownload:
     fetched: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     bytes_fetched: int = 0
-
-
-def file_digest(path: str | Path, kind: str) -> str:
-    """`sha256:<hex>` of a file, or `git-sha1:<hex>`, its git blob id (sha1 of
-    `blob <size>`, a NUL byte and its bytes), as the Hub gives them.
-    """
-    if kind == "sha256":
-        return f"sha256:{file_sha256(path)}"
-    blob = hashlib.sha1(f"blob {os.path.getsize(path)}\0".encode(), usedforsecurity=False)
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
-            blob.update(chunk)
-    return f"git-sha1:{blob.hexdigest()}"
 
 
 def _matches(target: Path, file: HubFile, listed: BenchmarkMarker | None) -> bool:

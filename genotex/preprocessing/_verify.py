@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import file_sha256, find_marker
+from ..core import TaskInfo, file_digest, file_sha256, find_marker
 from ._download import UnknownSelection, load_manifest, packaged_manifest
 
 __all__ = ["InputCheck", "verify_inputs", "verify_marker"]
@@ -89,19 +89,28 @@ def verify_inputs(
     return check
 
 
-def verify_marker(bench: str | Path) -> InputCheck:
+def verify_marker(bench: str | Path, only: Iterable[str] = ()) -> InputCheck:
     """Check every file the benchmark's marker lists (`genotex download benchmark`: inputs,
     reference, metadata, code) against the digest it was fetched with; paths relative to
-    `bench`. An empty check when there is no marker.
+    `bench`. With `only`, the files the marker lists for those traits, chosen as the
+    download chooses them (their inputs, answers and code, their conditions' data, the
+    metadata). An empty check when there is no marker.
     """
-    from ._hub_fetch import file_digest
+    from ._hub import PARTS, HubFile, select_files
 
     bench = Path(bench)
     marker = find_marker(bench)
     check = InputCheck()
     if marker is None:
         return check
-    for relative, (size, digest) in sorted(marker.files.items()):
+    listed = {p: v for p, v in marker.files.items()}
+    if only:
+        files = [HubFile(p, n, d) for p, (n, d) in listed.items()]
+        info_path = bench / "metadata" / "task_info.json"
+        info = TaskInfo.read(info_path) if info_path.is_file() else None
+        chosen = select_files(files, PARTS, only, info)
+        listed = {f.path: (f.size, f.digest) for f in chosen}
+    for relative, (size, digest) in sorted(listed.items()):
         path = bench / relative
         if not _regular(path):
             check.missing.append(relative)
