@@ -324,3 +324,52 @@ def test_verify_names_a_fetched_file_that_changed_or_went(hub_files, tmp_path):
     assert verify.returncode == 1
     assert "DIFFERS metadata/task_info.json" in verify.stdout
     assert "MISSING code/Asthma/notebook.ipynb" in verify.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(["--parts", ""], "names no part"), (["--only", ""], "an empty trait name")],
+)
+def test_an_empty_selection_is_refused(hub_files, tmp_path, args, says):
+    """0.8.0: `--parts ""` downloaded nothing with exit 0 and wrote a marker; `--only ""`
+    selected the whole benchmark (issue #52, item 5)."""
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), *args, endpoint=url,
+                        tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and says in done.stderr and not bench.exists()
+
+
+def test_a_link_for_the_clients_cache_or_a_folder_for_the_marker_is_refused_first(
+    hub_files, tmp_path
+):
+    """A link at BENCH/.cache sent 0.8.0's cache and lock files outside BENCH; a folder where
+    the marker goes was found after the whole transfer (issue #52, items 2 and 5)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name, make in ((".cache", lambda p: p.symlink_to(outside)),
+                       (MARKER_NAME, lambda p: p.mkdir())):  # fmt: skip
+        bench = tmp_path / f"BENCH{len(name)}"
+        bench.mkdir()
+        make(bench / name)
+        with _hub(hub_files) as url:
+            done = _genotex("download", "benchmark", "--out", str(bench), endpoint=url,
+                            tmp_path=tmp_path)  # fmt: skip
+        assert done.returncode == 1 and "nothing was fetched" in done.stderr, done.stderr
+        assert not (bench / "metadata").exists() and list(outside.iterdir()) == []
+
+
+def test_two_downloads_into_one_folder_at_once_are_refused(hub_files, tmp_path):
+    import fcntl
+
+    bench = tmp_path / "BENCH"
+    (bench / ".cache").mkdir(parents=True)
+    with open(
+        bench / ".cache" / "genotex-download.lock", "w"
+    ) as held:  # another download, under way
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with _hub(hub_files) as url:
+            done = _genotex("download", "benchmark", "--out", str(bench), endpoint=url,
+                            tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "another download into" in done.stderr
+    assert not (bench / MARKER_NAME).exists()

@@ -219,6 +219,14 @@ def download_benchmark_command(
     from ..preprocessing import UnknownSelection, download_benchmark, plan_benchmark
 
     chosen = [p.strip() for p in parts.split(",") if p.strip()]
+    if not chosen:  # `--parts ""` downloaded nothing, exit 0, and wrote a marker
+        raise click.BadParameter(
+            "names no part: metadata, reference, inputs, code", param_hint="--parts"
+        )
+    if any(not t.strip() for t in only):  # `--only ""` selected the whole benchmark
+        raise click.BadParameter(
+            "an empty trait name selects nothing: name a trait", param_hint="--only"
+        )
     try:
         plan = plan_benchmark(parts=chosen, only=only, revision=revision)
     except UnknownSelection as exc:

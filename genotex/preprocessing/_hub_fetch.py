@@ -13,10 +13,11 @@ A file already there and matching is not fetched again; the marker
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +110,67 @@ def download_benchmark(
     """Fetch the plan's files into `out` (resuming, skipping what is there and matches),
     check each, and write the marker; HubError in one sentence on any failure.
     """
+    out = prepare_output_folder(out, what="benchmark folder", makes_reference=True)
+    _check_own_places(out)
+    with _locked(out):
+        return _download_into(out, plan, token=token, progress=progress)
+
+
+#: Where the Hub's client keeps its cache and locks under `local_dir`.
+_CLIENT_PLACES = (".cache", ".cache/huggingface", ".cache/huggingface/download")
+
+
+def _check_own_places(out: Path) -> None:
+    """Before any transfer: the marker's place and the client's cache under BENCH are what
+    they seem (a link at `BENCH/.cache` sent 0.8.0's cache and lock files outside BENCH; a
+    folder where the marker goes was found only after the whole transfer).
+    """
+    marker = out / MARKER_NAME
+    if marker.is_symlink() or (marker.exists() and not marker.is_file()):
+        raise HubError(
+            f"{marker} is not a file, so the marker cannot be written; nothing was fetched"
+        )
+    for place in _CLIENT_PLACES:
+        path = out / place
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise HubError(
+                f"{path} is a link or a file where the Hub client keeps its cache; remove it, "
+                "nothing was fetched"
+            )
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """One download into a folder at a time (two at once both exited 0 in 0.8.0, the marker
+    listing half of what they verified): a lock on `BENCH/.cache/genotex-download.lock`,
+    beside the Hub client's own (its place checked before, `_check_own_places`).
+    """
+    import fcntl
+
+    (out / ".cache").mkdir(exist_ok=True)
+    try:
+        handle = os.open(
+            out / ".cache" / "genotex-download.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644
+        )
+    except OSError as exc:
+        raise HubError(f"{out}: the download's lock cannot be taken ({exc.strerror})") from None
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HubError(
+                f"another download into {out} is under way; wait for it, then run this again "
+                "(it resumes)"
+            ) from None
+        yield
+    finally:
+        os.close(handle)
+
+
+def _download_into(
+    out: Path, plan: BenchmarkPlan, *, token: str | None, progress: Progress | None
+) -> BenchmarkDownload:
+    """The download proper, under the folder's lock."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.utils import (
         are_progress_bars_disabled,
@@ -116,7 +178,6 @@ def download_benchmark(
         enable_progress_bars,
     )
 
-    out = prepare_output_folder(out, what="benchmark folder", makes_reference=True)
     listed = _existing_marker(out, plan)
     targets = {f.path: output_path(out, *f.path.split("/")) for f in plan.files}
     kept: list[HubFile] = []
