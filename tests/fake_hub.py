@@ -38,6 +38,7 @@ class FakeHub:
     corrupt: set[str] = field(default_factory=set)  # served with other bytes than listed
     cut_once: set[str] = field(default_factory=set)  # the first GET ends after half the bytes
     understate: set[str] = field(default_factory=set)  # listed at 10 bytes, whatever they are
+    broken: set[str] = field(default_factory=set)  # answered 500 (a server error)
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -129,6 +130,8 @@ class FakeHub:
             return self._unknown_revision(request, revision, head)
         if self.redirect_loop:
             return self._send(request, 302, b"", {"Location": request.path}, head)
+        if name in self.broken:
+            return self._send(request, 500, b'{"error": "Internal Error"}', {}, head)
         if name not in self.files:
             return self._send(request, 404, b'{"error": "Entry not found"}',
                               {"X-Error-Code": "EntryNotFound"}, head)  # fmt: skip

@@ -373,3 +373,22 @@ def test_two_downloads_into_one_folder_at_once_are_refused(hub_files, tmp_path):
                             tmp_path=tmp_path)  # fmt: skip
     assert done.returncode == 1 and "another download into" in done.stderr
     assert not (bench / MARKER_NAME).exists()
+
+
+def test_a_server_error_and_a_folder_in_the_way_are_named_as_what_they_are(hub_files, tmp_path):
+    """0.8.0 said a Hub answering 500 "has no file", and a folder where a file goes "could
+    not be reached" (issue #52, item 13)."""
+    name = "metadata/task_info.json"
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files, broken={name}) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--parts", "metadata",
+                        endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "has no file" not in done.stderr
+    assert "a server or network error" in done.stderr and "500" in done.stderr, done.stderr
+    other = tmp_path / "OTHER"
+    (other / name).mkdir(parents=True)  # a folder where the file goes
+    with _hub(hub_files) as url:
+        done = _genotex("download", "benchmark", "--out", str(other), "--parts", "metadata",
+                        endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "could not be reached" not in done.stderr
+    assert "stands in its way" in done.stderr or "is a folder" in done.stderr, done.stderr

@@ -111,6 +111,11 @@ def hub_errors(repo: str, revision: str, what: str = "") -> Iterator[None]:
             f"the Hub refused {repo}{about} ({status}): it is gated, private or not there; "
             "give a token with access (HF_TOKEN, or `hf auth login`)"
         ) from None
+    except errors.LocalEntryNotFoundError as exc:  # the Hub did not answer (a 5xx, no link)
+        cause = exc.__cause__ or exc.__context__
+        status = getattr(getattr(cause, "response", None), "status_code", None)
+        said = f"answered {status}" if status else "could not be reached"
+        raise HubError(f"the Hub {said} for {repo}{about}: a server or network error") from None
     except errors.EntryNotFoundError:
         raise HubError(f"the Hub's {repo} at {revision} has no file {what}") from None
     except HfHubHTTPError as exc:
@@ -121,6 +126,11 @@ def hub_errors(repo: str, revision: str, what: str = "") -> Iterator[None]:
             raise HubError(
                 f"the disk is full{about}: what was fetched and checked is kept; make room and "
                 "run the same download again to go on"
+            ) from None
+        if exc.errno in (errno.EISDIR, errno.ENOTDIR, errno.EEXIST):
+            raise HubError(
+                f"{what or 'a file'} cannot be written: a folder or a file stands in its way "
+                f"({exc.filename or exc}); move it, nothing else changed"
             ) from None
         raise HubError(f"the Hub could not be reached for {repo}{about}: {exc}") from None
     except Exception as exc:  # httpx's own: redirects, protocol, timeouts
