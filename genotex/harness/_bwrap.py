@@ -51,7 +51,6 @@ from pathlib import Path
 from inspect_ai.util import ExecResult, SandboxEnvironment, sandboxenv, subprocess
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
-from typing_extensions import override
 
 from ._folder_sandbox import (
     HOME,
@@ -335,29 +334,23 @@ class BubblewrapSandbox(HostFolderSandbox):
     def process_argv(self, cmd: list[str]) -> list[str]:
         return self._argv(cmd, None, None)
 
-    @override
-    async def exec(  # noqa: PLR0917 - Inspect's signature
+    async def run_command(  # noqa: PLR0913, PLR0917 - exec's arguments, handed on
         self,
         cmd: list[str],
-        input: str | bytes | None = None,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        user: str | None = None,
-        timeout: int | None = None,
-        timeout_retry: bool = True,
-        concurrency: bool = True,
+        input: str | bytes | None,
+        cwd: str | None,
+        env: dict[str, str] | None,
+        timeout: int | None,
+        concurrency: bool,
     ) -> ExecResult[str]:
-        """Run `cmd` in a fresh sandbox over the sample's folder; a limit hit ends the sample."""
-        before = self.limits_before()
-        result = await subprocess(
+        """A fresh sandbox over the sample's folder, for this one command."""
+        return await subprocess(
             args=self._argv(cmd, cwd, env),
             input=input,
             timeout=timeout,
             output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
             concurrency=concurrency,
         )
-        self.check_limits(result, before)
-        return result
 
 
 def _user_tasks(uid: int) -> int:

@@ -23,6 +23,7 @@ from typing import Literal, overload
 
 from inspect_ai.util import ExecResult, SandboxEnvironment
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
+from typing_extensions import override
 
 from ._host_files import MAX_READ_BYTES, check_read_size, folder_beneath, open_at, read_chunks
 from ._leftovers import folder_prefix, remove_tree
@@ -172,6 +173,36 @@ class HostFolderSandbox(SandboxEnvironment):
         a server) with its standard streams the host's, under the sandbox's confinement and
         limits; the host starts it in `folder`.
         """
+        raise NotImplementedError
+
+    @override
+    async def exec(  # noqa: PLR0917 - Inspect's signature
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        """Run `cmd` in the sample's sandbox; a limit hit ends the sample (`check_limits`)."""
+        before = self.limits_before()
+        result = await self.run_command(cmd, input, cwd, env, timeout, concurrency)
+        self.check_limits(result, before)
+        return result
+
+    async def run_command(  # noqa: PLR0913, PLR0917 - exec's arguments, handed on
+        self,
+        cmd: list[str],
+        input: str | bytes | None,
+        cwd: str | None,
+        env: dict[str, str] | None,
+        timeout: int | None,
+        concurrency: bool,
+    ) -> ExecResult[str]:
+        """How this sandbox runs one command (its launch); `exec` checks the limits after."""
         raise NotImplementedError
 
     def limit_hits(self) -> int:
