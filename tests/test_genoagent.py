@@ -515,3 +515,20 @@ def test_zero_shot_top_is_checked_before_any_paid_call():
     for top in (-5, 0, "x"):
         with pytest.raises(PrerequisiteError, match="top must be a whole number from 1"):
             zero_shot(top=top)
+
+
+def test_no_bec_refuses_the_lmm_whatever_a_step_asks_for(bench, tmp_path):
+    """0.8.0's No BEC was only a prompt variable: a step asking for the LMM got it (#51)."""
+
+    def script(role: str, message: str) -> str:
+        if role == "statistician":
+            return _fenced("result = answer_problem(DATA_DIR, PROBLEM, TASK_INFO_FILE, "
+                           "model='lmm')\nwrite_result(OUT_DIR, result)")  # fmt: skip
+        return baseline_script(role, message)
+
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(batch_effect_correction=False, review_rounds=0), tmp_path, script)
+    for sample in log.samples:
+        steps = sample.store[STORE_KEY]["workflows"][0]["steps"]
+        assert "No BEC" in (steps[0]["error"] or ""), steps
+        assert next(iter(sample.scores.values())).value["f1"] == 0

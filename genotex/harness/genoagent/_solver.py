@@ -47,10 +47,23 @@ from genotex.regression import answer_problem, write_result
 SCRATCH = ".genoagent"
 
 
-def _preamble(names: Mapping[str, object]) -> tuple[str, str]:
+#: Under `batch_effect_correction=false` (Table 3's "No BEC"), the kernel's answer_problem
+#: refuses the LMM, whichever model a step asks for: the ablation is enforced, not only said.
+_NO_BEC = """\
+_answer_problem = answer_problem
+def answer_problem(*args, model="lasso", **kwargs):
+    if str(model).lower() != "lasso":
+        raise ValueError("batch-effect correction is off in this run (No BEC): the LMM and "
+                         "the automatic choice are refused; answer with model='lasso'")
+    return _answer_problem(*args, model=model, **kwargs)
+"""
+
+
+def _preamble(names: Mapping[str, object], *, no_bec: bool = False) -> tuple[str, str]:
     """The kernel's preamble (imports, then the workflow's names) and the names as shown."""
     shown = "\n".join(f"{key} = {value!r}" for key, value in names.items())
-    return f"{_IMPORTS}{shown}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
+    guard = _NO_BEC if no_bec else ""
+    return f"{_IMPORTS}{guard}{shown}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
 
 
 async def _folders(pattern: str) -> list[str]:
@@ -79,7 +92,7 @@ class ProjectManager:
         self, steps: Sequence[Unit], title: str, names: Mapping[str, object]
     ) -> None:
         """One workflow in a fresh kernel, stopped at the end whatever happened."""
-        preamble, shown = _preamble(names)
+        preamble, shown = _preamble(names, no_bec=not self.options.batch_effect_correction)
         kernel = Kernel(
             sandbox(), self.python, preamble=preamble, output_chars=self.options.output_chars
         )
