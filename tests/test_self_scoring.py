@@ -71,3 +71,33 @@ def test_the_average_frame_has_the_averages_without_intervals(tmp_path):
     assert len(overall) == 1 and int(overall["n"].iloc[0]) == len(problems) == 8
     assert math.isclose(overall["average"].iloc[0], problems["f1"].mean())
     assert set(frame["ci_note"]) == {"not computed"}
+
+
+def test_eval_of_one_trait_scores_it_as_a_subset(tmp_path):
+    """0.8.0 had no trait filter: a one-trait run scored every other trait as failed (#52,
+    item 9). Expected numbers: the whole evaluation's own rows for the trait.
+    """
+    from genotex.core import TaskInfoError
+    from genotex.evaluation import EvalOptions, evaluate
+
+    bench = tmp_path / "bench"
+    write_raw_benchmark(bench, recipes=False)
+    run_baseline(bench)
+    ref, info = bench / "reference" / "output", bench / "metadata" / "task_info.json"
+    whole = evaluate(bench / "output", ref, info)
+    shutil.rmtree(bench / "output" / "regress" / "Psoriasis")  # a run that did Asthma only
+    one = evaluate(bench / "output", ref, info, options=EvalOptions(traits=("Asthma",)))
+    assert one.run["traits"] == ["Asthma"]
+    assert {s.problem.trait for s in one.analysis} == {"Asthma"}
+    wanted = {s.problem.key: s.f1 for s in whole.analysis if s.problem.trait == "Asthma"}
+    assert {s.problem.key: s.f1 for s in one.analysis} == wanted
+    assert not [f for f in one.findings if "Psoriasis" in f.file]
+    done = CliRunner().invoke(main, ["eval", "-p", str(bench / "output"), "-r", str(ref),
+                                     "--task-info", str(info), "--trait", "Asthma"])  # fmt: skip
+    assert done.exit_code == 0 and "subset: Asthma only" in done.output
+    try:
+        evaluate(bench / "output", ref, info, options=EvalOptions(traits=("Asthmaa",)))
+    except TaskInfoError as exc:
+        assert "did you mean Asthma?" in str(exc)
+    else:
+        raise AssertionError("an unknown trait was scored")

@@ -68,6 +68,12 @@ from ._progress import say
     help="task_info.json; default: metadata/ next to REF or next to its parent.",
 )
 @click.option(
+    "--trait",
+    "traits",
+    multiple=True,
+    help="Score this trait only (repeatable): a subset, said as one, the others not failed.",
+)
+@click.option(
     "--json",
     "json_path",
     type=click.Path(path_type=Path),
@@ -155,6 +161,7 @@ def eval_command(
     tasks: tuple[str, ...],
     subtasks: tuple[str, ...],
     task_info: Path | None,
+    traits: tuple[str, ...],
     json_path: Path | None,
     csv_dir: Path | None,
     details: bool,
@@ -193,6 +200,7 @@ def eval_command(
         max_file_mb=max_file_mb,
         max_columns=max_columns,
         label=label,
+        traits=tuple(dict.fromkeys(traits)),
         ci=ci or report_dir is not None,
         bootstrap=BootstrapSettings(resamples=resamples, seed=seed),
         exact=exact_stats or report_dir is not None,

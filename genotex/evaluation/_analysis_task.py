@@ -189,15 +189,18 @@ def evaluate_analysis(
     findings: Findings | None = None,
     progress: Progress | None = None,
     lists: Lists | None = None,
+    traits: Sequence[str] = (),
 ) -> tuple[ProblemScore, ...]:
-    """Scores of every reference result file (empty when PRED has no regress/ folder)."""
+    """Scores of every reference result file (empty when PRED has no regress/ folder); with
+    `traits`, of those traits' files only.
+    """
     findings = findings or Findings()
     progress = progress or no_progress
     if not os.path.isdir(pred.path("regress")):
         findings.add(pred.relative(pred.path("regress")), "the prediction has no regress/ folder")
         return ()
     scores = []
-    results = reference_results(ref)
+    results = [r for r in reference_results(ref) if not traits or r[0] in traits]
     for trait, file_name, condition in progress(results, "regression results", len(results)):
         score, found = score_result_file(pred, ref, trait, file_name, condition, lists=lists)
         findings.extend(found)

@@ -7,6 +7,7 @@ not by the tree; file pairs may be scored in parallel processes.
 
 from __future__ import annotations
 
+import difflib
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..core import (
     ReferenceTreeError,
     TableCache,
     TaskInfo,
+    TaskInfoError,
     benchmark_summary,
 )
 from ._analysis_task import Lists, evaluate_analysis
@@ -57,6 +59,9 @@ class EvalOptions:
         Add the statistics beside the parity ones to every scored problem: exact
         AUROC and average precision over the problem's gene universe, and GSEA
         prerank (gseapy, `gsea_permutations` permutations, seed `gsea_seed`).
+    traits
+        Score these traits only (their problems, cohorts and files), as a subset: the
+        report says so (`run.traits`), and the others are not counted as failed.
     label
         The run's name in leaderboards, comparisons and the report (recorded in
         the report's `run.label`; none by default).
@@ -80,6 +85,7 @@ class EvalOptions:
     gsea_permutations: int = 1000
     gsea_seed: int = 0
     label: str | None = None
+    traits: tuple[str, ...] = ()  # score these traits only, as a subset (empty: every trait)
     cache: TableCache | None = None
     scheduler: str | None = None
 
@@ -120,6 +126,13 @@ def evaluate(
     task_info_source = None if isinstance(task_info, TaskInfo) else str(task_info)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
+    if options.traits:
+        unknown = [t for t in options.traits if t not in task_info.related_genes]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(task_info.related_genes), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise TaskInfoError(f"task_info has no trait {unknown[0]!r}{hint}")
+        task_info = task_info.restricted_to(options.traits)
 
     ref = GuardedTree.trusted(ref_path)
     pred = GuardedTree.untrusted(
@@ -142,9 +155,12 @@ def evaluate(
             progress=progress,
             cache=options.cache,
             scheduler=options.scheduler,
+            traits=options.traits,
         )
     if "analysis" in options.tasks:
-        analysis = evaluate_analysis(pred, ref, findings=findings, progress=progress, lists=lists)
+        analysis = evaluate_analysis(
+            pred, ref, findings=findings, progress=progress, lists=lists, traits=options.traits
+        )
     run = {
         "genotex_version": __version__,
         "prediction": str(pred_dir),
@@ -154,6 +170,7 @@ def evaluate(
         "subtasks": list(options.subtasks),
         "max_file_mb": options.max_file_mb,
         "problems_in_task_info": len(list(task_info.problems())),
+        "traits": list(options.traits) or None,  # a subset, when asked
         # scored against itself (`eval -p output` in a folder whose -r default is output/)
         "prediction_is_reference": same_tree(pred_path, ref_path),
     }

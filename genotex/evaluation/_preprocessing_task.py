@@ -169,11 +169,12 @@ def evaluate_preprocessing(
     progress: Progress | None = None,
     cache: TableCache | None = None,
     scheduler: str | None = None,
+    traits: Sequence[str] = (),
 ) -> dict[str, tuple[FileScore, ...] | None]:
     """Per subtask, the scores of every reference CSV (None when PRED has no preprocess/).
 
     Table pairs are scored in `jobs` processes, or on the Dask `scheduler`, in order;
-    reference tables are read through `cache`.
+    reference tables are read through `cache`. With `traits`, only those traits' CSVs.
     """
     findings = findings or Findings()
     progress = progress or no_progress
@@ -186,6 +187,7 @@ def evaluate_preprocessing(
         (pred, ref, subtask, trait, file, cache)
         for subtask in subtasks
         for trait, file in reference_csvs(ref, subtask)
+        if not traits or trait in traits
     ]
     scores: dict[str, list[FileScore]] = {subtask: [] for subtask in subtasks}
     results = ordered_map(_score_csv_task, tasks, jobs, scheduler=scheduler)

@@ -235,6 +235,10 @@ def render_text(report: ReportData, *, details: bool = False, max_findings: int 
     blocks: list[str] = []
     if (report.run or {}).get("prediction_is_reference"):
         blocks.append(PREDICTION_IS_REFERENCE)
+    subset = (report.run or {}).get("traits")
+    if isinstance(subset, list) and subset:
+        names = ", ".join(str(t)[:60] for t in subset[:20])
+        blocks.append(f"subset: {names} only (the other traits are not scored, not failed)")
     said = _benchmark_lines((report.run or {}).get("provenance"))
     if said:
         blocks.append(said)
