@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..core import csv_text, get_metric
 from ._compare import check_same_reference, load_report
-from ._isolation import not_isolated, unisolated
+from ._isolation import harness_label, not_isolated, unisolated
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
 
@@ -119,22 +119,6 @@ def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
         f"{row.name} scored {scored:,} of the {PAPER_PROBLEMS:,} problems the published rows "
         "were computed on: its averages are not comparable with theirs"
     )
-
-
-def harness_label(report: EvalReport) -> str:
-    """What ran, for a row's name (a saved report is untrusted: text cut): the solver, the
-    model and the arguments passed, e.g. "genoagent · openai/o1 · review_rounds=1"; empty
-    for a run with no model (gold, baseline) or no harness block.
-    """
-    harness = report.run.get("harness")
-    if not isinstance(harness, dict) or not isinstance(harness.get("solver"), str):
-        return ""
-    model = harness.get("model")
-    if not isinstance(model, str) or model in ("", "none", "none/none"):
-        return ""
-    passed = harness.get("solver_args_passed")
-    shown = [f"{k}={v}" for k, v in (passed.items() if isinstance(passed, dict) else ())][:4]
-    return " · ".join([harness["solver"][:40], model[:60], *(s[:40] for s in shown)])
 
 
 def _row_of(name: str, report: EvalReport) -> LeaderboardRow:

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import stat
-import subprocess as sp
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +23,15 @@ from inspect_ai.util import ExecResult, SandboxEnvironment
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from typing_extensions import override
 
-from ._host_files import MAX_READ_BYTES, check_read_size, folder_beneath, open_at, read_chunks
+from ._host_files import (
+    MAX_READ_BYTES,
+    check_read_size,
+    folder_beneath,
+    folder_bytes,
+    mount_tmpfs,
+    open_at,
+    read_chunks,
+)
 from ._leftovers import folder_prefix, remove_tree
 from ._sandbox_spec import AGENT_UID, SampleSandbox, SandboxLimitError, SandboxLimits
 
@@ -111,7 +117,7 @@ class HostFolderSandbox(SandboxEnvironment):
         # this one is killed before its cleanup (`sweep_folders`)
         self.folder = Path(tempfile.mkdtemp(prefix=folder_prefix(kind)))
         #: whether the folders are a tmpfs of `disk_mb` and `files` (a write stops when full)
-        self.bounded = _mount_tmpfs(self.folder, spec.limits)
+        self.bounded = mount_tmpfs(self.folder, spec.limits)
         self.home = self.folder / "home"
         self.home.mkdir()
         self.tmp = self.folder / "tmp"  # the sample's own /tmp, kept between its commands
@@ -247,7 +253,7 @@ class HostFolderSandbox(SandboxEnvironment):
             )
         if self.bounded:
             self._check_full()
-        used, largest, entries = _folder_bytes(self.home, self.tmp)
+        used, largest, entries = folder_bytes(self.home, self.tmp)
         if entries > limits.files:
             raise SandboxLimitError(
                 f"sandbox limit: file count limit hit (its folders hold {entries:,} files and "
@@ -372,39 +378,7 @@ class HostFolderSandbox(SandboxEnvironment):
         return data.decode("utf-8") if text else data
 
 
-def _mount_tmpfs(folder: Path, limits: SandboxLimits) -> bool:
-    """Make `folder` a tmpfs of `disk_mb` and `files` (as root only), so that a write past the
-    limit is refused while the command runs; False where it cannot be made.
-    """
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    options = f"size={limits.disk_mb}m,nr_inodes={limits.files},mode=0700"
-    done = sp.run(
-        ["mount", "-t", "tmpfs", "-o", options, "genotex-sample", str(folder)],
-        capture_output=True,
-        check=False,
-    )
-    return done.returncode == 0
-
-
 def _said(limits: SandboxLimits, what: str) -> str:
     if what == "CPU time":
         return f"{limits.cpu_seconds:,} s of CPU a process"
     return f"{limits.file_mb:,} MB a file"
-
-
-def _folder_bytes(*folders: Path) -> tuple[int, int, int]:
-    """Bytes of the regular files under folders, of the largest, and how many files and folders
-    there are (links not followed).
-    """
-    total = largest = entries = 0
-    for folder in folders:
-        for current, subfolders, files in os.walk(folder):
-            entries += len(subfolders) + len(files)
-            for name in files:
-                with contextlib.suppress(OSError):
-                    info = os.lstat(os.path.join(current, name))
-                    if stat.S_ISREG(info.st_mode):
-                        total += info.st_size
-                        largest = max(largest, info.st_size)
-    return total, largest, entries

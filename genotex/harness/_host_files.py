@@ -9,13 +9,26 @@ import contextlib
 import errno
 import io
 import os
+import shutil
+import stat
+import subprocess as sp
 from collections.abc import Iterator
 from pathlib import Path
 
 from inspect_ai.util import OutputLimitExceededError
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
-__all__ = ["MAX_READ_BYTES", "check_read_size", "folder_beneath", "open_at", "read_chunks"]
+from ._sandbox_spec import SandboxLimits
+
+__all__ = [
+    "MAX_READ_BYTES",
+    "check_read_size",
+    "folder_beneath",
+    "folder_bytes",
+    "mount_tmpfs",
+    "open_at",
+    "read_chunks",
+]
 
 #: The largest file the host reads out of a sandbox at once (Inspect's own bound is smaller).
 MAX_READ_BYTES = 2 * 1024**3
@@ -90,3 +103,35 @@ def folder_beneath(
         yield current
     finally:
         os.close(current)
+
+
+def mount_tmpfs(folder: Path, limits: SandboxLimits) -> bool:
+    """Make `folder` a tmpfs of `disk_mb` and `files` (as root only), so that a write past the
+    limit is refused while the command runs; False where it cannot be made.
+    """
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    options = f"size={limits.disk_mb}m,nr_inodes={limits.files},mode=0700"
+    done = sp.run(
+        ["mount", "-t", "tmpfs", "-o", options, "genotex-sample", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def folder_bytes(*folders: Path) -> tuple[int, int, int]:
+    """Bytes of the regular files under folders, of the largest, and how many files and folders
+    there are (links not followed).
+    """
+    total = largest = entries = 0
+    for folder in folders:
+        for current, subfolders, files in os.walk(folder):
+            entries += len(subfolders) + len(files)
+            for name in files:
+                with contextlib.suppress(OSError):
+                    info = os.lstat(os.path.join(current, name))
+                    if stat.S_ISREG(info.st_mode):
+                        total += info.st_size
+                        largest = max(largest, info.st_size)
+    return total, largest, entries
