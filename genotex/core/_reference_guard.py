@@ -31,6 +31,10 @@ __all__ = ["ReferenceTargetError", "known_references", "refuse_reference_target"
 MARKER_NAME = "genotex-benchmark.json"
 #: How deep below a target the rule looks for reference answers it would hold.
 _DEPTH = 3
+#: A target holds a reference it would write over: one at most two levels below it
+#: (`BENCH/output`, `BENCH/reference/output`, where a writer's own `output/` tree goes); a
+#: folder that merely contains a benchmark deeper down (a scratch folder) is not refused.
+_HOLDS = 2
 
 
 class ReferenceTargetError(GenotexError):
@@ -104,7 +108,7 @@ def refuse_reference_target(
             how = "is"
         elif reference in real.parents:
             how = "lies inside"
-        elif holding and real in reference.parents:
+        elif holding and real in reference.parents[:_HOLDS]:
             how = "holds"
         else:
             continue
