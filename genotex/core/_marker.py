@@ -26,11 +26,11 @@ from ._digest import file_sha256, tree_digest_of
 from ._errors import GenotexError, UnsafeNameError
 from ._json import read_json
 from ._layout import check_relative
+from ._reference_guard import MARKER_NAME
 
 __all__ = ["MARKER_NAME", "BenchmarkMarker", "MarkerError", "benchmark_summary", "find_marker"]
 
 #: The marker's file name, at the top of a benchmark folder.
-MARKER_NAME = "genotex-benchmark.json"
 _DIGEST = re.compile(r"(sha256:[0-9a-f]{64}|git-sha1:[0-9a-f]{40})")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
@@ -122,15 +122,12 @@ def find_marker(path: str | Path) -> BenchmarkMarker | None:
     (`BENCH`, `BENCH/output`, `BENCH/reference/output`); None when there is none. A marker
     that cannot be read is an error (a run must not record a wrong benchmark silently).
     """
-    folder = Path(path)
-    for candidate in (folder, *list(folder.parents)[:2]):
-        marker = candidate / MARKER_NAME
-        if marker.is_file():
-            return BenchmarkMarker.read(marker)
-    return None
+    root = _marker_root(path)
+    return None if root is None else BenchmarkMarker.read(root / MARKER_NAME)
 
 
 def _marker_root(path: str | Path) -> Path | None:
+    """The folder holding the marker of the benchmark `path` lies in (`find_marker`)."""
     folder = Path(path)
     for candidate in (folder, *list(folder.parents)[:2]):
         if (candidate / MARKER_NAME).is_file():
@@ -163,8 +160,13 @@ def modified_since_download(
     root = _marker_root(path)
     if root is None:
         return None
-    marker = BenchmarkMarker.read(root / MARKER_NAME)
-    folder = Path(path)
+    return _differing(BenchmarkMarker.read(root / MARKER_NAME), root, Path(path), sha256)
+
+
+def _differing(
+    marker: BenchmarkMarker, root: Path, folder: Path, sha256: Callable[[Path], str] | None
+) -> list[str]:
+    """What `modified_since_download` returns, for a marker already read at `root`."""
     prefix = folder.resolve().relative_to(root.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     listed = {p: v for p, v in marker.files.items() if p.startswith(prefix)}
@@ -192,11 +194,12 @@ def benchmark_summary(
     reference, checked file by file against the marker: `modified` counts the files that
     differ and `modified_files` names up to ten.
     """
-    marker = find_marker(path)
-    if marker is None:
+    root = _marker_root(path)
+    if root is None:
         return None
+    marker = BenchmarkMarker.read(root / MARKER_NAME)  # read once, for both
     summary = marker.summary()
     if check:
-        differing = modified_since_download(path, sha256) or []
+        differing = _differing(marker, root, Path(path), sha256)
         summary |= {"modified": len(differing), "modified_files": differing[:10]}
     return summary

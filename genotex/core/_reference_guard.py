@@ -25,9 +25,10 @@ from pathlib import Path
 
 from ._errors import GenotexError
 
-__all__ = ["ReferenceTargetError", "known_references", "refuse_reference_target"]
+__all__ = ["MARKER_NAME", "ReferenceTargetError", "known_references", "refuse_reference_target"]
 
-#: The marker a downloaded benchmark keeps at its root (`core._marker`).
+#: The marker a downloaded benchmark keeps at its root (read by `core._marker`; defined here,
+#: below it, so that the write rule needs nothing of the marker's module).
 MARKER_NAME = "genotex-benchmark.json"
 #: How deep below a target the rule looks for reference answers it would hold.
 _DEPTH = 3

@@ -103,7 +103,7 @@ def verify_marker(bench: str | Path, only: Iterable[str] = ()) -> InputCheck:
     check = InputCheck()
     if marker is None:
         return check
-    listed = {p: v for p, v in marker.files.items()}
+    listed = dict(marker.files)
     if only:
         files = [HubFile(p, n, d) for p, (n, d) in listed.items()]
         info_path = bench / "metadata" / "task_info.json"
