@@ -27,9 +27,11 @@ ALLOWED = {
     "regression": {"core"},
     "evaluation": {"core"},
     "workflows": {"core", *STAGES},
+    # the function library GenoAgent's agents call: one transformation a call, over the stages
+    "agentlib": {"core", "preprocessing", "regression"},
     # the Inspect harness is a workflow that only the CLI (and Inspect's entry point) imports
-    "harness": {"core", "workflows", *STAGES},
-    "cli": {"core", "workflows", "harness", *STAGES},
+    "harness": {"core", "workflows", "agentlib", *STAGES},
+    "cli": {"core", "workflows", "harness", "agentlib", *STAGES},
 }
 
 
