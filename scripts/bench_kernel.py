@@ -1,7 +1,7 @@
 """What GenoAgent's persistent kernel costs per step, in each sandbox that holds one.
 
 For `local`, `bwrap` and `podman` (where its image is built): the kernel's start with
-GenoAgent's own preamble (genotex's preprocessing and regression API imported: what every
+GenoAgent's own preamble (the paper library, `genotex.agentlib`, imported: what every
 cohort pays once, and each replay again), one trivial step, and a replay of 6 trivial steps
 (a start and the 6 steps: what a revision or a "go back" costs beyond its own code), each
 the median of N rounds. Offline; needs `pip install 'genotex[harness]'`.
@@ -24,6 +24,7 @@ from genotex.harness._kernel import Kernel
 from genotex.harness._podman import PodmanSandbox, default_image, podman_problem
 from genotex.harness._sandbox_spec import SampleSandbox, bwrap_problem
 from genotex.harness.genoagent._solver import _preamble
+from genotex.harness.genoagent._team import TeamOptions
 
 
 async def _environment(kind: str):
@@ -38,7 +39,8 @@ async def _environment(kind: str):
 
 async def _round(kind: str) -> dict[str, float]:
     env, python = await _environment(kind)
-    preamble, _ = _preamble({"TRAIT": "Asthma", "COHORT_DIR": "input/GEO/Asthma/GSE1"})
+    names = {"TRAIT": "Asthma", "COHORT_DIR": "input/GEO/Asthma/GSE1"}
+    preamble, _ = _preamble(names, TeamOptions())  # the default library, the paper's
     kernel = Kernel(env, python, preamble=preamble)
     try:
         started = time.perf_counter()

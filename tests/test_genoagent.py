@@ -29,6 +29,7 @@ from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.harness._tasks import analysis, baseline, e2e, preprocess  # noqa: E402
 from genotex.harness.genoagent import ROLES, STORE_KEY, genoagent, units  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
+from tests.paper_team import CORRECT  # noqa: E402
 
 SANDBOXES = ["local"] + (["bwrap"] if bwrap_problem() is None else [])
 #: The team against the baseline in every sandbox that runs here (CI builds podman's image).
@@ -60,12 +61,23 @@ def _next_of(message: str) -> str:
     return re.search(r'The next step in order is "(\w+)"', message).group(1)
 
 
+def _is_review(message: str) -> bool:
+    """A review request (its step under "# The step:"); a step's own request says "# This step:"."""
+    return "\n# The step: " in message
+
+
+def _reviewed(message: str) -> str:
+    """The part of a review request about the step reviewed (not the steps before it)."""
+    return message.split("\n# The step: ", 1)[-1]
+
+
 def _fenced(code: str) -> str:
     return f"Here is the step.\n\n```python\n{code}\n```\n"
 
 
-#: The baseline's own work, step by step: propose the recipe, preprocess, link, analyse.
-BASELINE_CODE = {
+#: `library=genotex`: the baseline's own work in its one-call functions (propose the recipe,
+#: preprocess, link, analyse), step by step.
+GENOTEX_CODE = {
     "dataset_analysis": (
         "proposal = propose_cohort(COHORT_DIR, TRAIT)\n"
         "os.makedirs(os.path.dirname(RECIPE_FILE), exist_ok=True)\n"
@@ -88,13 +100,24 @@ BASELINE_CODE = {
 }
 
 
-def baseline_script(role: str, message: str) -> str:
-    """Every step as the baseline would do it; every review approves; the planner goes on."""
-    if role == "planner":
-        return f'{{"step": "{_next_of(message)}"}}'
-    if message.startswith("# The step:"):
-        return '{"verdict": "approve"}'
-    return _fenced(BASELINE_CODE.get(_step_of(message) or "", "print('STEP DONE')"))
+#: The default, `library=paper`: the correct team's code over the paper library.
+CODE = CORRECT
+
+
+def team_script(code: dict[str, str]) -> Script:
+    """Every step written as `code` says; every review approves; the planner goes on."""
+
+    def script(role: str, message: str) -> str:
+        if role == "planner":
+            return f'{{"step": "{_next_of(message)}"}}'
+        if _is_review(message):
+            return '{"verdict": "approve"}'
+        return _fenced(code.get(_step_of(message) or "", "print('STEP DONE')"))
+
+    return script
+
+
+baseline_script = team_script(CODE)
 
 
 @pytest.fixture(scope="module")
@@ -125,13 +148,21 @@ def _calls(log) -> Counter:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
+@pytest.mark.parametrize(
+    ("sandbox", "library"),
+    [*((s, "paper") for s in TEAM_SANDBOXES), ("local", "genotex")],
+)
 @pytest.mark.parametrize("task", [e2e, analysis])
 def test_a_team_writing_the_baselines_steps_scores_what_the_baseline_scores(
-    bench, tmp_path, sandbox, task
+    bench, tmp_path, sandbox, library, task
 ):
+    """The correct team over the paper library (its decisions its own: rows, converters,
+    columns, the model) scores what genotex/baseline scores; so does the team that calls
+    genotex's one-call pipelines (`library=genotex`).
+    """
     made = task(root=str(bench), traits="Asthma", sandbox=sandbox)
-    ours = _eval(made, genoagent(), tmp_path / "team", baseline_script)
+    script = team_script(CODE if library == "paper" else GENOTEX_CODE)
+    ours = _eval(made, genoagent(library=library), tmp_path / "team", script)
     theirs = inspect_eval(task(root=str(bench), traits="Asthma", sandbox=sandbox),
                           model="none", solver=baseline(), log_dir=str(tmp_path / "base"),
                           display="none")[0]  # fmt: skip
@@ -142,10 +173,9 @@ def test_a_team_writing_the_baselines_steps_scores_what_the_baseline_scores(
 
 
 # ---- the reviewer: a broken first draft, rejected with its trace, passes on revision ---------
-BROKEN = {
-    "linking_and_qc": "outcome = preprocess_cohort(COHORT_DIR, TRAIT, SYNONYMS_FILE, OUT_DIR, "
-    "recipe=RECIPE_FILES)",  # a name that is not there: a NameError
-    "linking": "outcome = preprocess_cohort(COHORT_DIRS, TRAIT, SYNONYMS_FILE, OUT_DIR)",
+BROKEN = {  # a name that is not there: a NameError
+    "linking_and_qc": "gene_data = normalize_gene_symbols_in_index(gene_data, SYNONYMS_FILES)",
+    "linking": "gene_data = normalize_gene_symbols_in_index(genetic, SYNONYMS_FILES)",
 }
 
 
@@ -158,14 +188,14 @@ def reviewing_script(seen: list[str]) -> Script:
         step = _step_of(message) or ""
         if role == "planner":
             return f'{{"step": "{_next_of(message)}"}}'
-        if message.startswith("# The step:"):
-            if "Traceback" in message:
+        if _is_review(message):
+            if "Traceback" in _reviewed(message):
                 seen.append(step)
                 return '{"verdict": "reject", "feedback": "The name in the trace is wrong."}'
             return '{"verdict": "approve"}'
         if step in BROKEN and "# The review" not in message:
             return _fenced(BROKEN[step])
-        return _fenced(BASELINE_CODE.get(step, "print('STEP DONE')"))
+        return _fenced(CODE.get(step, "print('STEP DONE')"))
 
     return script
 
@@ -226,14 +256,17 @@ def planning_script(answer_at: dict[str, str]) -> Script:
                 asked.add(upcoming)
                 return answer_at[upcoming]
             return f'{{"step": "{upcoming}"}}'
-        if message.startswith("# The step:"):
+        if _is_review(message):
             return '{"verdict": "approve"}'
         code = {
-            "initial_inspection": "MARK_1 = 1",
+            "initial_inspection": "MARK_1 = 1\n" + CODE["initial_inspection"],
             "dataset_analysis": "assert 'MARK_1' in globals() and 'MARK_3' not in globals()\n"
-            + BASELINE_CODE["dataset_analysis"],
-            "gene_extraction": "MARK_3 = 1",
-        }.get(step, BASELINE_CODE.get(step, "print('STEP DONE')"))
+            + CODE["dataset_analysis"],
+            "gene_extraction": "MARK_3 = 1\n" + CODE["gene_extraction"],
+            # a skipped extraction is made up for here (a step the planner skipped)
+            "gene_mapping": "if 'genetic_data' not in globals():\n"
+            "    genetic_data = get_genetic_data(matrix_file)\n" + CODE["gene_mapping"],
+        }.get(step, CODE.get(step, "print('STEP DONE')"))
         return _fenced(code)
 
     return script
@@ -259,13 +292,52 @@ def test_going_back_to_step_two_rebuilds_the_state_and_goes_on(bench, tmp_path):
 def test_an_unreadable_or_impossible_plan_takes_the_next_step_and_a_skip_skips(bench, tmp_path):
     script = planning_script({
         "initial_inspection": "Let me think about the cohort first.",
-        "dataset_analysis": '{"step": "linking_and_qc"}',  # not allowed: three ahead
-        "gene_extraction": '{"step": "identifier_review"}',  # a skip of gene_extraction
+        "dataset_analysis": '{"step": "gene_annotation"}',  # no such step
+        "gene_extraction": '{"step": "gene_mapping"}',  # two skipped at once
     })  # fmt: skip
     log = _eval(preprocess(root=str(bench), traits="Psoriasis", sandbox="local"), genoagent(),
                 tmp_path, script)  # fmt: skip
-    names = [u.name for u in units("geo") if u.name != "gene_extraction"]
+    skipped = ("gene_extraction", "identifier_review")
+    names = [u.name for u in units("geo") if u.name not in skipped]
     assert _geo_steps(log) == [[(n, True) for n in names]]
+    assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None
+
+
+def test_the_planner_may_finish_a_workflow_early_and_says_so(bench, tmp_path):
+    script = planning_script({"identifier_review": '{"step": "finish"}'})
+    log = _eval(preprocess(root=str(bench), traits="Psoriasis", sandbox="local"), genoagent(),
+                tmp_path, script)  # fmt: skip
+    names = [u.name for u in units("geo")]
+    assert _geo_steps(log) == [[(n, True) for n in names[:3]]]
+    workflow = log.samples[0].store[STORE_KEY]["workflows"][0]
+    assert workflow["finished_early"] == "identifier_review" and workflow["abandoned"] is None
+
+
+@pytest.mark.parametrize(
+    ("max_retract", "taken", "planner_calls"), [(0, 6, 6 + 4), (2, 11, 11 + 4)]
+)
+def test_max_retract_bounds_going_back_and_the_planner_calls_follow(
+    bench, tmp_path, max_retract, taken, planner_calls
+):
+    """By hand: the planner asks to go back twice (before identifier_review, then before
+    linking_and_qc). With 2 allowed the GEO cohort takes 11 steps (6, and 2 + 3 again); with
+    0 both answers are impossible and it takes its 6. One planner call before each step
+    taken, plus the TCGA folder's 4; nothing else calls the planner.
+    """
+    script = planning_script({"identifier_review": '{"step": "dataset_analysis"}',
+                              "linking_and_qc": '{"step": "gene_extraction"}'})  # fmt: skip
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(max_retract=max_retract), tmp_path, script)
+    (steps,) = _geo_steps(log)
+    assert len(steps) == taken and all(ok for _, ok in steps)
+    assert _calls(log)["planner"] == planner_calls
+    assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None
+
+
+def test_a_workflow_of_one_step_makes_no_planner_call(bench, tmp_path):
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path, baseline_script)
+    assert _calls(log)["planner"] == 0 and _calls(log)["statistician"] > 0
 
 
 # ---- the ablations, counted from the log's model events -------------------------------------
@@ -273,9 +345,9 @@ def _always(verdict: str) -> Script:
     def script(role: str, message: str) -> str:
         if role == "planner":
             return f'{{"step": "{_next_of(message)}"}}'
-        if message.startswith("# The step:"):
+        if _is_review(message):
             return f'{{"verdict": "{verdict}", "feedback": "Again."}}'
-        return _fenced(BASELINE_CODE.get(_step_of(message) or "", "print('STEP DONE')"))
+        return _fenced(CODE.get(_step_of(message) or "", "print('STEP DONE')"))
 
     return script
 
@@ -332,7 +404,8 @@ def test_no_batch_effect_correction_answers_with_the_plain_lasso(bench, tmp_path
     from genotex.harness._rows import lasso
 
     task = analysis(root=str(bench), traits="Asthma", sandbox="local")
-    log = _eval(task, genoagent(batch_effect_correction=False), tmp_path / "a", baseline_script)
+    log = _eval(task, genoagent(batch_effect_correction=False, library="genotex"), tmp_path / "a",
+                team_script(GENOTEX_CODE))  # fmt: skip
     plain = inspect_eval(analysis(root=str(bench), traits="Asthma", sandbox="local"),
                          model="none", solver=lasso(), log_dir=str(tmp_path / "b"),
                          display="none")[0]  # fmt: skip
@@ -362,7 +435,7 @@ def test_a_cohort_out_of_its_budget_is_abandoned_with_its_reason(bench, tmp_path
     def script(role: str, message: str) -> str:
         if role == "planner":
             return f'{{"step": "{_next_of(message)}"}}'
-        if message.startswith("# The step:"):
+        if _is_review(message):
             return '{"verdict": "approve"}'
         return _fenced("import time\ntime.sleep(120)")
 
@@ -481,6 +554,8 @@ def test_a_team_that_misses_one_problem_is_scored_on_the_others(bench, tmp_path)
         ({"planning": "maybe"}, "planning must be true or false, not 'maybe'"),
         ({"output_chars": "x"}, "output_chars must be a whole number from 200"),
         ({"review_round": 1}, "there is no argument 'review_round'"),
+        ({"max_retract": -1}, "max_retract must be a whole number from 0 to 10, not -1"),
+        ({"library": "mine"}, "library must be one of paper, genotex, not 'mine'"),
     ],
 )
 def test_each_bad_argument_is_one_sentence_before_any_sample(arguments, said):
@@ -521,10 +596,11 @@ def test_zero_shot_top_is_checked_before_any_paid_call():
 def test_no_bec_refuses_the_lmm_whatever_a_step_asks_for(bench, tmp_path):
     """0.8.0's No BEC was only a prompt variable: a step asking for the LMM got it (#51)."""
 
+    forced = "'lmm' if MODEL != 'lasso' and detect_batch_effect(X) else 'lasso'"
+
     def script(role: str, message: str) -> str:
-        if role == "statistician":
-            return _fenced("result = answer_problem(DATA_DIR, PROBLEM, TASK_INFO_FILE, "
-                           "model='lmm')\nwrite_result(OUT_DIR, result)")  # fmt: skip
+        if role == "statistician":  # the step asks for the LMM whatever MODEL says
+            return _fenced(CODE[_step_of(message) or ""].replace(forced, "'lmm'"))
         return baseline_script(role, message)
 
     task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
@@ -533,3 +609,46 @@ def test_no_bec_refuses_the_lmm_whatever_a_step_asks_for(bench, tmp_path):
         steps = sample.store[STORE_KEY]["workflows"][0]["steps"]
         assert "No BEC" in (steps[0]["error"] or ""), steps
         assert next(iter(sample.scores.values())).value["f1"] == 0
+
+
+# ---- the paper library in the kernel and in the prompts (issue #51) --------------------------
+def _model_events(log) -> list[ModelEvent]:
+    """Each model call of the log, its messages read back from the log's attachments."""
+    from inspect_ai.log import resolve_sample_attachments
+
+    return [e for s in log.samples for e in resolve_sample_attachments(s).events
+            if isinstance(e, ModelEvent)]  # fmt: skip
+
+
+def _prompts(log) -> list[str]:
+    """Every message each model call was sent, system prompt included, from the log."""
+    return [str(m.content) for e in _model_events(log) for m in e.input]
+
+
+def test_a_default_kernel_holds_the_paper_library_and_the_prompts_document_it(bench, tmp_path):
+    import genotex.agentlib as agentlib
+    from genotex.harness.genoagent._library import paper_documentation
+    from tests.test_paper_library import DENIED
+
+    listing = "print('NAMES', sorted(n for n in globals() if not n.startswith('__')))"
+
+    def script(role: str, message: str) -> str:
+        if role == "data_engineer" and _step_of(message) == "initial_inspection":
+            return _fenced(f"{listing}\n{CODE['initial_inspection']}")
+        return baseline_script(role, message)
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path, script)
+    prompts = _prompts(log)
+    shown = re.search(r"NAMES (\[.*?\])", "\n".join(prompts)).group(1)
+    names = set(eval(shown))  # noqa: S307 - a list of names the kernel printed
+    workflow = {n for n in names if n.isupper()}  # TRAIT, COHORT_DIR, ... of the workflow
+    assert names - workflow == set(agentlib.__all__) | set(agentlib.KERNEL_MODULES)
+    assert workflow == {"TRAIT", "OUT_DIR", "SYNONYMS_FILE", "COHORT", "COHORT_DIR"}
+    systems = {e.role: str(e.input[0].content) for e in _model_events(log)}
+    assert set(systems) == {"planner", "data_engineer", "domain_expert", "code_reviewer"}
+    assert all("# The benchmark's guidelines" in text for text in systems.values())
+    assert all(paper_documentation() in systems[r] for r in systems if r != "planner")
+    for name in DENIED:  # nothing of genotex's pipelines is offered, in any prompt
+        offered = re.compile(rf"(?<![\w.]){name}\(|`{name}`")
+        assert not [p for p in prompts if offered.search(p)], name

@@ -33,8 +33,6 @@ __all__ = [
     "normalize_gene_symbols_in_index",
 ]
 
-Converter = Callable[[str], object]
-
 
 def geo_get_relevant_filepaths(cohort_dir: str) -> tuple[str, str]:
     """The family SOFT file and the series matrix file of a GEO cohort folder.
@@ -91,7 +89,9 @@ def _number(value: object, name: str, cell: str) -> float:
     return number
 
 
-def _feature(characteristics: pd.DataFrame, row: int, convert: Converter, name: str) -> pd.Series:
+def _feature(
+    characteristics: pd.DataFrame, row: int, convert: Callable[[str], object], name: str
+) -> pd.Series:
     if not callable(convert):
         raise TypeError(f"the converter for {name} must be a function of one cell's text")
     if not isinstance(row, int) or not 0 <= row < len(characteristics):
@@ -108,12 +108,12 @@ def geo_select_clinical_features(
     characteristics: pd.DataFrame,
     trait: str,
     trait_row: int,
-    convert_trait: Converter,
+    convert_trait: Callable[[str], object],
     *,
     age_row: int | None = None,
-    convert_age: Converter | None = None,
+    convert_age: Callable[[str], object] | None = None,
     gender_row: int | None = None,
-    convert_gender: Converter | None = None,
+    convert_gender: Callable[[str], object] | None = None,
 ) -> pd.DataFrame:
     """The clinical table: rows `trait`, ``Age``, ``Gender`` (those given) x samples.
 

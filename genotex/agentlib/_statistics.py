@@ -72,8 +72,9 @@ def select_and_load_cohort(
 
     One-step problems (no condition, ``Age`` or ``Gender``): the usable cohort of the
     trait with the most samples (that records the condition). Two-step problems
-    (the condition is another trait): the pair of usable cohorts, one of each trait,
-    sharing the most condition-related genes. None when no cohort (pair) can answer.
+    (the condition is another trait): the pair of usable cohorts, one of each trait, with
+    the largest product of sample sizes that shares at least one gene regressor. None
+    when no cohort (pair) can answer.
     """
     problem = ProblemId(trait, None if condition in (None, "None") else condition)
     root = Path(data_dir)
@@ -159,7 +160,7 @@ class CVResult:
 
 
 def _arrays(
-    x: pd.DataFrame, y: pd.Series, z: object
+    x: pd.DataFrame, y: pd.Series, z: np.ndarray | pd.Series | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     values = x.to_numpy(float)
     if not np.isfinite(values).all() or not np.isfinite(np.asarray(y, float)).all():
@@ -177,7 +178,12 @@ def _lmm(model: str) -> bool:
 
 
 def cross_validation(
-    x: pd.DataFrame, y: pd.Series, z: object = None, *, model: str, known_genes: list[str]
+    x: pd.DataFrame,
+    y: pd.Series,
+    z: np.ndarray | pd.Series | None = None,
+    *,
+    model: str,
+    known_genes: list[str],
 ) -> CVResult:
     """5-fold cross-validation of each α of the standard grid; the α whose selected genes hold
     the most `known_genes` (precision) wins (0.1 when none finds one). `model` is
@@ -194,7 +200,12 @@ def cross_validation(
 
 
 def fit_model(
-    x: pd.DataFrame, y: pd.Series, z: object = None, *, model: str, alpha: float
+    x: pd.DataFrame,
+    y: pd.Series,
+    z: np.ndarray | pd.Series | None = None,
+    *,
+    model: str,
+    alpha: float,
 ) -> pd.Series:
     """The final fit on all samples (X normalized; with Z, Y is first regressed on it): each
     gene's coefficient, in X's column order.

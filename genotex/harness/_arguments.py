@@ -14,7 +14,14 @@ from collections.abc import Iterable, Mapping
 
 from inspect_ai._util.error import PrerequisiteError
 
-__all__ = ["check_boolean", "check_number", "check_roles", "check_unknown", "check_whole"]
+__all__ = [
+    "check_boolean",
+    "check_choice",
+    "check_number",
+    "check_roles",
+    "check_unknown",
+    "check_whole",
+]
 
 
 def _refuse(solver: str, text: str) -> PrerequisiteError:
@@ -45,6 +52,14 @@ def check_number(solver: str, name: str, value: object, lowest: float, highest: 
 def check_boolean(solver: str, name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise _refuse(solver, f"{name} must be true or false, not {value!r:.40}")
+    return value
+
+
+def check_choice(solver: str, name: str, value: object, choices: Iterable[str]) -> str:
+    """`value` as one of `choices`, else one sentence naming them."""
+    known = list(choices)
+    if not isinstance(value, str) or value not in known:
+        raise _refuse(solver, f"{name} must be one of {', '.join(known)}, not {value!r:.40}")
     return value
 
 

@@ -19,10 +19,18 @@ from inspect_ai.model import model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from .._arguments import check_boolean, check_number, check_roles, check_unknown, check_whole
+from .._arguments import (
+    check_boolean,
+    check_choice,
+    check_number,
+    check_roles,
+    check_unknown,
+    check_whole,
+)
 from .._kernel import Kernel
 from .._scorer import PARTIAL_KEY
 from .._tasks import answer_path, sample_problems
+from ._library import LIBRARIES, library
 from ._team import Team, TeamOptions, WorkflowRecord
 from ._units import Unit, units
 
@@ -30,40 +38,17 @@ __all__ = ["STORE_KEY", "genoagent"]
 
 #: Where the team's record of a sample goes in its store.
 STORE_KEY = "genoagent"
-#: The kernel's library: what its preamble imports (the agents' "library file").
-_IMPORTS = """\
-import json, os
-import numpy as np
-import pandas as pd
-from genotex.preprocessing import (
-    Recipe, characteristics_dictionary, choose_gene_column, clinical_table, decide, find_matrix,
-    find_platform, geo_gene_table, handle_missing_values, inspect_cohort, is_biased,
-    load_synonyms, link, normalize_gene_table, preprocess_cohort, propose_cohort,
-    read_series_matrix, write_cohort,
-)
-from genotex.regression import answer_problem, write_result
-"""
 #: The team's scratch folder in the sample's working folder (recipes, the staged data).
 SCRATCH = ".genoagent"
 
 
-#: Under `batch_effect_correction=false` (Table 3's "No BEC"), the kernel's answer_problem
-#: refuses the LMM, whichever model a step asks for: the ablation is enforced, not only said.
-_NO_BEC = """\
-_answer_problem = answer_problem
-def answer_problem(*args, model="lasso", **kwargs):
-    if str(model).lower() != "lasso":
-        raise ValueError("batch-effect correction is off in this run (No BEC): the LMM and "
-                         "the automatic choice are refused; answer with model='lasso'")
-    return _answer_problem(*args, model=model, **kwargs)
-"""
-
-
-def _preamble(names: Mapping[str, object], *, no_bec: bool = False) -> tuple[str, str]:
-    """The kernel's preamble (imports, then the workflow's names) and the names as shown."""
+def _preamble(names: Mapping[str, object], options: TeamOptions) -> tuple[str, str]:
+    """The kernel's preamble (the library, then the workflow's names) and the names as shown."""
     shown = "\n".join(f"{key} = {value!r}" for key, value in names.items())
-    guard = _NO_BEC if no_bec else ""
-    return f"{_IMPORTS}{guard}{shown}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
+    imports = library(options.library).preamble(
+        batch_effect_correction=options.batch_effect_correction
+    )
+    return f"{imports}{shown}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
 
 
 async def _folders(pattern: str) -> list[str]:
@@ -92,7 +77,7 @@ class ProjectManager:
         self, steps: Sequence[Unit], title: str, names: Mapping[str, object]
     ) -> None:
         """One workflow in a fresh kernel, stopped at the end whatever happened."""
-        preamble, shown = _preamble(names, no_bec=not self.options.batch_effect_correction)
+        preamble, shown = _preamble(names, self.options)
         kernel = Kernel(
             sandbox(), self.python, preamble=preamble, output_chars=self.options.output_chars
         )
@@ -111,13 +96,14 @@ class ProjectManager:
         trait = shlex.quote(self.trait)
         for folder in await _folders(f"input/GEO/{trait}/*"):
             cohort = folder.rsplit("/", 1)[-1]
-            names = {**common, "COHORT": cohort, "COHORT_DIR": folder,
-                     "RECIPE_FILE": f"{SCRATCH}/recipes/{self.trait}/{cohort}.toml"}  # fmt: skip
-            await self.workflow(units("geo"), f"{self.trait}/{cohort}", names)
+            names = {**common, "COHORT": cohort, "COHORT_DIR": folder}
+            if self.options.library == "genotex":  # its proposer writes a recipe file
+                names["RECIPE_FILE"] = f"{SCRATCH}/recipes/{self.trait}/{cohort}.toml"
+            await self.workflow(units("geo", self.options.library), f"{self.trait}/{cohort}", names)
         xena = await _folders("input/TCGA/*")
         if xena:
             names = {**common, "COHORT": "Xena", "XENA_DIRS": xena, "COHORT_DIR": None}
-            await self.workflow(units("tcga"), f"{self.trait}/TCGA", names)
+            await self.workflow(units("tcga", self.options.library), f"{self.trait}/TCGA", names)
 
     async def analyse(self) -> None:
         """Each problem by the Statistician, in a fresh kernel."""
@@ -138,7 +124,7 @@ class ProjectManager:
                 "OUT_DIR": "output/regress", "OUT_FILE": answer_path(problem),
                 "MODEL": "auto" if self.options.batch_effect_correction else "lasso",
             }  # fmt: skip
-            only = tuple(u for u in units("statistics") if u.name == kind)
+            only = tuple(u for u in units("statistics", self.options.library) if u.name == kind)
             await self.workflow(only, f"{problem.key} · statistics", names)
 
     def required(self) -> list[str]:
@@ -187,10 +173,12 @@ def _options(**given: object) -> TeamOptions:
     """The team's options, each checked (one sentence each, before any sample runs)."""
     name = "genoagent"
     check_whole(name, "review_rounds", given["review_rounds"], 0, 10)
+    check_whole(name, "max_retract", given["max_retract"], 0, 10)
     check_number(name, "cohort_seconds", given["cohort_seconds"], 0, 7 * 24 * 3600)
     check_whole(name, "output_chars", given["output_chars"], 200, 1_000_000)
     for flag in ("planning", "domain_expert", "batch_effect_correction"):
         check_boolean(name, flag, given[flag])
+    check_choice(name, "library", given["library"], LIBRARIES)
     return TeamOptions(**given)  # type: ignore[arg-type]
 
 
@@ -198,24 +186,31 @@ def _options(**given: object) -> TeamOptions:
 def genoagent(
     *,
     planning: bool = True,
+    max_retract: int = 1,
     domain_expert: bool = True,
     review_rounds: int = 2,
     batch_effect_correction: bool = True,
     cohort_seconds: float = 420,
     output_chars: int = 8000,
+    library: str = "paper",
     **unknown: object,
 ) -> Solver:
     """GenoAgent (the paper's section 4): a Project Manager in code and five model roles.
 
     The published ablations are arguments: `planning=false` ("No planning"),
     `domain_expert=false` ("No Domain Expert"), `review_rounds=1` or `0` ("Review Round=1",
-    "No reviewer"), `batch_effect_correction=false` (Table 3's "No BEC").
+    "No reviewer"), `batch_effect_correction=false` (Table 3's "No BEC"). `max_retract` is how
+    often the planner may go back in a workflow (the paper's 1). `library` is what
+    the kernel holds: `paper` (the paper's function library, `genotex.agentlib`: the agents
+    decide) or `genotex` (genotex's one-call pipelines: a row of its own, not the paper's).
     """
     check_unknown("genoagent", unknown, [*inspect.signature(genoagent).parameters][:-1])
     check_roles("genoagent", model_roles(), ROLES)
-    options = _options(planning=planning, domain_expert=domain_expert, review_rounds=review_rounds,
+    options = _options(planning=planning, max_retract=max_retract, domain_expert=domain_expert,
+                       review_rounds=review_rounds,
                        batch_effect_correction=batch_effect_correction,
-                       cohort_seconds=cohort_seconds, output_chars=output_chars)  # fmt: skip
+                       cohort_seconds=cohort_seconds, output_chars=output_chars,
+                       library=library)  # fmt: skip
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         check_roles("genoagent", model_roles(), ROLES)  # roles given after the solver was made

@@ -17,6 +17,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.util import span
 
 from .._kernel import Kernel, StepRun
+from ._library import library
 from ._replies import code_of, plan_choice, verdict_of
 from ._units import Unit, prompt
 
@@ -24,6 +25,8 @@ __all__ = ["Step", "Team", "TeamOptions", "WorkflowRecord"]
 
 #: What a step's output and error may take of a prompt (first and last halves kept).
 PROMPT_TEXT_CHARS = 4000
+#: The planner's answer that ends a workflow before its last step.
+FINISH = "finish"
 #: The characters of an earlier step's code shown again in a later prompt (first and last
 #: halves): a 2 MB step is not resent whole with every call after it.
 CODE_SHOWN_CHARS = 6000
@@ -34,8 +37,10 @@ class TeamOptions:
     """How the team works (each published ablation is one of these switched off).
 
     planning
-        A planner call before each step chooses it (next, skip one, or back once); off, the
-        steps run in their order.
+        A planner call before each step chooses it (any step not yet taken, finishing, or
+        going back); off, or with one choice, the steps run in their order.
+    max_retract
+        How many times a workflow may go back to a step already taken (the paper's 1).
     domain_expert
         The steps that need domain knowledge go to the Domain Expert, who reviews and revises
         them itself; off, the Data Engineer writes them and the Code Reviewer reviews them.
@@ -48,14 +53,19 @@ class TeamOptions:
         A cohort's (and a problem's) time budget; one out of time is abandoned.
     output_chars
         The characters of a step's output the kernel keeps.
+    library
+        The function library the kernel holds: `paper` (the paper's level, the default) or
+        `genotex` (genotex's one-call pipelines: an extra row, not the paper's).
     """
 
     planning: bool = True
+    max_retract: int = 1
     domain_expert: bool = True
     review_rounds: int = 2
     batch_effect_correction: bool = True
     cohort_seconds: float = 420.0
     output_chars: int = 8000
+    library: str = "paper"
 
 
 @dataclass
@@ -82,10 +92,11 @@ class WorkflowRecord:
     steps: list[dict] = field(default_factory=list)
     abandoned: str | None = None
     went_back: str | None = None
+    finished_early: str | None = None  # the first step not taken when the planner finished
 
     def to_dict(self) -> dict:
         return {"workflow": self.name, "steps": self.steps, "abandoned": self.abandoned,
-                "went_back": self.went_back}  # fmt: skip
+                "went_back": self.went_back, "finished_early": self.finished_early}  # fmt: skip
 
 
 def _clip(text: str, chars: int = PROMPT_TEXT_CHARS) -> str:
@@ -126,6 +137,7 @@ class _Work:
     variables: str
     deadline: float
     kept: list[Step] = field(default_factory=list)
+    retracts: int = 0  # times the planner went back
 
     def left(self) -> float:
         """The seconds left of the budget (OutOfTime when none)."""
@@ -160,8 +172,9 @@ class Team:
         return writer, "code_reviewer"
 
     def _system(self, role: str) -> str:
-        library = "library_expert" if role == "domain_expert" else "library"
-        return f"{prompt(role)}\n\n{prompt(library)}"
+        """A writer's instructions: its role, the guidelines, the library's documentation."""
+        documentation = library(self.options.library).documentation(role)
+        return f"{prompt(role)}\n\n{prompt('guidelines')}\n\n{documentation}"
 
     async def run_workflow(
         self, kernel: Kernel, workflow: Sequence[Unit], title: str, variables: str
@@ -169,16 +182,18 @@ class Team:
         """Take a workflow's steps, planned, written, run and reviewed, within its budget."""
         record = WorkflowRecord(title)
         work = _Work(kernel, title, variables, time.monotonic() + self.options.cohort_seconds)
-        index, went_back = 0, False
+        index = 0
         try:
             await kernel.start()
             while index < len(workflow):
-                chosen = await self._plan(work, workflow, index, went_back)
-                if chosen < index:  # back, once: the later steps discarded, the state rebuilt
-                    went_back = True
+                chosen = await self._plan(work, workflow, index)
+                if chosen < index:  # back: the later steps discarded, the state rebuilt
+                    work.retracts += 1
                     record.went_back = workflow[chosen].name
                     work.kept = [s for s in work.kept if workflow.index(s.unit) < chosen]
                     await self._replay(work)
+                elif chosen >= len(workflow) and index < len(workflow):
+                    record.finished_early = workflow[index].name
                 index = chosen
                 if index >= len(workflow):
                     break
@@ -195,29 +210,40 @@ class Team:
             )
         return record
 
-    async def _plan(
-        self, work: _Work, workflow: Sequence[Unit], index: int, went_back: bool
-    ) -> int:
-        """The index of the step to take next: the planner's choice, or the next in order."""
-        work.left()
-        if not self.options.planning:
-            return index
+    def _choices(self, workflow: Sequence[Unit], index: int, work: _Work) -> list[str]:
+        """What the planner may choose: any step not yet taken, "finish" once a step was
+        taken, and the steps taken while going back is left.
+        """
         names = [u.name for u in workflow]
-        allowed = names[index : index + 2]  # the next, or the one after it (a skip)
-        earlier = [] if went_back else sorted({names.index(s.unit.name) for s in work.kept})
-        allowed += [names[i] for i in earlier]
-        back = (
-            f"You may instead go back to one of: {', '.join(names[i] for i in earlier)}."
-            if earlier
-            else "Going back is no longer possible."
-        )
+        choices = names[index:]
+        if work.kept:
+            choices.append(FINISH)
+        if work.retracts < self.options.max_retract:
+            choices += sorted({s.unit.name for s in work.kept}, key=names.index)
+        return choices
+
+    async def _plan(self, work: _Work, workflow: Sequence[Unit], index: int) -> int:
+        """The index of the step to take next (`len(workflow)`: finish): the planner's choice,
+        or the next in order (without planning, with one choice, or an unreadable answer).
+        """
+        work.left()
+        choices = self._choices(workflow, index, work)
+        if not self.options.planning or len(choices) == 1:
+            return index
+        left = self.options.max_retract - work.retracts
+        back = (f"Going back is possible {left} more time(s)." if left
+                else "Going back is no longer possible.")  # fmt: skip
         message = prompt("plan").format(
-            context_title=work.title, history=_history(work.kept),
-            steps="\n".join(f"- {n}" for n in names), next=names[index], back=back,
+            context_title=work.title, variables=work.variables, history=_history(work.kept),
+            steps="\n\n".join(f"## {u.name}\n\n{u.instruction}" for u in workflow),
+            next=workflow[index].name, choices=", ".join(choices), back=back,
         )  # fmt: skip
-        reply = await self.call("planner", prompt("planner"), message, f"{work.title} · planning")
-        choice = plan_choice(reply, allowed)
-        return index if choice is None else names.index(choice)
+        system = f"{prompt('planner')}\n\n{prompt('guidelines')}"
+        reply = await self.call("planner", system, message, f"{work.title} · planning")
+        choice = plan_choice(reply, choices)
+        if choice is None:
+            return index
+        return len(workflow) if choice == FINISH else [u.name for u in workflow].index(choice)
 
     async def _replay(self, work: _Work) -> None:
         """A fresh kernel, then the kept steps' code (a step that was interrupted is not run
@@ -252,7 +278,7 @@ class Team:
         for _ in range(self.options.review_rounds):
             work.left()
             reply = await self.call(
-                reviewer, self._review_system(reviewer), self._review(step),
+                reviewer, self._review_system(reviewer), self._review(work, step),
                 f"{work.title} · {unit.name}",
             )  # fmt: skip
             verdict = verdict_of(reply)
@@ -269,13 +295,22 @@ class Team:
         return step
 
     def _review_system(self, reviewer: str) -> str:
-        if reviewer == "code_reviewer":
-            return prompt("code_reviewer")
-        return f"{prompt('domain_expert')}\n\n{prompt('code_reviewer')}"
+        """A reviewer's instructions: its role(s), the guidelines the step must follow and the
+        library the code calls.
+        """
+        roles = [prompt("code_reviewer")]
+        if reviewer != "code_reviewer":
+            roles.insert(0, prompt("domain_expert"))
+        documentation = library(self.options.library).documentation(reviewer)
+        return "\n\n".join([*roles, prompt("guidelines"), documentation])
 
-    def _review(self, step: Step) -> str:
+    def _review(self, work: _Work, step: Step) -> str:
+        """What a reviewer reads: the workflow's variables (its paths), the steps before, the
+        step with its code and what running it gave.
+        """
         output, error = _said(step.run)
         return prompt("review").format(
-            step=step.unit.name, instruction=step.unit.instruction, code=step.code,
-            output=output, error=error,
+            context_title=work.title, variables=work.variables, history=_history(work.kept),
+            step=step.unit.name, instruction=step.unit.instruction,
+            code=_clip(step.code, CODE_SHOWN_CHARS), output=output, error=error,
         )  # fmt: skip

@@ -36,9 +36,10 @@ class Unit:
 
 
 @functools.cache
-def units(workflow: Workflow) -> tuple[Unit, ...]:
-    """The action units of a workflow, in their order."""
-    text = resources.files("genotex.harness.genoagent").joinpath("units.toml").read_text()
+def units(workflow: Workflow, library: str = "paper") -> tuple[Unit, ...]:
+    """The action units of a workflow written for a library (`paper` or `genotex`), in order."""
+    name = "units_paper.toml" if library == "paper" else "units.toml"
+    text = resources.files("genotex.harness.genoagent").joinpath(name).read_text()
     found = tomllib.loads(text)[workflow]
     return tuple(Unit(u["name"], u["writer"], u["instruction"].strip()) for u in found)
 
