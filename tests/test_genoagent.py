@@ -556,6 +556,8 @@ def test_a_team_that_misses_one_problem_is_scored_on_the_others(bench, tmp_path)
         ({"review_round": 1}, "there is no argument 'review_round'"),
         ({"max_retract": -1}, "max_retract must be a whole number from 0 to 10, not -1"),
         ({"library": "mine"}, "library must be one of paper, genotex, not 'mine'"),
+        ({"time_scale": "x"}, "time_scale must be a number, not 'x'"),
+        ({"time_scale": 0}, "time_scale must be above 0"),
     ],
 )
 def test_each_bad_argument_is_one_sentence_before_any_sample(arguments, said):
@@ -652,3 +654,51 @@ def test_a_default_kernel_holds_the_paper_library_and_the_prompts_document_it(be
     for name in DENIED:  # nothing of genotex's pipelines is offered, in any prompt
         offered = re.compile(rf"(?<![\w.]){name}\(|`{name}`")
         assert not [p for p in prompts if offered.search(p)], name
+
+
+# ---- time as published: the budget scaled per model (issue #51) ------------------------------
+@pytest.mark.parametrize(
+    ("models", "given", "factor"),
+    [
+        (["openai/o1-2024-12-17"], "auto", 3.0),  # the table's rows, by hand
+        (["openai/gpt-4o", "openai/o1"], "auto", 3.0),  # the slowest of the team's models
+        (["openai/o4-mini"], "auto", 2.0),
+        (["together/deepseek-ai/DeepSeek-R1"], "auto", 3.0),  # case ignored
+        (["openai/gpt-4o", "mockllm/model"], "auto", 1.0),
+        (["openai/o1"], 1.5, 1.5),  # an override wins
+    ],
+)
+def test_the_time_scale_follows_the_table_by_model_or_the_override(models, given, factor):
+    from genotex.harness.genoagent._time import scale_of
+
+    assert scale_of(models, given) == factor
+
+
+def test_a_runs_budget_is_cohort_seconds_times_its_scale_and_is_recorded(bench, tmp_path):
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(cohort_seconds=100, time_scale=2.5), tmp_path, baseline_script)
+    record = log.samples[0].store[STORE_KEY]
+    assert (record["budget_seconds"], record["time_scale"]) == (250.0, 2.5)
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_reuse_code_shows_the_code_approved_in_the_earlier_cohort(bench, tmp_path, reuse):
+    """Asthma has two GEO cohorts: with reuse on, each step of the second is asked with the
+    code approved for it in the first (marked here by a comment naming the cohort).
+    """
+
+    def script(role: str, message: str) -> str:
+        step = _step_of(message) or ""
+        if role in ("data_engineer", "domain_expert") and not _is_review(message):
+            cohort = re.search(r"^COHORT = '(\w+)'", message, re.MULTILINE).group(1)
+            return _fenced(f"# written for {cohort}\n{CODE.get(step, '')}")
+        return baseline_script(role, message)
+
+    task = preprocess(root=str(bench), traits="Asthma", sandbox="local")
+    log = _eval(task, genoagent(reuse_code=reuse), tmp_path, script)
+    asks = [p for p in _prompts(log) if "# This step:" in p and "COHORT = 'GSE100002'" in p]
+    assert len(asks) == len(units("geo"))
+    shown = [p for p in asks if "# Code approved for this step in an earlier cohort" in p]
+    assert len(shown) == (len(asks) if reuse else 0)
+    assert all("# written for GSE100001" in p for p in shown)
+    assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 import anyio
-from inspect_ai.model import model_roles
+from inspect_ai.model import get_model, model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
@@ -32,6 +32,7 @@ from .._scorer import PARTIAL_KEY
 from .._tasks import answer_path, sample_problems
 from ._library import LIBRARIES, library
 from ._team import Team, TeamOptions, WorkflowRecord
+from ._time import scale_of
 from ._units import Unit, units
 
 __all__ = ["STORE_KEY", "genoagent"]
@@ -70,7 +71,9 @@ class ProjectManager:
         self.trait = str(metadata.get("trait"))
         self.python = str(metadata.get("python") or "python3")
         self.problems = sample_problems(state)
-        self.team = Team(options)
+        models = {str(get_model(role=r, default=get_model())) for r in ROLES}
+        self.time_scale = scale_of(sorted(models), options.time_scale)
+        self.team = Team(options, options.cohort_seconds * self.time_scale)
         self.records: list[WorkflowRecord] = []
 
     async def workflow(
@@ -162,6 +165,7 @@ class ProjectManager:
             "workflows": [r.to_dict() for r in self.records],
             "calls": dict(sorted(self.team.calls.items())),
             "options": vars(self.options),
+            "budget_seconds": self.team.budget, "time_scale": self.time_scale,
         })  # fmt: skip
 
 
@@ -175,8 +179,10 @@ def _options(**given: object) -> TeamOptions:
     check_whole(name, "review_rounds", given["review_rounds"], 0, 10)
     check_whole(name, "max_retract", given["max_retract"], 0, 10)
     check_number(name, "cohort_seconds", given["cohort_seconds"], 0, 7 * 24 * 3600)
+    if given["time_scale"] != "auto":
+        check_number(name, "time_scale", given["time_scale"], 0, 100)
     check_whole(name, "output_chars", given["output_chars"], 200, 1_000_000)
-    for flag in ("planning", "domain_expert", "batch_effect_correction"):
+    for flag in ("planning", "domain_expert", "batch_effect_correction", "reuse_code"):
         check_boolean(name, flag, given[flag])
     check_choice(name, "library", given["library"], LIBRARIES)
     return TeamOptions(**given)  # type: ignore[arg-type]
@@ -191,7 +197,9 @@ def genoagent(
     review_rounds: int = 2,
     batch_effect_correction: bool = True,
     cohort_seconds: float = 420,
+    time_scale: float | str = "auto",
     output_chars: int = 8000,
+    reuse_code: bool = False,
     library: str = "paper",
     **unknown: object,
 ) -> Solver:
@@ -200,7 +208,10 @@ def genoagent(
     The published ablations are arguments: `planning=false` ("No planning"),
     `domain_expert=false` ("No Domain Expert"), `review_rounds=1` or `0` ("Review Round=1",
     "No reviewer"), `batch_effect_correction=false` (Table 3's "No BEC"). `max_retract` is how
-    often the planner may go back in a workflow (the paper's 1). `library` is what
+    often the planner may go back in a workflow (the paper's 1). A workflow's budget is
+    `cohort_seconds` (the paper's 420) times `time_scale` ("auto": by the models, from
+    `time_scale.toml`, e.g. 3 for a reasoning model; or a number). `reuse_code=true` shows a
+    step's writer the code approved for it in the sample's earlier cohort. `library` is what
     the kernel holds: `paper` (the paper's function library, `genotex.agentlib`: the agents
     decide) or `genotex` (genotex's one-call pipelines: a row of its own, not the paper's).
     """
@@ -209,7 +220,8 @@ def genoagent(
     options = _options(planning=planning, max_retract=max_retract, domain_expert=domain_expert,
                        review_rounds=review_rounds,
                        batch_effect_correction=batch_effect_correction,
-                       cohort_seconds=cohort_seconds, output_chars=output_chars,
+                       cohort_seconds=cohort_seconds, time_scale=time_scale,
+                       output_chars=output_chars, reuse_code=reuse_code,
                        library=library)  # fmt: skip
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -50,9 +50,17 @@ class TeamOptions:
         The Statistician's model may be an LMM when cohorts differ by batch; off ("No BEC"),
         always the Lasso.
     cohort_seconds
-        A cohort's (and a problem's) time budget; one out of time is abandoned.
+        A cohort's (and a problem's) time budget before `time_scale`; one out of time is
+        abandoned.
+    time_scale
+        The budget's factor: "auto" (from `time_scale.toml`, by the models that play the
+        roles) or a number.
     output_chars
         The characters of a step's output the kernel keeps.
+    reuse_code
+        A step's writer is shown the code approved for the same step in the sample's
+        earlier cohort (the successor code's reuse); off by default, as published: each
+        cohort is written afresh, so a mistake is not carried across cohorts.
     library
         The function library the kernel holds: `paper` (the paper's level, the default) or
         `genotex` (genotex's one-call pipelines: an extra row, not the paper's).
@@ -64,7 +72,9 @@ class TeamOptions:
     review_rounds: int = 2
     batch_effect_correction: bool = True
     cohort_seconds: float = 420.0
+    time_scale: float | str = "auto"
     output_chars: int = 8000
+    reuse_code: bool = False
     library: str = "paper"
 
 
@@ -150,9 +160,13 @@ class _Work:
 class Team:
     """The agents of one sample, with their options and the calls they made per role."""
 
-    def __init__(self, options: TeamOptions) -> None:
+    def __init__(self, options: TeamOptions, budget: float | None = None) -> None:
         self.options = options
+        #: a workflow's seconds: `cohort_seconds` times the run's time scale
+        self.budget = options.cohort_seconds if budget is None else budget
         self.calls: Counter[str] = Counter()
+        #: step name -> (workflow, code) of its latest approved run, for `reuse_code`
+        self.approved: dict[str, tuple[str, str]] = {}
 
     async def call(self, role: str, system: str, message: str, where: str) -> str:
         """One model call as `role`, in a span naming the workflow and step."""
@@ -181,7 +195,7 @@ class Team:
     ) -> WorkflowRecord:
         """Take a workflow's steps, planned, written, run and reviewed, within its budget."""
         record = WorkflowRecord(title)
-        work = _Work(kernel, title, variables, time.monotonic() + self.options.cohort_seconds)
+        work = _Work(kernel, title, variables, time.monotonic() + self.budget)
         index = 0
         try:
             await kernel.start()
@@ -204,9 +218,8 @@ class Team:
                     await self._replay(work)
                 index += 1
         except OutOfTime:
-            record.abandoned = (
-                f"{title} ran out of its {self.options.cohort_seconds:g} s budget"
-                + (f" at step {workflow[index].name}" if index < len(workflow) else "")
+            record.abandoned = f"{title} ran out of its {self.budget:g} s budget" + (
+                f" at step {workflow[index].name}" if index < len(workflow) else ""
             )
         return record
 
@@ -273,6 +286,10 @@ class Team:
             context_title=work.title, variables=work.variables, history=_history(work.kept),
             step=unit.name, instruction=unit.instruction,
         )  # fmt: skip
+        if self.options.reuse_code and unit.name in self.approved:
+            source, earlier = self.approved[unit.name]
+            shown = _clip(earlier, CODE_SHOWN_CHARS)
+            request += "\n\n" + prompt("reuse").format(source=source, code=shown)
         run, code = await self._write(work, unit, writer, request)
         step = Step(unit, code, run)
         for _ in range(self.options.review_rounds):
@@ -292,6 +309,8 @@ class Team:
                 feedback=verdict.feedback,
             )  # fmt: skip
             step.run, step.code = await self._write(work, unit, writer, revision, rebuild=True)
+        if step.run.ok and step.approved is not False:  # approved, or ran with no reviewer
+            self.approved[unit.name] = (work.title, step.code)
         return step
 
     def _review_system(self, reviewer: str) -> str:
