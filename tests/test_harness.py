@@ -97,7 +97,8 @@ def test_a_diagnosed_export_explains_every_lost_point_from_the_log_alone(bench, 
     """#37: the baseline on Asthma alone, diagnosed: every lost point is the reference mode's
     floor (its data and choices are the reference's), its two-step problem included, whose
     condition trait's data (Obesity's) it was given rather than made."""
-    log = _run(e2e(root=str(bench), traits="Asthma"), baseline(), tmp=tmp_path)
+    task = e2e(root=str(bench), traits="Asthma", conditions="given")
+    log = _run(task, baseline(), tmp=tmp_path)
     exported = export_run(
         log.location, tmp_path / "run", reference=_ref(bench), diagnose="reference"
     )
@@ -352,3 +353,54 @@ def test_the_image_command_refuses_in_one_sentence_without_an_engine_or_a_wheel(
     )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"{missing} does not exist" in done.stderr
+
+
+# ---- the paper's task as the default setting (issue #51) --------------------------------------
+def _inputs(spec) -> set[str]:
+    """The folders a sample's files come from: input/GEO/<trait>, input/TCGA/<folder>, given/..."""
+    return {
+        "/".join(path.split("/")[:3]) for path in spec.files if path.split("/")[0] != "metadata"
+    }
+
+
+def test_the_paper_setting_gives_every_xena_folder_and_the_conditions_raw_inputs(bench):
+    """By hand, the demo: Asthma's two-step problem needs Obesity; the only Xena folder is
+    Psoriasis's. The paper's agent gets every Xena folder and Obesity's raw GEO cohorts;
+    `tcga=matched, conditions=given` gives Asthma no Xena folder and Obesity's reference data.
+    """
+    bench_ = Benchmark(bench)
+    (paper,) = bench_.samples("e2e", ["Asthma"])
+    assert (paper.given, paper.raw) == ((), ("Obesity",))
+    assert _inputs(paper) == {"input/GEO/Asthma", "input/GEO/Obesity",
+                              "input/TCGA/TCGA_Psoriasis_(DEMO)"}  # fmt: skip
+    (old,) = bench_.samples("e2e", ["Asthma"], tcga="matched", conditions="given")
+    assert (old.given, old.raw) == (("Obesity",), ())
+    assert _inputs(old) == {"input/GEO/Asthma", "given/preprocess/Obesity"}
+    (psoriasis,) = bench_.samples("preprocess", ["Psoriasis"], tcga="matched")
+    assert "input/TCGA/TCGA_Psoriasis_(DEMO)" in _inputs(psoriasis)
+    # analysis is unchanged: the problem's data, the condition's included, is given
+    two_step = [s for s in bench_.samples("analysis", ["Asthma"]) if s.id == "Asthma__Obesity"]
+    assert _inputs(two_step[0]) == {"given/preprocess/Asthma", "given/preprocess/Obesity"}
+
+
+def test_a_log_made_before_the_setting_existed_exports_as_the_conditions_given(bench, tmp_path):
+    """A 0.9.0 e2e log records no `conditions` (its samples were given the conditions' data):
+    export plans it so, and scores it as the same log that says so.
+    """
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    task = e2e(root=str(bench), traits="Asthma", conditions="given", tcga="matched")
+    log = _run(task, baseline(), tmp=tmp_path)
+    said = load_report(export_run(log.location, tmp_path / "said", reference=_ref(bench)))
+    old = read_eval_log(log.location)
+    for name in ("conditions", "tcga"):
+        old.eval.metadata["arguments"].pop(name)
+    write_eval_log(old, str(tmp_path / "old.eval"))
+    unsaid = load_report(
+        export_run(tmp_path / "old.eval", tmp_path / "unsaid", reference=_ref(bench))
+    )
+    assert {s.problem.key: s.f1 for s in unsaid.analysis} == {
+        s.problem.key: s.f1 for s in said.analysis
+    }
+    assert unsaid.to_frame("average").equals(said.to_frame("average"))
+    assert not (tmp_path / "unsaid" / "output" / "preprocess" / "Obesity").exists()

@@ -162,10 +162,12 @@ def test_only_a_trait_and_some_parts_bring_what_its_problems_need(hub_files, tmp
                         tmp_path=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = set(_tree(bench))
-    # by hand: Asthma's GEO inputs (no TCGA folder is Asthma's), its reference, the data of
-    # Obesity (a condition of Asthma's two-step problem), all metadata; no code
+    # by hand: Asthma's GEO inputs (no TCGA folder is Asthma's), its reference, the data and
+    # the GEO inputs of Obesity (a condition of Asthma's two-step problem, which the paper's
+    # end-to-end task preprocesses), all metadata; no code
     want = {p for p in hub_files if p.startswith(("input/GEO/Asthma/", "output/preprocess/Asthma/",
-            "output/regress/Asthma/", "output/preprocess/Obesity/", "metadata/"))}  # fmt: skip
+            "output/regress/Asthma/", "output/preprocess/Obesity/", "metadata/",
+            "input/GEO/Obesity/"))}  # fmt: skip
     assert got == want
     # verify --only checks the marker's entries for the trait (0.8.0 checked the shipped
     # manifest and called 20 files of a folder that had just verified missing) (#52, item 8)
@@ -182,6 +184,13 @@ def test_only_a_trait_and_some_parts_bring_what_its_problems_need(hub_files, tmp
     assert sorted(listed) == sorted(want)
     sizes = sum(len(hub_files[p]) for p in want)
     assert dry.stdout.splitlines()[-1].startswith(f"{len(want)} files, {sizes / 1e6:,.1f} MB")
+    with _hub(hub_files) as url:  # -T tcga=all's inputs: every Xena folder besides
+        every = _genotex("download", "benchmark", "--out", str(bench), "--only", "Asthma",
+                         "--parts", "inputs", "--all-tcga", "--dry-run", endpoint=url,
+                         tmp_path=tmp_path)  # fmt: skip
+    listed = {line.split()[-1] for line in every.stdout.splitlines()[:-1]}
+    tcga = {p for p in hub_files if p.startswith("input/TCGA/")}
+    assert tcga and listed == tcga | {p for p in want if p.startswith("input/")}
 
 
 def test_an_unknown_trait_or_part_is_one_sentence(hub_files, tmp_path):

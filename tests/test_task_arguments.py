@@ -40,6 +40,8 @@ def bench(tmp_path_factory) -> Path:
         ({"time_limit": "x"}, "time_limit must be a whole number from 1"),
         ({"message_limit": 0}, "message_limit must be a whole number from 1"),
         ({"sandbox": 7}, "sandbox must be one of"),
+        ({"tcga": "some"}, "tcga must be all or matched, not 'some'"),
+        ({"conditions": "cooked"}, "conditions must be raw or given, not 'cooked'"),
     ],
 )
 def test_each_bad_task_argument_is_one_sentence(bench, arguments, said):

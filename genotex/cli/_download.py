@@ -190,7 +190,14 @@ def _name_failures(check: Any, prefix: str) -> None:
     "--parts", default=",".join(["metadata", "reference", "inputs", "code"]), show_default=True,
     help="Which parts, comma-separated: metadata, reference (output/), inputs (input/), code.",
 )  # fmt: skip
-@click.option("--only", multiple=True, help="Only this trait's files; repeatable.")
+@click.option(
+    "--only", multiple=True,
+    help="Only this trait's files (with its two-step conditions' inputs); repeatable.",
+)  # fmt: skip
+@click.option(
+    "--all-tcga", is_flag=True,
+    help="With --only: every TCGA (Xena) folder, as the paper's task gives them (-T tcga=all).",
+)  # fmt: skip
 @click.option(
     "--revision", default=None,
     help="The Hub revision (branch, tag or commit); by default the one genotex pins.",
@@ -200,8 +207,8 @@ def _name_failures(check: Any, prefix: str) -> None:
 @common_options
 @handle_errors
 def download_benchmark_command(
-    *, out: Path, parts: str, only: tuple[str, ...], revision: str | None, dry_run: bool,
-    no_progress: bool,
+    *, out: Path, parts: str, only: tuple[str, ...], all_tcga: bool, revision: str | None,
+    dry_run: bool, no_progress: bool,
 ) -> None:  # fmt: skip
     """Download the benchmark from its Hugging Face Hub copy into OUT, verified.
 
@@ -215,6 +222,7 @@ def download_benchmark_command(
     Examples:
       genotex download benchmark --out BENCH --parts metadata,reference
       genotex download benchmark --out BENCH --only Asthma --dry-run
+      genotex download benchmark --out BENCH --only Asthma --all-tcga
     """
     from ..preprocessing import UnknownSelection, download_benchmark, plan_benchmark
 
@@ -228,7 +236,7 @@ def download_benchmark_command(
             "an empty trait name selects nothing: name a trait", param_hint="--only"
         )
     try:
-        plan = plan_benchmark(parts=chosen, only=only, revision=revision)
+        plan = plan_benchmark(parts=chosen, only=only, revision=revision, all_tcga=all_tcga)
     except UnknownSelection as exc:
         raise click.BadParameter(str(exc), param_hint="--only") from None
     where = f"{plan.repo} at {plan.commit[:12]} ({plan.revision})"

@@ -27,8 +27,12 @@ from ..core import (
 )
 
 __all__ = [
+    "CONDITION_SETTINGS",
     "EVAL_TASKS",
     "TASKS",
+    "TCGA_SETTINGS",
+    "ConditionSetting",
+    "TcgaSetting",
     "Benchmark",
     "SampleSpec",
     "find_reference",
@@ -39,6 +43,13 @@ __all__ = [
 
 TaskName = Literal["preprocess", "analysis", "e2e"]
 TASKS: tuple[TaskName, ...] = ("preprocess", "analysis", "e2e")
+#: `-T tcga=`: every Xena folder given, the agent chooses (the paper's), or the trait's own.
+TcgaSetting = Literal["all", "matched"]
+TCGA_SETTINGS: tuple[TcgaSetting, ...] = ("all", "matched")
+#: `-T conditions=`: in e2e, the condition traits' raw inputs (the paper's) or their
+#: reference preprocessed data.
+ConditionSetting = Literal["raw", "given"]
+CONDITION_SETTINGS: tuple[ConditionSetting, ...] = ("raw", "given")
 
 #: What genotex eval scores for each task.
 EVAL_TASKS: dict[TaskName, tuple[str, ...]] = {
@@ -54,7 +65,9 @@ class SampleSpec:
 
     `files` maps a path inside the agent's working folder to a file on the host;
     `given` names the traits whose reference preprocessed data is given
-    (the analysis task's data, and the e2e task's condition traits).
+    (the analysis task's data, and the e2e task's condition traits under
+    `conditions=given`); `raw` the condition traits whose raw inputs are given
+    instead, for the agent to preprocess (e2e under `conditions=raw`, the paper's).
     """
 
     id: str
@@ -64,6 +77,12 @@ class SampleSpec:
     files: Mapping[str, Path]
     given: tuple[str, ...] = ()
     task_info: Mapping[str, Any] = field(default_factory=dict)  # metadata/task_info.json
+    raw: tuple[str, ...] = ()
+
+    @property
+    def needed(self) -> tuple[str, ...]:
+        """The other traits whose reference data scoring needs (a two-step's conditions)."""
+        return (*self.given, *self.raw)
 
 
 class Benchmark:
@@ -95,14 +114,23 @@ class Benchmark:
         return [t for t in self.task_info.traits if not wanted or t in wanted]
 
     # ---- what the agent is given ------------------------------------------------------
-    def _inputs(self, trait: str) -> dict[str, Path]:
-        files = _tree_files(self.root / "input" / "GEO" / trait, f"input/GEO/{trait}")
-        tcga = self.root / "input" / "TCGA"
-        if tcga.is_dir():
+    def _inputs(self, traits: Iterable[str], tcga: TcgaSetting) -> dict[str, Path]:
+        """The raw inputs of `traits`: their GEO folders, and every Xena folder (`tcga="all"`,
+        the paper's: the agent chooses) or the traits' own (`"matched"`).
+        """
+        traits = list(traits)
+        files: dict[str, Path] = {}
+        for trait in traits:
+            files.update(_tree_files(self.root / "input" / "GEO" / trait, f"input/GEO/{trait}"))
+        root = self.root / "input" / "TCGA"
+        if root.is_dir():
             from ..preprocessing import find_xena_folder
 
-            xena = find_xena_folder(tcga, trait)
-            if xena is not None:
+            if tcga == "all":
+                folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+            else:
+                folders = [f for f in (find_xena_folder(root, t) for t in traits) if f]
+            for xena in folders:
                 files.update(_tree_files(xena, f"input/TCGA/{xena.name}"))
         synonyms = self.root / "metadata" / "gene_synonym.json"
         if synonyms.is_file():
@@ -132,18 +160,28 @@ class Benchmark:
                 }
         return data
 
-    def samples(self, task: TaskName, traits: Iterable[str] = ()) -> list[SampleSpec]:
-        """The samples of a task: one per trait (preprocess, e2e) or per problem (analysis)."""
+    def samples(
+        self,
+        task: TaskName,
+        traits: Iterable[str] = (),
+        *,
+        tcga: TcgaSetting = "all",
+        conditions: ConditionSetting = "raw",
+    ) -> list[SampleSpec]:
+        """The samples of a task: one per trait (preprocess, e2e) or per problem (analysis).
+
+        `tcga` and `conditions` are the task's setting (`-T`): the paper's by default.
+        """
         specs = []
-        for plan in plan_samples(self.task_info, task, self.traits(traits)):
+        for plan in plan_samples(self.task_info, task, self.traits(traits), conditions=conditions):
             if task == "analysis":
                 files = self._given(plan.given)
             else:
-                files = self._inputs(plan.trait)
+                files = self._inputs((plan.trait, *plan.raw), tcga)
                 files.update(self._given(plan.given))
             # preprocess asks no problem, but its task_info still names the trait
             asked = plan.problems if task != "preprocess" else ()
-            cut = self._cut_task_info(plan.trait, asked, plan.given)
+            cut = self._cut_task_info(plan.trait, asked, plan.needed)
             specs.append(replace(plan, files=files, task_info=cut))
         return specs
 
@@ -180,11 +218,11 @@ def reference_slice(reference: Path, specs: Iterable[SampleSpec]) -> dict[str, P
     """The reference files that score `specs`, keyed by their path under the reference.
 
     Each sample's trait (its preprocessed data and every answer of the trait),
-    and the preprocessed data of the traits it was given.
+    and the preprocessed data of the traits it needs (given, or given raw).
     """
     files: dict[str, Path] = {}
     for spec in specs:
-        for trait in (spec.trait, *spec.given):
+        for trait in (spec.trait, *spec.needed):
             files.update(_tree_files(reference / "preprocess" / trait, f"preprocess/{trait}"))
         files.update(_tree_files(reference / "regress" / spec.trait, f"regress/{spec.trait}"))
     return files
@@ -199,11 +237,18 @@ def _condition_traits(task_info: TaskInfo, problems: Iterable[ProblemId]) -> lis
     ]
 
 
-def plan_samples(task_info: TaskInfo, task: TaskName, traits: Iterable[str]) -> list[SampleSpec]:
+def plan_samples(
+    task_info: TaskInfo,
+    task: TaskName,
+    traits: Iterable[str],
+    *,
+    conditions: ConditionSetting = "raw",
+) -> list[SampleSpec]:
     """The samples of a task over `traits`, without their files: ids, problems, given traits.
 
     What a log's samples must be: `genotex harness export` checks every sample
-    it reads against this plan of the log's own task_info.
+    it reads against this plan of the log's own task_info (and its `conditions`,
+    "given" for a log made before 0.10.0, which gave the e2e conditions' data).
     """
     if task not in TASKS:
         raise GenotexError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
@@ -218,9 +263,10 @@ def plan_samples(task_info: TaskInfo, task: TaskName, traits: Iterable[str]) -> 
                     SampleSpec(problem.key.replace("|", "__"), task, trait, (problem,), {}, needed)
                 )
             continue
-        given = tuple(_condition_traits(task_info, problems)) if task == "e2e" else ()
+        needed = tuple(_condition_traits(task_info, problems)) if task == "e2e" else ()
         asked = tuple(problems) if task == "e2e" else ()
-        specs.append(SampleSpec(trait, task, trait, asked, {}, given))
+        given, raw = ((), needed) if conditions == "raw" else (needed, ())
+        specs.append(SampleSpec(trait, task, trait, asked, {}, given, raw=raw))
     return specs
 
 

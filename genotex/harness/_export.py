@@ -147,9 +147,10 @@ def export_run(
     block |= {"failures": failures, **what_ran(log)}
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
     given = sorted({t for s in run.specs.values() if s.trait in asked for t in s.given})
+    needed = sorted({t for s in run.specs.values() if s.trait in asked for t in s.needed})
     analysis_problems = {p.key for s, _ in next(iter(by_epoch.values())) for p in s.spec.problems}
     with tempfile.TemporaryDirectory(prefix="genotex-export-") as scratch:
-        sliced = link_slice(reference, asked, Path(scratch) / "ref", also_preprocess=given)
+        sliced = link_slice(reference, asked, Path(scratch) / "ref", also_preprocess=needed)
         chosen, benchmark = {"harness_task": run.task, "reducer": reducer_name}, run.benchmark
         origin = provenance(sliced, run.task_info.to_dict(), chosen, started, benchmark=benchmark)
         if diagnose is not None:  # against the slice: the problems asked, nothing else

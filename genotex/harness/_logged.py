@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core import GenotexError, TaskInfo, TaskInfoError, UnsafeNameError, check_safe_name
-from ._bench import TASKS, SampleSpec, plan_samples, reference_manifest, reference_slice
+from ._bench import (
+    TASKS,
+    ConditionSetting,
+    SampleSpec,
+    plan_samples,
+    reference_manifest,
+    reference_slice,
+)
 from ._capture import STORE_KEY, CapturedOutput, unpack_output
 
 __all__ = ["MAX_EPOCHS", "LoggedRun", "LoggedSample", "check_reference", "logged_run", "read_log"]
@@ -127,7 +134,11 @@ def logged_run(log: Any, log_path: str | Path) -> LoggedRun:
             check_safe_name(trait, what="trait name")
             if trait not in info.related_genes:
                 raise _refuse(f"names the trait {trait!r}, which its task_info lacks", log_path)
-        planned = {s.id: s for s in plan_samples(info, task, traits)}
+        arguments = metadata.get("arguments")
+        setting = arguments.get("conditions") if isinstance(arguments, dict) else None
+        # a log made before 0.10.0 records no setting: those gave the conditions' data
+        conditions: ConditionSetting = "raw" if setting == "raw" else "given"
+        planned = {s.id: s for s in plan_samples(info, task, traits, conditions=conditions)}
         listed = metadata.get("samples")
         if not isinstance(listed, list) or not all(isinstance(i, str) for i in listed):
             raise _refuse("records no list of the run's samples", log_path)

@@ -179,7 +179,8 @@ def score_output(
 
     The given traits' reference data are put beside the agent's preprocessing
     (`add_given`), so that a two-step problem's selection sees its condition's
-    cohorts, and only the sample's own items are kept.
+    cohorts (a condition given raw is the agent's own to preprocess: nothing is
+    added for it), and only the sample's own items are kept.
     """
     with tempfile.TemporaryDirectory(prefix="genotex-score-") as scratch:
         pred = Path(scratch) / "pred"
@@ -195,7 +196,7 @@ def _score_copy(
 ) -> SampleScoring:
     """Score a scratch copy of an output tree (`pred`, which the given traits' data join)."""
     add_given(pred, reference, [t for t in spec.given if t != spec.trait])
-    ref = link_slice(reference, [spec.trait], pred.parent / "ref", also_preprocess=spec.given)
+    ref = link_slice(reference, [spec.trait], pred.parent / "ref", also_preprocess=spec.needed)
     report = evaluate(
         pred,
         ref,

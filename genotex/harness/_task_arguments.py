@@ -42,6 +42,8 @@ def checked_arguments(  # noqa: PLR0913, PLR0917 - a task's arguments, as Inspec
     tools: object,
     max_output_mb: object,
     image: object,
+    tcga: object = "all",
+    conditions: object = "raw",
 ) -> tuple[str, str | None, list[str]]:
     """Every task argument checked before any sample runs, one sentence each (`-T` values
     arrive YAML-parsed: `limit=x` is text, `root=2024` a number); returns the root, the
@@ -69,4 +71,8 @@ def checked_arguments(  # noqa: PLR0913, PLR0917 - a task's arguments, as Inspec
     _text_argument("image", image)
     if tools not in (None, "", "none", "genotex"):
         raise GenotexError(f"tools must be genotex or none, not {tools!r:.40}")
+    if tcga not in ("all", "matched"):
+        raise GenotexError(f"tcga must be all or matched, not {tcga!r:.40}")
+    if conditions not in ("raw", "given"):
+        raise GenotexError(f"conditions must be raw or given, not {conditions!r:.40}")
     return checked_root, checked_reference, [t.strip() for t in listed if t.strip()]

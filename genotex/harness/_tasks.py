@@ -39,7 +39,14 @@ from inspect_ai.util import ExecResult, sandbox
 
 from .._version import __version__
 from ..core import GenotexError, ProblemId, TaskInfo, benchmark_summary, regress_file_name
-from ._bench import Benchmark, SampleSpec, TaskName, reference_manifest
+from ._bench import (
+    Benchmark,
+    ConditionSetting,
+    SampleSpec,
+    TaskName,
+    TcgaSetting,
+    reference_manifest,
+)
 from ._choice import choose_sandbox, inspect_sandbox
 from ._folder_sandbox import METADATA_KEY
 from ._mcp_process import sandboxed_mcp_server
@@ -87,6 +94,11 @@ def _instructions(spec: SampleSpec) -> str:
         lines.append(
             "given/preprocess/<trait>/ holds expert-preprocessed data of "
             f"{', '.join(spec.given)} (cohort_info.json and linked tables): use it as it is."
+        )
+    if spec.raw:
+        lines.append(
+            f"The two-step problems also need {', '.join(spec.raw)}: their raw inputs are in "
+            "input/ too; preprocess them likewise into output/preprocess/<trait>/."
         )
     if spec.problems:
         asked = "; ".join(
@@ -209,6 +221,7 @@ def _sample(
             "gold": {path: str(host) for path, host in bench.gold_files(spec).items()},
             "baseline": _baseline_commands(spec, python_exe),
             "task": spec.task,
+            "raw": list(spec.raw),  # the condition traits to preprocess too (e2e, raw)
             "python": python_exe,
             METADATA_KEY: sandboxed,
         },
@@ -256,15 +269,18 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
         max_output_mb: int = DEFAULT_MAX_OUTPUT_MB,
         limits: str | None = None,
         image: str | None = None,
+        tcga: TcgaSetting = "all",
+        conditions: ConditionSetting = "raw",
     ) -> Task:
         arguments = dict(locals())  # the task's arguments, as given, for the log
         try:
             root, reference, wanted = checked_arguments(
                 root, reference, traits, limit, sandbox, time_limit, message_limit,
-                tools, max_output_mb, image,
+                tools, max_output_mb, image, tcga, conditions,
             )  # fmt: skip
             bench = Benchmark(root, reference)
-            specs = bench.samples(task_name, wanted)[: limit if limit else None]
+            specs = bench.samples(task_name, wanted, tcga=tcga, conditions=conditions)
+            specs = specs[: limit if limit else None]
             kind = choose_sandbox(sandbox, image)
             if kind == "bwrap":
                 logs = Path(os.environ.get("INSPECT_LOG_DIR") or "logs").absolute()

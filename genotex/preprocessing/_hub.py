@@ -9,7 +9,9 @@ laid out as the benchmark is: `input/` (GEO and TCGA), `output/` (the reference 
 - `reference`: `output/`; with `only`, the traits' preprocessed data and answers, and the
   preprocessed data of the traits their two-step problems take as conditions (what the
   end-to-end task gives an agent);
-- `inputs`: `input/`; with `only`, the traits' GEO folders and the Xena folder each maps to;
+- `inputs`: `input/`; with `only`, the GEO folders of the traits and of their two-step
+  conditions (the paper's end-to-end task preprocesses those too) and the Xena folder each
+  maps to, or every Xena folder with `all_tcga` (the paper's agent chooses among all);
 - `code`: `code/`; with `only`, the traits' folders.
 
 Everything the Hub says is untrusted: a path that would leave the benchmark folder, or a
@@ -162,16 +164,18 @@ def _is_trait_path(path: str, traits: set[str], *, depth: int) -> bool:
     return len(parts) > depth and parts[depth] in traits
 
 
-def _wanted(file: HubFile, only: set[str], conditions: set[str]) -> bool:
-    """Whether a file of a chosen part belongs to the traits of `only`."""
+def _wanted(file: HubFile, only: set[str], conditions: set[str], *, all_tcga: bool) -> bool:
+    """Whether a file of a chosen part belongs to the traits of `only` (inputs: or of their
+    conditions; a Xena folder: any, with `all_tcga`).
+    """
     path = file.path
     if file.part == "metadata":
         return True
     if file.part == "inputs":
-        parts = path.split("/")
+        parts, traits = path.split("/"), only | conditions
         if len(parts) > 2 and parts[1] == "TCGA":
-            return any(is_xena_folder_of(parts[2], trait) for trait in only)
-        return len(parts) > 2 and parts[1] == "GEO" and parts[2] in only
+            return all_tcga or any(is_xena_folder_of(parts[2], trait) for trait in traits)
+        return len(parts) > 2 and parts[1] == "GEO" and parts[2] in traits
     if file.part == "reference":
         given = only | conditions if path.startswith("output/preprocess/") else only
         return _is_trait_path(path, given, depth=2)
@@ -192,6 +196,8 @@ def select_files(
     parts: Iterable[str],
     only: Iterable[str] = (),
     task_info: TaskInfo | None = None,
+    *,
+    all_tcga: bool = False,
 ) -> tuple[HubFile, ...]:
     """The files of `parts`, cut to the traits of `only` (all when empty), sorted by path.
 
@@ -216,7 +222,7 @@ def select_files(
         f
         for f in files
         if f.part in chosen and not f.path.rsplit("/", 1)[-1].startswith(".")
-        if not wanted or _wanted(f, wanted, conditions)
+        if not wanted or _wanted(f, wanted, conditions, all_tcga=all_tcga)
     ]
     return tuple(sorted(picked, key=lambda f: f.path))
 
@@ -228,9 +234,10 @@ def plan_benchmark(
     revision: str | None = None,
     endpoint: str | None = None,
     token: str | None = None,
+    all_tcga: bool = False,
 ) -> BenchmarkPlan:
     """Ask the Hub what the benchmark holds at `revision` (default: genotex's) and choose the
-    files of `parts` and `only`; nothing is written.
+    files of `parts` and `only` (with `all_tcga`, every Xena folder); nothing is written.
     """
     try:
         from huggingface_hub import HfApi
@@ -252,7 +259,7 @@ def plan_benchmark(
         files = [_hub_file(e) for e in tree if isinstance(e, RepoFile)]
     only = [t for t in only if t]
     task_info = _task_info(repo, commit, files, endpoint, token) if only else None
-    chosen = select_files(files, parts, only, task_info)
+    chosen = select_files(files, parts, only, task_info, all_tcga=all_tcga)
     return BenchmarkPlan(repo, revision, commit, chosen, endpoint)
 
 

@@ -71,6 +71,7 @@ class ProjectManager:
         self.trait = str(metadata.get("trait"))
         self.python = str(metadata.get("python") or "python3")
         self.problems = sample_problems(state)
+        self.raw = [str(t) for t in metadata.get("raw") or []]  # conditions to preprocess too
         models = {str(get_model(role=r, default=get_model())) for r in ROLES}
         self.time_scale = scale_of(sorted(models), options.time_scale)
         self.team = Team(options, options.cohort_seconds * self.time_scale)
@@ -93,20 +94,22 @@ class ProjectManager:
         self._note()
 
     async def preprocess(self) -> None:
-        """Each GEO cohort of the trait, then its TCGA folders, each in a fresh kernel."""
-        common: dict[str, object] = {"TRAIT": self.trait, "OUT_DIR": "output/preprocess",
-                  "SYNONYMS_FILE": "metadata/gene_synonym.json"}  # fmt: skip
-        trait = shlex.quote(self.trait)
-        for folder in await _folders(f"input/GEO/{trait}/*"):
-            cohort = folder.rsplit("/", 1)[-1]
-            names = {**common, "COHORT": cohort, "COHORT_DIR": folder}
-            if self.options.library == "genotex":  # its proposer writes a recipe file
-                names["RECIPE_FILE"] = f"{SCRATCH}/recipes/{self.trait}/{cohort}.toml"
-            await self.workflow(units("geo", self.options.library), f"{self.trait}/{cohort}", names)
+        """Each GEO cohort of the trait (then of each condition trait given raw), then the
+        TCGA workflow of each (choosing among the Xena folders given), each in a fresh kernel.
+        """
         xena = await _folders("input/TCGA/*")
-        if xena:
-            names = {**common, "COHORT": "Xena", "XENA_DIRS": xena, "COHORT_DIR": None}
-            await self.workflow(units("tcga", self.options.library), f"{self.trait}/TCGA", names)
+        for trait in (self.trait, *self.raw):
+            common: dict[str, object] = {"TRAIT": trait, "OUT_DIR": "output/preprocess",
+                      "SYNONYMS_FILE": "metadata/gene_synonym.json"}  # fmt: skip
+            for folder in await _folders(f"input/GEO/{shlex.quote(trait)}/*"):
+                cohort = folder.rsplit("/", 1)[-1]
+                names = {**common, "COHORT": cohort, "COHORT_DIR": folder}
+                if self.options.library == "genotex":  # its proposer writes a recipe file
+                    names["RECIPE_FILE"] = f"{SCRATCH}/recipes/{trait}/{cohort}.toml"
+                await self.workflow(units("geo", self.options.library), f"{trait}/{cohort}", names)
+            if xena:
+                names = {**common, "COHORT": "Xena", "XENA_DIRS": xena, "COHORT_DIR": None}
+                await self.workflow(units("tcga", self.options.library), f"{trait}/TCGA", names)
 
     async def analyse(self) -> None:
         """Each problem by the Statistician, in a fresh kernel."""
