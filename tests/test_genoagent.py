@@ -703,3 +703,105 @@ def test_reuse_code_shows_the_code_approved_in_the_earlier_cohort(bench, tmp_pat
     assert len(shown) == (len(asks) if reuse else 0)
     assert all("# written for GSE100001" in p for p in shown)
     assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None
+
+
+# ---- a run replays from its log (issue #51) ---------------------------------------------------
+def _edited(log, into):
+    """The log with one code block of a data engineer's reply changed (a number printed)."""
+    from inspect_ai.log import resolve_sample_attachments, write_eval_log
+
+    samples = [resolve_sample_attachments(s) for s in log.samples]
+    for event in samples[0].events:
+        if isinstance(event, ModelEvent) and event.role == "data_engineer":
+            message = event.output.choices[0].message
+            message.content = str(message.content).replace(
+                "```python\n", "```python\nprint(7)\n", 1
+            )
+            break
+    log.samples = samples
+    write_eval_log(log, str(into))
+    return into
+
+
+@pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
+def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
+    bench, tmp_path, sandbox
+):
+    from genotex.harness._replay import replay_run
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox=sandbox)
+    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    again = replay_run(log.location, log_dir=tmp_path / "again")
+    assert again.same, again.differences
+    assert again.calls == sum(_calls(log).values()) > 0
+    edited = replay_run(_edited(log, tmp_path / "edited.eval"), log_dir=tmp_path / "edited")
+    assert not edited.same
+    # by hand: call 1 the planner, 2 the edited draft; its review (3) is sent the edited code
+    assert (
+        "call 3 (Psoriasis/GSE100005 · initial_inspection · code_reviewer)"
+        in (edited.differences[0])
+    ), edited.differences
+
+
+def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path):
+    from genotex.harness._replay import replay_run
+
+    def script(role: str, message: str) -> str:
+        if role == "data_engineer" and _step_of(message) == "gene_mapping":
+            return _fenced("import time\ntime.sleep(120)")
+        return baseline_script(role, message)
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(cohort_seconds=20), tmp_path / "run", script)
+    workflows = log.samples[0].store[STORE_KEY]["workflows"]
+    assert any(w["abandoned"] for w in workflows)
+    again = replay_run(log.location, log_dir=tmp_path / "again")
+    assert again.same, again.differences
+
+
+def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuses_a_baseline(
+    bench, tmp_path
+):
+    import subprocess
+    import sys
+
+    def replay(path):
+        return subprocess.run([sys.executable, "-m", "genotex", "harness", "replay", str(path)],
+                              capture_output=True, text=True)  # fmt: skip
+
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    same = replay(log.location)
+    assert same.returncode == 0, same.stderr
+    assert "every message, output file and score as logged" in same.stderr
+    edited = replay(_edited_statistics(log, tmp_path / "edited.eval"))
+    # by hand: the edited answer's review is sent the edited code (the first difference),
+    # then the answer file differs (its scores with it): 2 differences
+    assert edited.returncode == 1 and "2 differences; the first: sample Psoriasis__" in (
+        edited.stderr
+    ), edited.stderr
+    assert "statistics · conditional_one_step · code_reviewer)" in edited.stderr or (
+        "statistics · unconditional · code_reviewer)" in edited.stderr
+    )
+    plain = inspect_eval(analysis(root=str(bench), traits="Psoriasis", sandbox="local"),
+                         model="none", solver=baseline(), log_dir=str(tmp_path / "b"),
+                         display="none")[0]  # fmt: skip
+    refused = replay(plain.location)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "is not the log of a GenoAgent run" in refused.stderr
+
+
+def _edited_statistics(log, into):
+    """The log with the first statistician reply's answer cut to its first gene."""
+    from inspect_ai.log import resolve_sample_attachments, write_eval_log
+
+    samples = [resolve_sample_attachments(s) for s in log.samples]
+    for event in samples[0].events:
+        if isinstance(event, ModelEvent) and event.role == "statistician":
+            message = event.output.choices[0].message
+            cut = "interpret_result(coefficients)[:1]"
+            message.content = str(message.content).replace("interpret_result(coefficients)", cut)
+            break
+    log.samples = samples
+    write_eval_log(log, str(into))
+    return into

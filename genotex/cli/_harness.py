@@ -1,4 +1,6 @@
-"""`genotex harness export`: an Inspect run of a genotex task as a genotex run folder."""
+"""`genotex harness export` (an Inspect run of a genotex task as a genotex run folder),
+`replay` (a GenoAgent log run again from its replies), `image`, and `genotex mcp`.
+"""
 
 from __future__ import annotations
 
@@ -108,6 +110,48 @@ def export_command(
         diagnose=check_mode(diagnose_mode) if diagnose_mode else None,
     )
     say(f"genotex eval report with the run's runtime: {path}")
+
+
+@harness_group.command("replay")
+@click.argument("log", type=click.Path(path_type=Path))
+@click.option(
+    "--sandbox",
+    type=click.Choice(["bwrap", "podman", "docker", "local"]),
+    default=None,
+    help="Run it in this sandbox (default: the one the log's run used).",
+)
+@click.option(
+    "--log-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Keep the replay's own log here (default: a temporary folder, removed).",
+)
+@common_options
+@handle_errors
+def replay_command(log: Path, sandbox: str | None, log_dir: Path | None) -> None:
+    """Run a GenoAgent log again, offline, its logged replies as the model.
+
+    The same benchmark root (the log's run record), task arguments and team options;
+    every message sent is compared with the log's. Exits 0 when every message, output
+    file and score is the same, 1 otherwise, naming the first difference.
+
+    \b
+    Example:
+      genotex harness replay logs/2026-11-27T09-00-00_e2e_x.eval --sandbox bwrap
+    """
+    import os
+
+    from ..harness._replay import replay_run
+
+    os.environ.setdefault("INSPECT_DISABLE_MODEL_API", "1")  # no call leaves the machine
+    result = replay_run(log, sandbox=sandbox, log_dir=log_dir)
+    counted = f"{result.samples} samples, {result.calls} model calls"
+    if result.same:
+        say(f"replayed {counted}: every message, output file and score as logged")
+        return
+    say(f"replayed {counted}: {len(result.differences)} differences; the first: "
+        f"{result.differences[0]}")  # fmt: skip
+    raise SystemExit(1)
 
 
 @main.command("mcp")

@@ -5,20 +5,25 @@ evaluation of the paper), the model-free agents `genotex/gold` and
 `genotex/baseline`, the `bwrap` sandbox (the default where it works), and
 `export_run`, which scores a run from its log alone (each sample's output tree
 is in the log) against a reference it checks file for file, and adds the run's
-tokens, cost and time. Nothing imports this package but the CLI and Inspect's
-entry point, so `import genotex` never imports Inspect.
+tokens, cost and time; `replay_run`, which runs a GenoAgent log again with its
+logged replies as the model and says whether everything came out the same.
+Nothing imports this package but the CLI and Inspect's entry point, so
+`import genotex` never imports Inspect.
 """
 
 from ._bench import TASKS, Benchmark, SampleSpec
 from ._export import RuntimeSummary, export_run
+from ._replay import ReplayResult, replay_run
 from ._scoring import pooled_average, score_output
 
 __all__ = [
     "TASKS",
     "Benchmark",
+    "ReplayResult",
     "RuntimeSummary",
     "SampleSpec",
     "export_run",
     "pooled_average",
+    "replay_run",
     "score_output",
 ]

@@ -116,10 +116,8 @@ def export_run(
     started, reference = time.time(), Path(reference)
     priced = Prices.of(prices, price_in, price_out)  # a bad table: refused before anything
     log, run = _checked_log(log_path, Path(out), reference, max_output_mb)
-    by_epoch, runtimes, failures = _score_samples(
-        log, run, reference, max_bytes=max_output_mb * 1024 * 1024,
-        prices=priced,
-    )  # fmt: skip
+    bound = max_output_mb * 1024 * 1024
+    by_epoch, runtimes, failures = _score_samples(log, run, reference, bound, prices=priced)
     if not by_epoch:
         raise GenotexError("holds no sample", path=log_path)
     check_plan(log, run, {(s.spec.id, e) for e, v in by_epoch.items() for s, _ in v}, log_path)
@@ -232,8 +230,8 @@ def _score_samples(
     log: Any,
     run: LoggedRun,
     reference: Path,
-    *,
     max_bytes: int,
+    *,
     prices: Prices,
 ) -> tuple[dict[int, list[tuple[LoggedSample, SampleScoring]]], list[SampleRuntime], list[dict]]:
     """Each sample of each epoch scored as its scorer scored it, with its cost and failure."""

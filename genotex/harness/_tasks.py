@@ -255,6 +255,17 @@ def _run_record(bench: Benchmark, specs: Sequence[SampleSpec], task: TaskName) -
     }
 
 
+def _check_import_path(bench: Benchmark, kind: str) -> None:
+    """Under bwrap, refuse a Python import path that holds the reference, the benchmark root
+    or the log folder (an agent would read them through it).
+    """
+    if kind == "bwrap":
+        logs = Path(os.environ.get("INSPECT_LOG_DIR") or "logs").absolute()
+        problem = import_path_problem(bench.reference, [bench.root, logs])
+        if problem is not None:
+            raise GenotexError(problem)
+
+
 def _make(task_name: TaskName) -> Callable[..., Task]:
     def build(
         root: str | None = None,
@@ -279,14 +290,11 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
                 tools, max_output_mb, image, tcga, conditions,
             )  # fmt: skip
             bench = Benchmark(root, reference)
-            specs = bench.samples(task_name, wanted, tcga=tcga, conditions=conditions)
-            specs = specs[: limit if limit else None]
+            specs = bench.samples(task_name, wanted, tcga=tcga, conditions=conditions)[
+                : limit or None
+            ]
             kind = choose_sandbox(sandbox, image)
-            if kind == "bwrap":
-                logs = Path(os.environ.get("INSPECT_LOG_DIR") or "logs").absolute()
-                problem = import_path_problem(bench.reference, [bench.root, logs])
-                if problem is not None:
-                    raise GenotexError(problem)
+            _check_import_path(bench, kind)
             try:
                 bound = SampleSandbox(limits=SandboxLimits.parse(limits), image=image or "")
             except ValueError as exc:

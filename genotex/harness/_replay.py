@@ -1,0 +1,228 @@
+"""`genotex harness replay LOG`: a model-driven run again, with its logged replies as the model.
+
+Each role is played by Inspect's `mockllm` answering, call after call, with the reply the log
+holds for that sample and role; the task is made again over the same benchmark root (the
+log's run record) with the same task arguments, and the solver with the options that ran
+(the sample's store). Each message sent is compared with the one the log holds: the first
+that differs is named (its sample, role, call and span), and the run goes on with the
+logged replies. At the end each sample's output tree and scores are compared with the
+log's. A published log becomes an artifact anyone can run again offline; a log whose outputs
+were not made by its own code (an edited reply, a tree put in by hand) shows it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import tempfile
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core import GenotexError
+from ._capture import STORE_KEY as OUTPUT
+from ._capture import unpack_output
+
+__all__ = ["ReplayResult", "replay_run"]
+
+#: Which sample the current model call belongs to (set by the replay's solver wrapper).
+_SAMPLE: contextvars.ContextVar[str] = contextvars.ContextVar("genotex_replay_sample")
+#: The largest output tree compared (the log's bound applies when it was captured).
+_MAX_BYTES = 10**10
+
+
+@dataclass(frozen=True)
+class _Call:
+    role: str
+    sent: tuple[str, ...]  # each message's text, system first
+    reply: str
+    where: str  # the span: "<workflow> · <step> · <role>"
+
+
+@dataclass
+class ReplayResult:
+    """What a replay found: the samples and calls replayed and the first difference (None:
+    the same outputs, the same scores, every message as logged).
+    """
+
+    samples: int = 0
+    calls: int = 0
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def same(self) -> bool:
+        return not self.differences
+
+    def note(self, text: str) -> None:
+        self.differences.append(text)
+
+
+def _text(content: object) -> str:
+    return content if isinstance(content, str) else str(content)
+
+
+def _logged_calls(sample: Any) -> list[_Call]:
+    """The sample's model calls in order, their messages read back from the attachments."""
+    from inspect_ai.event import ModelEvent, SpanBeginEvent
+    from inspect_ai.log import resolve_sample_attachments
+
+    resolved = resolve_sample_attachments(sample)
+    spans = {e.id: e.name for e in resolved.events if isinstance(e, SpanBeginEvent)}
+    calls = []
+    for event in resolved.events:
+        if isinstance(event, ModelEvent):
+            sent = tuple(_text(m.content) for m in event.input)
+            where = spans.get(event.span_id or "", "")
+            choices = event.output.choices
+            reply = choices[0].message.text if choices else event.output.completion
+            calls.append(_Call(str(event.role or ""), sent, reply, where))
+    return calls
+
+
+class _Replies:
+    """Each (sample, role)'s logged replies, handed out in order, the messages compared."""
+
+    def __init__(self, logged: Mapping[str, list[_Call]], result: ReplayResult) -> None:
+        self.queues: dict[tuple[str, str], deque[tuple[int, _Call]]] = defaultdict(deque)
+        for sample, calls in logged.items():
+            for index, call in enumerate(calls, 1):
+                self.queues[(sample, call.role)].append((index, call))
+        self.result = result
+
+    def model(self, role: str) -> Callable[..., Any]:
+        from inspect_ai.model import ModelOutput, ModelUsage
+
+        def answer(messages: list[Any], tools: Any, tool_choice: Any, config: Any) -> Any:
+            sample = _SAMPLE.get("")
+            queue = self.queues[(sample, role)]
+            self.result.calls += 1
+            if not queue:
+                self.result.note(f"sample {sample}: {role} made a call the log does not hold")
+                reply = ""
+            else:
+                index, call = queue.popleft()
+                sent = tuple(_text(m.content) for m in messages)
+                if sent != call.sent:
+                    self.result.note(f"sample {sample}, call {index} ({call.where or role}): "
+                                     "the message sent differs from the log's")  # fmt: skip
+                reply = call.reply
+            output = ModelOutput.from_content("mockllm/model", reply)
+            output.usage = ModelUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+            return output
+
+        return answer
+
+    def unused(self) -> None:
+        for (sample, role), queue in sorted(self.queues.items()):
+            if queue:
+                index, call = queue[0]
+                self.result.note(f"sample {sample}, call {index} ({call.where or role}): "
+                                 "the log holds a call the replay did not make")  # fmt: skip
+
+
+def _solver_options(log: Any) -> dict[str, Any]:
+    """The options that ran (the first sample's store), with the time scale as a number."""
+    from .genoagent import STORE_KEY
+
+    for sample in log.samples or []:
+        record = sample.store.get(STORE_KEY)
+        if isinstance(record, dict) and isinstance(record.get("options"), dict):
+            options = dict(record["options"])
+            options.setdefault("library", "genotex")  # before 0.10.0, its only library
+            if isinstance(record.get("time_scale"), (int, float)):
+                options["time_scale"] = record["time_scale"]
+            return options
+    raise GenotexError("is not the log of a GenoAgent run (no sample records its team)")
+
+
+def _outcome(sample: Any) -> tuple[dict[str, bytes], Any]:
+    files = {}
+    if OUTPUT in sample.store:
+        files = dict(unpack_output(sample.store[OUTPUT], max_bytes=_MAX_BYTES).files)
+    score = next(iter(sample.scores.values())).value if sample.scores else None
+    return files, score
+
+
+def _key(sample_id: object, epoch: object) -> str:
+    """A sample of one epoch: its id, and the epoch when there are several."""
+    return f"{sample_id}" if epoch in (None, 1) else f"{sample_id} (epoch {epoch})"
+
+
+def _compare(logged: Any, again: Any, result: ReplayResult) -> None:
+    before = {_key(s.id, s.epoch): s for s in logged.samples or []}
+    after = {_key(s.id, s.epoch): s for s in again.samples or []}
+    for sample_id in sorted(before):
+        if sample_id not in after:
+            result.note(f"sample {sample_id}: not run again")
+            continue
+        (files, score), (files_again, score_again) = (
+            _outcome(before[sample_id]),
+            _outcome(after[sample_id]),
+        )
+        changed = sorted(set(files) ^ set(files_again)) + sorted(
+            n for n in set(files) & set(files_again) if files[n] != files_again[n]
+        )
+        if changed:
+            result.note(f"sample {sample_id}: output/{changed[0]} differs from the log's")
+        elif score != score_again:
+            result.note(f"sample {sample_id}: the scores differ from the log's")
+
+
+def replay_run(
+    log_path: str | Path, *, sandbox: str | None = None, log_dir: str | Path | None = None
+) -> ReplayResult:
+    """Run a GenoAgent log again with its logged replies as the model; see the module."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai._util.error import PrerequisiteError
+    from inspect_ai.model import get_model
+    from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+    from ._logged import logged_run, read_log
+    from ._tasks import analysis, e2e, preprocess
+    from .genoagent import ROLES, genoagent
+
+    log = read_log(log_path, _MAX_BYTES)
+    logged_run(log, log_path)  # a genotex task's log, its plan checked
+    metadata = log.eval.metadata or {}
+    tasks = {"preprocess": preprocess, "analysis": analysis, "e2e": e2e}
+    task_name, arguments = str(metadata.get("genotex_task")), metadata.get("arguments")
+    if not isinstance(arguments, dict):
+        raise GenotexError("records no task arguments (made before 0.8.0?)", path=Path(log_path))
+    try:
+        options = _solver_options(log)
+    except GenotexError as exc:
+        raise GenotexError(exc.reason, path=Path(log_path)) from None
+    result = ReplayResult(samples=len(log.samples or []))
+    replies = _Replies({_key(s.id, s.epoch): _logged_calls(s) for s in log.samples or []}, result)
+    roles = {r: get_model("mockllm/model", custom_outputs=replies.model(r), memoize=False)
+             for r in ROLES}  # fmt: skip
+
+    @solver(name="genotex/replayed")
+    def replayed() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            _SAMPLE.set(_key(state.sample_id, state.epoch))
+            return await team(state, generate)
+
+        return solve
+
+    accepted = inspect.signature(tasks[task_name]).parameters
+    given = {k: v for k, v in arguments.items() if k in accepted and k != "root"}
+    given.setdefault("tcga", "matched")  # a log made before 0.10.0: the setting it ran with
+    given.setdefault("conditions", "given")
+    given["sandbox"] = sandbox or metadata.get("sandbox") or given.get("sandbox")
+    try:  # what the log says is checked as a command line's arguments are
+        team = genoagent(**options)
+        task = tasks[task_name](str(metadata.get("root")), **given)
+    except PrerequisiteError as exc:
+        raise GenotexError(f"cannot be run again: {exc}", path=Path(log_path)) from None
+    epochs = log.eval.config.epochs or 1
+    with tempfile.TemporaryDirectory(prefix="genotex-replay-") as scratch:
+        again = inspect_eval(
+            task, model=roles["planner"], model_roles=roles, solver=replayed(),
+            log_dir=str(log_dir or scratch), display="none", max_samples=1, epochs=epochs,
+        )[0]  # fmt: skip
+        replies.unused()
+        _compare(log, again, result)  # inside: the replay's samples may be read from its log
+    return result
