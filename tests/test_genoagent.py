@@ -805,3 +805,28 @@ def _edited_statistics(log, into):
     log.samples = samples
     write_eval_log(log, str(into))
     return into
+
+
+def test_a_code_reviewer_that_always_says_verdict_reject_has_every_step_it_reviews_rewritten(
+    bench, tmp_path
+):
+    """Its own model (`--model-role code_reviewer=...`) answering in prose, "Verdict: REJECT"
+    (0.8.0 read it as an approval). By hand, Psoriasis: 1 GEO cohort (4 plain steps, 2
+    expert) and 1 TCGA workflow (2 plain, 2 expert); each plain step drafted, rejected and
+    rewritten twice (3 drafts, 2 reviews); each expert step drafted and approved by the
+    Domain Expert (1 draft, 1 review); one planner call per step.
+    """
+
+    def script(role: str, message: str) -> str:
+        if role == "code_reviewer":
+            return "I looked at it.\n\nVerdict: REJECT\nPrint the shape too."
+        return baseline_script(role, message)
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path, script)
+    assert +_calls(log) == Counter(
+        {"data_engineer": 6 * 3, "code_reviewer": 6 * 2, "domain_expert": 4 * 2, "planner": 10}
+    )
+    steps = [s for w in log.samples[0].store[STORE_KEY]["workflows"] for s in w["steps"]]
+    plain = [s for s in steps if s["reviews"] == 2]
+    assert len(plain) == 6 and all(s["approved"] is False for s in plain)

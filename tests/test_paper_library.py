@@ -323,3 +323,28 @@ def test_an_lmm_problem_fitted_as_a_lasso_scores_below_the_team_that_tested_for_
 
     assert run("team", CORRECT) == 100.0  # the batch test, then the LMM: the reference's answer
     assert run("lasso", with_mistake("an LMM problem fitted as a Lasso")) < 100.0
+
+
+#: Where `genotex diagnose` must put each mistake (by hand: what each one leaves in the files):
+#: (error class, a phrase of its message).
+EXPECTED_DIAGNOSIS = {
+    "trait from the wrong row": ("cohort_usability", "trait no vs yes"),  # unusable cohorts
+    "gender inverted": ("gender_inverted", "Gender"),  # the one stage it touches
+    "age from the wrong row": ("selection", "Asthma|Age answered from no cohort"),
+    "probes left unmapped": ("cohort_usability", "absent, the reference's is usable"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(EXPECTED_DIAGNOSIS))
+def test_diagnose_names_each_mistake_where_it_was_made(demo, tmp_path, mistake):
+    from genotex.workflows import diagnose
+
+    root = demo / "root"
+    run_team(with_mistake(mistake), root, tmp_path / "output")
+    found = diagnose(tmp_path / "output", root / "reference/output",
+                     root / "metadata/task_info.json")  # fmt: skip
+    error_class, phrase = EXPECTED_DIAGNOSIS[mistake]
+    assert [f for f in found.findings if f.error_class == error_class and phrase in f.message]
+    correct = diagnose(demo / "team/output", root / "reference/output",
+                       root / "metadata/task_info.json")  # fmt: skip
+    assert not [f for f in correct.findings if f.error_class == error_class]
