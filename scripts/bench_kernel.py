@@ -19,12 +19,12 @@ import time
 
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
 
-from genotex.harness._bwrap import BubblewrapSandbox
-from genotex.harness._kernel import Kernel
-from genotex.harness._podman import PodmanSandbox, default_image, podman_problem
-from genotex.harness._sandbox_spec import SampleSandbox, bwrap_problem
-from genotex.harness.genoagent._solver import _preamble
-from genotex.harness.genoagent._team import TeamOptions
+from genotex.harness.sandboxes._bwrap import BubblewrapSandbox
+from genotex.harness.sandboxes._kernel import Kernel
+from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem
+from genotex.harness.sandboxes._sandbox_spec import SampleSandbox, bwrap_problem
+from genotex.harness.solvers.genoagent._solver import _preamble
+from genotex.harness.solvers.genoagent._team import TeamOptions
 
 
 async def _environment(kind: str):

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
 
-from genotex.harness._bwrap import METADATA_KEY, BubblewrapSandbox
-from genotex.harness._podman import PodmanSandbox, default_image, podman_problem
-from genotex.harness._sandbox_spec import SampleSandbox
+from genotex.harness.sandboxes._bwrap import METADATA_KEY, BubblewrapSandbox
+from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem
+from genotex.harness.sandboxes._sandbox_spec import SampleSandbox
 
 
 def _make_inputs(folder: Path, gigabytes: float) -> Path:

@@ -36,8 +36,8 @@ def main() -> None:
     from inspect_ai.log import resolve_sample_attachments
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-    from genotex.harness._tasks import e2e
-    from genotex.harness.genoagent import ROLES, genoagent
+    from genotex.harness.runs._tasks import e2e
+    from genotex.harness.solvers.genoagent import ROLES, genoagent
     from genotex.workflows import write_raw_benchmark
     from tests.test_genoagent import baseline_script
 

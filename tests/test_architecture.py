@@ -187,3 +187,56 @@ def test_no_two_modules_import_each_other_even_lazily_or_for_type_checkers():
 
     circles = sorted((a, b) for a in graph for b in graph[a] if reaches(b, a))
     assert not circles, f"modules in an import circle: {circles}"
+
+
+#: The harness's rooms, lowest first: a room imports only rooms below it, never the
+#: harness's front modules (`__init__`, the entry point, the MCP server) (issue #53).
+HARNESS_ROOMS = ("sandboxes", "runs", "solvers")
+
+
+def _harness_room(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[:2] != ["genotex", "harness"]:
+        return None
+    return parts[2] if len(parts) > 3 and parts[2] in HARNESS_ROOMS else "front"
+
+
+def test_the_harness_rooms_import_only_the_rooms_below_them():
+    paths = {_module_name(p): p for p in _modules()}
+    rank = {room: i for i, room in enumerate(HARNESS_ROOMS)} | {"front": len(HARNESS_ROOMS)}
+    wrong = []
+    for name, path in sorted(paths.items()):
+        room = _harness_room(name)
+        if room in (None, "front"):
+            continue
+        for target in _module_imports(path, set(paths)):
+            other = _harness_room(target)
+            if other is not None and other != room and rank[other] > rank[room]:
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, wrong
+    rooms = {r for r in map(_harness_room, paths) if r not in (None, "front")}
+    assert rooms == set(HARNESS_ROOMS)  # every room holds modules: the test sees them
+
+
+@pytest.mark.parametrize(
+    ("place", "names"),
+    [
+        ("genotex.harness", ["TASKS", "Benchmark", "ReplayResult", "RuntimeSummary",
+                             "SampleSpec", "export_run", "pooled_average", "replay_run",
+                             "score_output"]),
+        ("genotex.harness.sandboxes", ["BubblewrapSandbox", "Kernel", "PodmanSandbox",
+                                       "SampleSandbox", "SandboxLimits", "build_image",
+                                       "choose_sandbox", "default_image"]),
+        ("genotex.harness.runs", ["Benchmark", "analysis", "baseline", "e2e", "export_run",
+                                  "gold", "plan_samples", "preprocess"]),
+        ("genotex.harness.solvers", ["genoagent", "lasso", "lmm", "random_row", "replay_run",
+                                     "zero_shot"]),
+        ("genotex.harness.solvers.genoagent", ["ROLES", "STORE_KEY", "genoagent", "units"]),
+    ],
+)  # fmt: skip
+def test_every_public_name_of_the_harness_imports_from_its_documented_place(place, names):
+    pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not installed")
+    module = importlib.import_module(place)
+    assert set(names) <= set(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{place}.{name}"

@@ -24,10 +24,10 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.event import ModelEvent  # noqa: E402
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from genotex.harness._podman import default_image, podman_problem  # noqa: E402
-from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
-from genotex.harness._tasks import analysis, baseline, e2e, preprocess  # noqa: E402
-from genotex.harness.genoagent import ROLES, STORE_KEY, genoagent, units  # noqa: E402
+from genotex.harness.runs._tasks import analysis, baseline, e2e, preprocess  # noqa: E402
+from genotex.harness.sandboxes._podman import default_image, podman_problem  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import bwrap_problem  # noqa: E402
+from genotex.harness.solvers.genoagent import ROLES, STORE_KEY, genoagent, units  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 from tests.paper_team import CORRECT  # noqa: E402
 
@@ -218,8 +218,8 @@ def test_a_broken_draft_is_rejected_with_its_trace_and_passes_on_revision(bench,
 
 
 def _cohort_info_captured(sample) -> bool:
-    from genotex.harness._capture import STORE_KEY as OUTPUT
-    from genotex.harness._capture import unpack_output
+    from genotex.harness.runs._capture import STORE_KEY as OUTPUT
+    from genotex.harness.runs._capture import unpack_output
 
     files = unpack_output(sample.store[OUTPUT], max_bytes=10**9).files
     return "preprocess/Psoriasis/cohort_info.json" in files
@@ -400,9 +400,9 @@ def test_each_ablation_changes_the_calls_per_role_as_described(
 def test_no_batch_effect_correction_answers_with_the_plain_lasso(bench, tmp_path):
     import json
 
-    from genotex.harness._capture import STORE_KEY as OUTPUT
-    from genotex.harness._capture import unpack_output
-    from genotex.harness._rows import lasso
+    from genotex.harness.runs._capture import STORE_KEY as OUTPUT
+    from genotex.harness.runs._capture import unpack_output
+    from genotex.harness.solvers._rows import lasso
 
     task = analysis(root=str(bench), traits="Asthma", sandbox="local")
     log = _eval(task, genoagent(batch_effect_correction=False, library="genotex"), tmp_path / "a",
@@ -511,8 +511,8 @@ def test_a_team_that_misses_one_problem_is_scored_on_the_others(bench, tmp_path)
     other problem scores what `genotex eval` gives the same files (0.8.0 scored all 0).
     """
     from genotex.evaluation import evaluate
-    from genotex.harness._capture import STORE_KEY as OUTPUT
-    from genotex.harness._capture import unpack_output
+    from genotex.harness.runs._capture import STORE_KEY as OUTPUT
+    from genotex.harness.runs._capture import unpack_output
 
     def script(role: str, message: str) -> str:
         if "PROBLEM = 'Psoriasis|Age'" in message and role == "statistician":
@@ -589,7 +589,7 @@ def test_a_role_genoagent_does_not_play_is_refused_naming_its_roles(bench, tmp_p
 def test_zero_shot_top_is_checked_before_any_paid_call():
     from inspect_ai._util.error import PrerequisiteError
 
-    from genotex.harness._rows import zero_shot
+    from genotex.harness.solvers._rows import zero_shot
 
     for top in (-5, 0, "x"):
         with pytest.raises(PrerequisiteError, match="top must be a whole number from 1"):
@@ -630,7 +630,7 @@ def _prompts(log) -> list[str]:
 
 def test_a_default_kernel_holds_the_paper_library_and_the_prompts_document_it(bench, tmp_path):
     import genotex.agentlib as agentlib
-    from genotex.harness.genoagent._library import paper_documentation
+    from genotex.harness.solvers.genoagent._library import paper_documentation
     from tests.test_paper_library import DENIED
 
     listing = "print('NAMES', sorted(n for n in globals() if not n.startswith('__')))"
@@ -670,7 +670,7 @@ def test_a_default_kernel_holds_the_paper_library_and_the_prompts_document_it(be
     ],
 )
 def test_the_time_scale_follows_the_table_by_model_or_the_override(models, given, factor):
-    from genotex.harness.genoagent._time import scale_of
+    from genotex.harness.solvers.genoagent._time import scale_of
 
     assert scale_of(models, given) == factor
 
@@ -727,7 +727,7 @@ def _edited(log, into):
 def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
     bench, tmp_path, sandbox
 ):
-    from genotex.harness._replay import replay_run
+    from genotex.harness.solvers.genoagent._replay import replay_run
 
     task = preprocess(root=str(bench), traits="Psoriasis", sandbox=sandbox)
     log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
@@ -744,7 +744,7 @@ def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
 
 
 def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path):
-    from genotex.harness._replay import replay_run
+    from genotex.harness.solvers.genoagent._replay import replay_run
 
     def script(role: str, message: str) -> str:
         if role == "data_engineer" and _step_of(message) == "gene_mapping":

@@ -23,9 +23,9 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from genotex.evaluation import EvalOptions, evaluate, load_report, write_report  # noqa: E402
 from genotex.harness import Benchmark, export_run  # noqa: E402
-from genotex.harness._podman import default_image, podman_problem  # noqa: E402
-from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
-from genotex.harness._tasks import analysis, baseline, e2e, gold  # noqa: E402
+from genotex.harness.runs._tasks import analysis, baseline, e2e, gold  # noqa: E402
+from genotex.harness.sandboxes._podman import default_image, podman_problem  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
 from tests.conftest import INSPECT_WARNINGS, scripted_agent  # noqa: E402
 
@@ -211,8 +211,8 @@ def test_import_genotex_and_eval_import_neither_inspect_nor_mcp(tmp_path):
 def test_the_docker_sandbox_runs_the_image_without_network_and_with_the_limits():
     import json
 
-    from genotex.harness._choice import docker_compose
-    from genotex.harness._sandbox_spec import SandboxLimits
+    from genotex.harness.sandboxes._choice import docker_compose
+    from genotex.harness.sandboxes._sandbox_spec import SandboxLimits
 
     path = docker_compose("localhost/genotex-sandbox:x", SandboxLimits(memory_mb=700, processes=9))
     service = json.loads(path.read_text())["services"]["default"]  # JSON: YAML Inspect reads
@@ -247,8 +247,8 @@ def test_a_docker_engine_older_than_inspect_accepts_is_named_not_run(
 
 
 def _docker_problem() -> str | None:
-    from genotex.harness._choice import docker_problem
-    from genotex.harness._podman import default_image
+    from genotex.harness.sandboxes._choice import docker_problem
+    from genotex.harness.sandboxes._podman import default_image
 
     return docker_problem(default_image())
 

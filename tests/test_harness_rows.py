@@ -20,8 +20,10 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from genotex.core import ResultFile, TaskInfo  # noqa: E402
-from genotex.harness._capture import STORE_KEY, unpack_output  # noqa: E402
-from genotex.harness._rows import (  # noqa: E402
+from genotex.harness.runs._capture import STORE_KEY, unpack_output  # noqa: E402
+from genotex.harness.runs._tasks import analysis, e2e  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import bwrap_problem  # noqa: E402
+from genotex.harness.solvers._rows import (  # noqa: E402
     expected_random_f1,
     lasso,
     lmm,
@@ -29,8 +31,6 @@ from genotex.harness._rows import (  # noqa: E402
     random_row,
     zero_shot,
 )
-from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
-from genotex.harness._tasks import analysis, e2e  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 SANDBOXES = ["local"] + (["bwrap"] if bwrap_problem() is None else [])
@@ -216,7 +216,7 @@ def test_a_bad_price_table_is_one_sentence(tmp_path, table, says):
 
 def test_a_price_table_is_read_before_anything_else(tmp_path):
     from genotex.core import GenotexError
-    from genotex.harness._runtime import Prices
+    from genotex.harness.runs._runtime import Prices
 
     prices = tmp_path / "p.json"
     prices.write_text('{"m": {"input": -1, "output": 1}}')
@@ -228,7 +228,7 @@ def test_a_price_table_is_read_before_anything_else(tmp_path):
 
 
 def test_tokens_per_role_are_thousands_per_problem():
-    from genotex.harness._runtime import SampleRuntime, runtime_summary
+    from genotex.harness.runs._runtime import SampleRuntime, runtime_summary
 
     runs = [
         SampleRuntime("A", 1, True, 3000, 600, None, 1.0, {}, {"planner": (1000, 200),
@@ -254,7 +254,7 @@ def test_cached_input_tokens_are_counted_and_priced():
     """3,000 uncached and 27,000 cached input tokens are 30,000 input tokens (0.8.0 said 3,000)."""
     from types import SimpleNamespace
 
-    from genotex.harness._runtime import Prices, sample_runtime
+    from genotex.harness.runs._runtime import Prices, sample_runtime
 
     usage = _usage(input_tokens=3000, input_tokens_cache_read=25000,
                    input_tokens_cache_write=2000, output_tokens=500)  # fmt: skip
@@ -276,7 +276,7 @@ def test_a_negative_token_count_is_refused_in_one_sentence(counts):
     from types import SimpleNamespace
 
     from genotex.core import GenotexError
-    from genotex.harness._runtime import Prices, sample_runtime
+    from genotex.harness.runs._runtime import Prices, sample_runtime
 
     usage = _usage(**counts)
     sample = SimpleNamespace(id="A", epoch=1, model_usage={"m/x": usage}, role_usage={},
@@ -288,7 +288,7 @@ def test_a_negative_token_count_is_refused_in_one_sentence(counts):
 @pytest.mark.parametrize("price", [float("nan"), float("inf"), -1.0])
 def test_a_price_option_that_is_not_a_price_is_refused(price):
     from genotex.core import GenotexError
-    from genotex.harness._runtime import Prices
+    from genotex.harness.runs._runtime import Prices
 
     with pytest.raises(GenotexError, match="--price-in is the price|--price-in is"):
         Prices.of(None, price, 1.0)

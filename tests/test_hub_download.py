@@ -133,7 +133,7 @@ def test_a_run_on_a_fetched_benchmark_records_its_marker_in_the_log_and_the_expo
     from inspect_ai import eval as inspect_eval
 
     from genotex.harness import export_run
-    from genotex.harness._tasks import e2e, gold
+    from genotex.harness.runs._tasks import e2e, gold
 
     bench = tmp_path / "BENCH"
     with _hub(hub_files) as url:

@@ -19,10 +19,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment  # noqa: E402
 
-from genotex.harness._bwrap import BubblewrapSandbox  # noqa: E402
-from genotex.harness._kernel import Kernel, KernelError  # noqa: E402
-from genotex.harness._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
-from genotex.harness._sandbox_spec import (  # noqa: E402
+from genotex.harness.sandboxes._bwrap import BubblewrapSandbox  # noqa: E402
+from genotex.harness.sandboxes._kernel import Kernel, KernelError  # noqa: E402
+from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import (  # noqa: E402
     SampleSandbox,
     bwrap_problem,
     host_agent_uid,

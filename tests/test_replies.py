@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from genotex.harness.genoagent._replies import code_of, plan_choice, verdict_of
+from genotex.harness.solvers.genoagent._replies import code_of, plan_choice, verdict_of
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "replies.json").read_text())
 

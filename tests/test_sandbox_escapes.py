@@ -25,16 +25,16 @@ pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai._util.error import PrerequisiteError  # noqa: E402
 
-from genotex.harness._bwrap import BubblewrapSandbox, own_cgroups  # noqa: E402
-from genotex.harness._kernel import Kernel  # noqa: E402
-from genotex.harness._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
-from genotex.harness._sandbox_spec import (  # noqa: E402
+from genotex.harness.runs._tasks import e2e  # noqa: E402
+from genotex.harness.sandboxes._bwrap import BubblewrapSandbox, own_cgroups  # noqa: E402
+from genotex.harness.sandboxes._kernel import Kernel  # noqa: E402
+from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import (  # noqa: E402
     SampleSandbox,
     SandboxLimits,
     bwrap_problem,
     host_agent_uid,
 )
-from genotex.harness._tasks import e2e  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 from tests.conftest import INSPECT_WARNINGS, scripted_agent  # noqa: E402
 
@@ -230,8 +230,8 @@ def test_a_samples_cgroups_lie_below_the_callers_own():
 
 _HOLDER = """
 import asyncio, json, sys, time
-from genotex.harness._bwrap import BubblewrapSandbox
-from genotex.harness._sandbox_spec import SampleSandbox
+from genotex.harness.sandboxes._bwrap import BubblewrapSandbox
+from genotex.harness.sandboxes._sandbox_spec import SampleSandbox
 
 async def main():
     environments = await BubblewrapSandbox.sample_init("leftover", None, {})
@@ -364,7 +364,7 @@ def test_random_runs_end_to_end_in_each_isolated_sandbox(tmp_path, sandbox):
     """`genotex/random` reads metadata/gene_synonym.json through the sandbox: under 0.8.0 it
     read the empty mount point and every e2e sample failed with a JSONDecodeError.
     """
-    from genotex.harness._rows import random_row
+    from genotex.harness.solvers._rows import random_row
 
     bench = tmp_path / "bench"
     write_raw_benchmark(bench, recipes=False)
@@ -382,7 +382,7 @@ def test_too_many_files_and_unreadable_folders_as_any_user(sandbox):
     """`files` holds (during the command as root, after it as a user), and a folder the agent
     made mode 000 does not survive the sample's cleanup.
     """
-    from genotex.harness._sandbox_spec import SandboxLimitError
+    from genotex.harness.sandboxes._sandbox_spec import SandboxLimitError
 
     async def work(environment):
         folder = environment.folder
@@ -420,7 +420,7 @@ def test_the_agents_uid_range_must_be_unused(monkeypatch):
     import grp
     import pwd
 
-    from genotex.harness._uids import DEFAULT_UID_BASE, uid_problem
+    from genotex.harness.sandboxes._uids import DEFAULT_UID_BASE, uid_problem
 
     monkeypatch.setenv("GENOTEX_SANDBOX_UID", "x")
     assert "GENOTEX_SANDBOX_UID must be a whole number" in (uid_problem() or "")

@@ -24,9 +24,9 @@ pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 
 from genotex import __version__  # noqa: E402
-from genotex.harness._podman import default_image, podman_problem  # noqa: E402
-from genotex.harness._sandbox_spec import bwrap_problem  # noqa: E402
-from genotex.harness._tasks import e2e  # noqa: E402
+from genotex.harness.runs._tasks import e2e  # noqa: E402
+from genotex.harness.sandboxes._podman import default_image, podman_problem  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import bwrap_problem  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 from tests.conftest import INSPECT_WARNINGS, local_server, scripted_agent  # noqa: E402
 
@@ -263,7 +263,7 @@ def test_each_limit_ends_the_sample_with_its_reason(
 def test_without_a_sandbox_named_the_task_picks_bwrap_and_scores_what_local_scores(
     bench, tmp_path, capfd
 ):
-    from genotex.harness._tasks import baseline
+    from genotex.harness.runs._tasks import baseline
 
     logs = {}
     asked = (None, "local") + (("podman",) if PROBLEMS["podman"] is None else ())
@@ -324,7 +324,7 @@ def test_a_run_made_under_local_is_marked_not_isolated(bench, tmp_path):
 
     from genotex.evaluation import load_report, write_report
     from genotex.harness import export_run
-    from genotex.harness._tasks import gold
+    from genotex.harness.runs._tasks import gold
 
     reference = bench / "reference" / "output"
     runs = {}
@@ -355,7 +355,7 @@ def test_a_run_made_under_local_is_marked_not_isolated(bench, tmp_path):
 def test_a_podman_command_past_its_timeout_is_stopped_inside_the_container():
     import asyncio
 
-    from genotex.harness._podman import PodmanSandbox
+    from genotex.harness.sandboxes._podman import PodmanSandbox
 
     async def run() -> tuple[bool, str]:
         environments = await PodmanSandbox.sample_init("timeout", None, {})
@@ -378,8 +378,8 @@ def test_a_podman_command_past_its_timeout_is_stopped_inside_the_container():
 
 # ---- a patient agent (issue #43): races, links, FIFOs, full folders, the plan ---------------
 def _sandbox_class(name: str):
-    from genotex.harness._bwrap import BubblewrapSandbox
-    from genotex.harness._podman import PodmanSandbox
+    from genotex.harness.sandboxes._bwrap import BubblewrapSandbox
+    from genotex.harness.sandboxes._podman import PodmanSandbox
 
     return {"bwrap": BubblewrapSandbox, "podman": PodmanSandbox}[name]
 
@@ -388,7 +388,7 @@ def _in_sandbox(name: str, work, limits: str | None = None):
     """Run `await work(environment)` in a fresh sample sandbox of `name`, then tear it down."""
     import asyncio
 
-    from genotex.harness._sandbox_spec import SampleSandbox, SandboxLimits
+    from genotex.harness.sandboxes._sandbox_spec import SampleSandbox, SandboxLimits
 
     cls = _sandbox_class(name)
     metadata = {"genotex_sandbox": SampleSandbox(limits=SandboxLimits.parse(limits)).to_metadata()}
@@ -535,8 +535,14 @@ def test_a_time_limited_sample_keeps_its_files_in_the_log_and_scores_as_a_failur
 def test_podman_cleanup_removes_only_containers_of_ended_runs():
     import subprocess
 
-    from genotex.harness._podman import LABEL, RUN_LABEL, PodmanSandbox, default_image, run_limits
-    from genotex.harness._sandbox_spec import SandboxLimits
+    from genotex.harness.sandboxes._podman import (
+        LABEL,
+        RUN_LABEL,
+        PodmanSandbox,
+        default_image,
+        run_limits,
+    )
+    from genotex.harness.sandboxes._sandbox_spec import SandboxLimits
 
     ended = f"genotex-ended-{uuid.uuid4().hex[:8]}"
     made = subprocess.run(
@@ -605,7 +611,7 @@ def test_a_venv_under_tmp_runs_the_baseline_in_bwrap(bench, tmp_path_factory):
             "import json, os, sys\n"
             "os.environ['INSPECT_DISABLE_MODEL_API'] = '1'\n"
             "from inspect_ai import eval as run\n"
-            "from genotex.harness._tasks import baseline, e2e\n"
+            "from genotex.harness.runs._tasks import baseline, e2e\n"
             "scores = {}\n"
             "for kind in ('bwrap', 'local'):\n"
             "    task = e2e(root=sys.argv[1], traits='Psoriasis', sandbox=kind)\n"

@@ -16,7 +16,7 @@ pytest.importorskip("inspect_ai", reason="the harness extra (inspect-ai) is not 
 
 from inspect_ai._util.error import PrerequisiteError  # noqa: E402
 
-from genotex.harness._tasks import e2e  # noqa: E402
+from genotex.harness.runs._tasks import e2e  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 

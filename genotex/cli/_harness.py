@@ -141,7 +141,7 @@ def replay_command(log: Path, sandbox: str | None, log_dir: Path | None) -> None
     """
     import os
 
-    from ..harness._replay import replay_run
+    from ..harness import replay_run
 
     os.environ.setdefault("INSPECT_DISABLE_MODEL_API", "1")  # no call leaves the machine
     result = replay_run(log, sandbox=sandbox, log_dir=log_dir)
@@ -235,7 +235,7 @@ def image_command(engine: str, base: str | None, tag: str | None, wheel: Path | 
       podman import base.tar localhost/genotex-base:bookworm
       genotex harness image --base localhost/genotex-base:bookworm
     """
-    from ..harness._image import build_image
+    from ..harness.sandboxes import build_image
 
     built = build_image(engine=engine, base=base, tag=tag, wheel=wheel)
     say(

@@ -11,10 +11,10 @@ Nothing imports this package but the CLI and Inspect's entry point, so
 `import genotex` never imports Inspect.
 """
 
-from ._bench import TASKS, Benchmark, SampleSpec
-from ._export import RuntimeSummary, export_run
-from ._replay import ReplayResult, replay_run
-from ._scoring import pooled_average, score_output
+from .runs._bench import TASKS, Benchmark, SampleSpec
+from .runs._export import RuntimeSummary, export_run
+from .runs._scoring import pooled_average, score_output
+from .solvers.genoagent._replay import ReplayResult, replay_run
 
 __all__ = [
     "TASKS",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError, TaskInfo, TaskInfoError, UnsafeNameError, check_safe_name
+from ...core import GenotexError, TaskInfo, TaskInfoError, UnsafeNameError, check_safe_name
 from ._bench import (
     TASKS,
     ConditionSetting,

@@ -6,7 +6,7 @@ a number that would silently drop a trait from a slice.
 
 from __future__ import annotations
 
-from ..core import GenotexError
+from ...core import GenotexError
 
 __all__ = ["checked_arguments"]
 

@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..core import MAX_PATH_CHARS, UnsafeNameError, check_relative, tree_digest_of
+from ...core import MAX_PATH_CHARS, UnsafeNameError, check_relative, tree_digest_of
 
 __all__ = [
     "FORMAT",

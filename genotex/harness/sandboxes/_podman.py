@@ -45,7 +45,7 @@ from inspect_ai.util import ExecResult, SandboxEnvironment, sandboxenv, subproce
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
-from .. import __version__
+from ... import __version__
 from ._folder_sandbox import (
     HOME,
     METADATA_KEY,

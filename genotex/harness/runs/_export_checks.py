@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError
+from ...core import GenotexError
 from ._logged import MAX_EPOCHS, LoggedRun
 
 __all__ = ["check_out_folder", "check_plan"]

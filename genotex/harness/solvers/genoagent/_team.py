@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.util import span
 
-from .._kernel import Kernel, StepRun
+from ...sandboxes._kernel import Kernel, StepRun
 from ._library import library
 from ._replies import code_of, plan_choice, verdict_of
 from ._units import Unit, prompt

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
-from ..core import TaskInfo
-from ..evaluation import EvalReport, Finding
+from ...core import TaskInfo
+from ...evaluation import EvalReport, Finding
 
 __all__ = ["merge_reports", "reduce_reports"]
 

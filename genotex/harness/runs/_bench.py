@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core import (
+from ...core import (
     GenotexError,
     ProblemId,
     TaskInfo,
@@ -124,7 +124,7 @@ class Benchmark:
             files.update(_tree_files(self.root / "input" / "GEO" / trait, f"input/GEO/{trait}"))
         root = self.root / "input" / "TCGA"
         if root.is_dir():
-            from ..preprocessing import find_xena_folder
+            from ...preprocessing import find_xena_folder
 
             if tcga == "all":
                 folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())

@@ -81,7 +81,7 @@ def clip_output(text: str, limit: int) -> tuple[str, bool]:
 
 
 def _server_source() -> str:
-    return resources.files("genotex.harness").joinpath("_kernel_server.py").read_text()
+    return resources.files("genotex.harness.sandboxes").joinpath("_kernel_server.py").read_text()
 
 
 def _local_directory(env: SandboxEnvironment) -> str | None:

@@ -1,7 +1,7 @@
 """GenoAgent's action units and prompts: data files of the package, read here and only here.
 
 `units.toml` lists the named steps of each workflow (a GEO cohort, the TCGA cohort, the
-Statistician's problems) with who writes them and their instruction; `prompts/genoagent/`
+Statistician's problems) with who writes them and their instruction; `prompts/`
 holds each role's instructions and the message templates.
 """
 
@@ -39,13 +39,13 @@ class Unit:
 def units(workflow: Workflow, library: str = "paper") -> tuple[Unit, ...]:
     """The action units of a workflow written for a library (`paper` or `genotex`), in order."""
     name = "units_paper.toml" if library == "paper" else "units.toml"
-    text = resources.files("genotex.harness.genoagent").joinpath(name).read_text()
+    text = resources.files("genotex.harness.solvers.genoagent").joinpath(name).read_text()
     found = tomllib.loads(text)[workflow]
     return tuple(Unit(u["name"], u["writer"], u["instruction"].strip()) for u in found)
 
 
 @functools.cache
 def prompt(name: str) -> str:
-    """The text of `prompts/genoagent/<name>.md`."""
-    folder = resources.files("genotex.harness").joinpath("prompts/genoagent")
+    """The text of `prompts/<name>.md`."""
+    folder = resources.files("genotex.harness.solvers.genoagent").joinpath("prompts")
     return folder.joinpath(f"{name}.md").read_text().strip()

@@ -16,7 +16,9 @@ __all__ = ["scale_of", "time_factors"]
 @functools.cache
 def time_factors() -> tuple[tuple[str, float], ...]:
     """(pattern, factor) of each row of `time_scale.toml`, in order."""
-    text = resources.files("genotex.harness.genoagent").joinpath("time_scale.toml").read_text()
+    text = (
+        resources.files("genotex.harness.solvers.genoagent").joinpath("time_scale.toml").read_text()
+    )
     return tuple(
         (str(r["pattern"]).lower(), float(r["factor"])) for r in tomllib.loads(text)["model"]
     )

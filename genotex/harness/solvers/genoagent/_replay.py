@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError
-from ._capture import STORE_KEY as OUTPUT
-from ._capture import unpack_output
+from ....core import GenotexError
+from ...runs._capture import STORE_KEY as OUTPUT
+from ...runs._capture import unpack_output
 
 __all__ = ["ReplayResult", "replay_run"]
 
@@ -124,7 +124,7 @@ class _Replies:
 
 def _solver_options(log: Any) -> dict[str, Any]:
     """The options that ran (the first sample's store), with the time scale as a number."""
-    from .genoagent import STORE_KEY
+    from ._solver import STORE_KEY
 
     for sample in log.samples or []:
         record = sample.store.get(STORE_KEY)
@@ -179,9 +179,9 @@ def replay_run(
     from inspect_ai.model import get_model
     from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-    from ._logged import logged_run, read_log
-    from ._tasks import analysis, e2e, preprocess
-    from .genoagent import ROLES, genoagent
+    from ...runs._logged import logged_run, read_log
+    from ...runs._tasks import analysis, e2e, preprocess
+    from ._solver import ROLES, genoagent
 
     log = read_log(log_path, _MAX_BYTES)
     logged_run(log, log_path)  # a genotex task's log, its plan checked

@@ -26,10 +26,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
-from ..core import GenotexError, Mode, TaskInfo, prepare_output_folder, write_text_atomic
-from ..evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
-from ..workflows import diagnose as run_diagnosis
+from ..._version import __version__
+from ...core import GenotexError, Mode, TaskInfo, prepare_output_folder, write_text_atomic
+from ...evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
+from ...workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
 from ._export_checks import check_out_folder, check_plan
 from ._logged import (

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._version import __version__
-from ..core import GenotexError
+from ..._version import __version__
+from ...core import GenotexError
 from ._podman import default_image, podman_binary
 from ._sandbox_spec import last_line
 
@@ -41,7 +41,7 @@ class ImageBuild:
 
 def _checkout() -> Path | None:
     """The source checkout genotex runs from (an editable install), if it does."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     pyproject = root / "pyproject.toml"
     if pyproject.is_file() and 'name = "genotex"' in pyproject.read_text(errors="replace"):
         return root

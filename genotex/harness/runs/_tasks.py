@@ -37,8 +37,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import bash, mcp_server_sandbox, python
 from inspect_ai.util import ExecResult, sandbox
 
-from .._version import __version__
-from ..core import GenotexError, ProblemId, TaskInfo, benchmark_summary, regress_file_name
+from ..._version import __version__
+from ...core import GenotexError, ProblemId, TaskInfo, benchmark_summary, regress_file_name
+from ..sandboxes._choice import choose_sandbox, inspect_sandbox
+from ..sandboxes._folder_sandbox import METADATA_KEY
+from ..sandboxes._mcp_process import sandboxed_mcp_server
+from ..sandboxes._podman import default_image
+from ..sandboxes._sandbox_spec import SampleSandbox, SandboxLimits, import_path_problem, last_line
 from ._bench import (
     Benchmark,
     ConditionSetting,
@@ -47,11 +52,6 @@ from ._bench import (
     TcgaSetting,
     reference_manifest,
 )
-from ._choice import choose_sandbox, inspect_sandbox
-from ._folder_sandbox import METADATA_KEY
-from ._mcp_process import sandboxed_mcp_server
-from ._podman import default_image
-from ._sandbox_spec import SampleSandbox, SandboxLimits, import_path_problem, last_line
 from ._scorer import DEFAULT_MAX_OUTPUT_MB, PARTIAL_KEY, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 from ._task_arguments import checked_arguments

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..core import ANALYSIS_METRICS, TaskInfo, nanmean, output_path
-from ..evaluation import EvalOptions, EvalReport, ProblemScore, evaluate
+from ...core import ANALYSIS_METRICS, TaskInfo, nanmean, output_path
+from ...evaluation import EvalOptions, EvalReport, ProblemScore, evaluate
 from ._bench import EVAL_TASKS, SampleSpec, TaskName
 
 __all__ = [

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..core import GenotexError
+from ...core import GenotexError
 from ._folder_sandbox import HOME
 from ._podman import default_image, podman_problem
 from ._sandbox_spec import SandboxLimits, bwrap_problem

@@ -19,6 +19,9 @@ from inspect_ai.model import get_model, model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
+from ...runs._scorer import PARTIAL_KEY
+from ...runs._tasks import answer_path, sample_problems
+from ...sandboxes._kernel import Kernel
 from .._arguments import (
     check_boolean,
     check_choice,
@@ -27,9 +30,6 @@ from .._arguments import (
     check_unknown,
     check_whole,
 )
-from .._kernel import Kernel
-from .._scorer import PARTIAL_KEY
-from .._tasks import answer_path, sample_problems
 from ._library import LIBRARIES, library
 from ._team import Team, TeamOptions, WorkflowRecord
 from ._time import scale_of

@@ -20,10 +20,10 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
-from ..core import GenotexError, check_relative
+from ...core import GenotexError, check_relative
+from ..sandboxes._proxy import own_sandbox
 from ._bench import Benchmark, TaskName, plan_samples
 from ._capture import STORE_KEY, pack_output
-from ._proxy import own_sandbox
 from ._scoring import ITEM_SEPARATOR, score_files
 
 __all__ = [

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import GenotexError, read_json
+from ...core import GenotexError, read_json
 
 __all__ = ["Prices", "RuntimeSummary", "SampleRuntime", "runtime_summary", "sample_runtime"]
 

@@ -31,9 +31,9 @@ from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from ..core import ProblemId
+from ...core import ProblemId
+from ..runs._tasks import answer_path, regress_command, run_commands, sample_problems
 from ._arguments import check_whole
-from ._tasks import answer_path, regress_command, run_commands, sample_problems
 
 __all__ = ["expected_random_f1", "lasso", "lmm", "random_genes", "zero_shot"]
 
@@ -139,7 +139,9 @@ def random_row(genes: int = DEFAULT_RANDOM_GENES, seed: int = 0) -> Solver:
 
 def zero_shot_prompt(problem: ProblemId, top: int) -> str:
     """The zero-shot question for one problem, from `prompts/zero_shot.md`."""
-    template = resources.files("genotex.harness").joinpath("prompts/zero_shot.md").read_text()
+    template = (
+        resources.files("genotex.harness.solvers").joinpath("prompts/zero_shot.md").read_text()
+    )
     clause = f", given {problem.condition}" if problem.condition else ""
     return template.format(trait=problem.trait, condition_clause=clause, top=top)
 

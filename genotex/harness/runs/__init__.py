@@ -1,0 +1,31 @@
+"""A run of an agent on GenoTEX: its plan of samples, the Inspect tasks, what is captured
+and scored, and the log turned into a genotex run folder.
+
+The benchmark's plan of samples (`_bench`: what each sample is given, the reference
+slice that scores it), the tasks `genotex/preprocess`, `genotex/analysis` and
+`genotex/e2e` with their checked arguments (`_tasks`), the capture of each sample's output
+tree into its store (`_capture`), the scorer and its scoring (`_scorer`, `_scoring`), a
+log read as untrusted (`_logged`), epochs, runtime and prices, and `export_run`. It imports
+the sandboxes (and genotex's core, stages and workflows); the solvers import it.
+"""
+
+from ._bench import TASKS, Benchmark, SampleSpec, plan_samples
+from ._export import RuntimeSummary, export_run
+from ._scoring import pooled_average, score_output
+from ._tasks import analysis, baseline, e2e, gold, preprocess
+
+__all__ = [
+    "TASKS",
+    "Benchmark",
+    "RuntimeSummary",
+    "SampleSpec",
+    "analysis",
+    "baseline",
+    "e2e",
+    "export_run",
+    "gold",
+    "plan_samples",
+    "pooled_average",
+    "preprocess",
+    "score_output",
+]
