@@ -30,7 +30,8 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from genotex.harness import Benchmark, export_run  # noqa: E402
-from genotex.harness.runs._tasks import baseline, e2e, gold  # noqa: E402
+from genotex.harness.runs._tasks import e2e  # noqa: E402
+from genotex.harness.solvers import baseline, gold  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 

@@ -24,9 +24,10 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.event import ModelEvent  # noqa: E402
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from genotex.harness.runs._tasks import analysis, baseline, e2e, preprocess  # noqa: E402
+from genotex.harness.runs._tasks import analysis, e2e, preprocess  # noqa: E402
 from genotex.harness.sandboxes._podman import default_image, podman_problem  # noqa: E402
 from genotex.harness.sandboxes._sandbox_spec import bwrap_problem  # noqa: E402
+from genotex.harness.solvers._reference import baseline  # noqa: E402
 from genotex.harness.solvers.genoagent import ROLES, STORE_KEY, genoagent, units  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 from tests.paper_team import CORRECT  # noqa: E402

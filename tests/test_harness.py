@@ -23,9 +23,10 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from genotex.evaluation import EvalOptions, evaluate, load_report, write_report  # noqa: E402
 from genotex.harness import Benchmark, export_run  # noqa: E402
-from genotex.harness.runs._tasks import analysis, baseline, e2e, gold  # noqa: E402
+from genotex.harness.runs._tasks import analysis, e2e  # noqa: E402
 from genotex.harness.sandboxes._podman import default_image, podman_problem  # noqa: E402
 from genotex.harness.sandboxes._sandbox_spec import bwrap_problem  # noqa: E402
+from genotex.harness.solvers._reference import baseline, gold  # noqa: E402
 from genotex.workflows import run_baseline, write_raw_benchmark  # noqa: E402
 from tests.conftest import INSPECT_WARNINGS, scripted_agent  # noqa: E402
 

@@ -22,8 +22,9 @@ from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
 
 from genotex.core import GenotexError  # noqa: E402
 from genotex.harness import export_run  # noqa: E402
-from genotex.harness.runs._tasks import e2e, gold  # noqa: E402
+from genotex.harness.runs._tasks import e2e  # noqa: E402
 from genotex.harness.sandboxes._sandbox_spec import SandboxLimits  # noqa: E402
+from genotex.harness.solvers._reference import gold  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 
@@ -149,7 +150,7 @@ class _State:
 def test_a_command_that_could_not_run_is_the_samples_failure(code, says):
     from inspect_ai.util import ExecResult
 
-    from genotex.harness.runs._tasks import note_command
+    from genotex.harness.solvers._reference import note_command
 
     result = ExecResult(False, code, "", "sh: 1: python3: not found\n")
     with pytest.raises(RuntimeError) as raised:
@@ -161,7 +162,7 @@ def test_a_command_that_failed_in_part_is_noted_and_the_sample_goes_on():
     from inspect_ai.util import ExecResult
 
     from genotex.harness.runs._scorer import PARTIAL_KEY
-    from genotex.harness.runs._tasks import note_command
+    from genotex.harness.solvers._reference import note_command
 
     state = _State()
     said = "genotex: 1 of 4 problems failed: Asthma|Age (no cohort has Age)\n"

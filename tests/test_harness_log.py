@@ -29,7 +29,8 @@ from genotex.core import GenotexError, TaskInfo  # noqa: E402
 from genotex.evaluation import EvalOptions, evaluate, load_report  # noqa: E402
 from genotex.harness import export_run  # noqa: E402
 from genotex.harness.runs._capture import STORE_KEY, pack_output, unpack_output  # noqa: E402
-from genotex.harness.runs._tasks import analysis, e2e, gold  # noqa: E402
+from genotex.harness.runs._tasks import analysis, e2e  # noqa: E402
+from genotex.harness.solvers._reference import gold  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 
 

@@ -133,7 +133,8 @@ def test_a_run_on_a_fetched_benchmark_records_its_marker_in_the_log_and_the_expo
     from inspect_ai import eval as inspect_eval
 
     from genotex.harness import export_run
-    from genotex.harness.runs._tasks import e2e, gold
+    from genotex.harness.runs._tasks import e2e
+    from genotex.harness.solvers._reference import gold
 
     bench = tmp_path / "BENCH"
     with _hub(hub_files) as url:

@@ -263,7 +263,7 @@ def test_each_limit_ends_the_sample_with_its_reason(
 def test_without_a_sandbox_named_the_task_picks_bwrap_and_scores_what_local_scores(
     bench, tmp_path, capfd
 ):
-    from genotex.harness.runs._tasks import baseline
+    from genotex.harness.solvers._reference import baseline
 
     logs = {}
     asked = (None, "local") + (("podman",) if PROBLEMS["podman"] is None else ())
@@ -324,7 +324,7 @@ def test_a_run_made_under_local_is_marked_not_isolated(bench, tmp_path):
 
     from genotex.evaluation import load_report, write_report
     from genotex.harness import export_run
-    from genotex.harness.runs._tasks import gold
+    from genotex.harness.solvers._reference import gold
 
     reference = bench / "reference" / "output"
     runs = {}
@@ -611,7 +611,8 @@ def test_a_venv_under_tmp_runs_the_baseline_in_bwrap(bench, tmp_path_factory):
             "import json, os, sys\n"
             "os.environ['INSPECT_DISABLE_MODEL_API'] = '1'\n"
             "from inspect_ai import eval as run\n"
-            "from genotex.harness.runs._tasks import baseline, e2e\n"
+            "from genotex.harness.runs._tasks import e2e\n"
+            "from genotex.harness.solvers._reference import baseline\n"
             "scores = {}\n"
             "for kind in ('bwrap', 'local'):\n"
             "    task = e2e(root=sys.argv[1], traits='Psoriasis', sandbox=kind)\n"

@@ -12,7 +12,7 @@ the sandboxes (and genotex's core, stages and workflows); the solvers import it.
 from ._bench import TASKS, Benchmark, SampleSpec, plan_samples
 from ._export import RuntimeSummary, export_run
 from ._scoring import pooled_average, score_output
-from ._tasks import analysis, baseline, e2e, gold, preprocess
+from ._tasks import analysis, e2e, preprocess
 
 __all__ = [
     "TASKS",
@@ -20,10 +20,8 @@ __all__ = [
     "RuntimeSummary",
     "SampleSpec",
     "analysis",
-    "baseline",
     "e2e",
     "export_run",
-    "gold",
     "plan_samples",
     "pooled_average",
     "preprocess",

@@ -14,9 +14,9 @@ Every sample counts: one that errors or hits a limit scores what an empty
 output scores (0 on every metric, the problem a failure for Succ.), with the
 reason in its score's metadata. Each metric is the paper's average over all
 items of all samples (problems, files, traits), taken on the epoch-reduced
-item values, with its standard error. `genotex/gold` writes the reference
-answers (every score 1.0: the wiring works); `genotex/baseline` runs genotex's
-non-LLM pipeline in the sandbox.
+item values, with its standard error. Each sample's metadata holds what the
+agents that need no model do (`solvers/_reference.py`): the reference files that
+answer it (`gold`) and genotex's pipeline as shell commands (`baseline`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,8 @@ from inspect_ai import Task, task
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.agent import react
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import TaskState
 from inspect_ai.tool import bash, mcp_server_sandbox, python
-from inspect_ai.util import ExecResult, sandbox
 
 from ..._version import __version__
 from ...core import GenotexError, ProblemId, TaskInfo, benchmark_summary, regress_file_name
@@ -43,7 +42,7 @@ from ..sandboxes._choice import choose_sandbox, inspect_sandbox
 from ..sandboxes._folder_sandbox import METADATA_KEY
 from ..sandboxes._mcp_process import sandboxed_mcp_server
 from ..sandboxes._podman import default_image
-from ..sandboxes._sandbox_spec import SampleSandbox, SandboxLimits, import_path_problem, last_line
+from ..sandboxes._sandbox_spec import SampleSandbox, SandboxLimits, import_path_problem
 from ._bench import (
     Benchmark,
     ConditionSetting,
@@ -52,21 +51,17 @@ from ._bench import (
     TcgaSetting,
     reference_manifest,
 )
-from ._scorer import DEFAULT_MAX_OUTPUT_MB, PARTIAL_KEY, genotex_scorer, pooled, stderr
+from ._scorer import DEFAULT_MAX_OUTPUT_MB, genotex_scorer, pooled, stderr
 from ._scoring import VALUE_METRICS
 from ._task_arguments import checked_arguments
 
 __all__ = [
     "analysis",
     "answer_path",
-    "baseline",
     "e2e",
     "genotex_scorer",
-    "gold",
-    "note_command",
     "preprocess",
     "regress_command",
-    "run_commands",
     "sample_problems",
 ]
 
@@ -332,50 +327,3 @@ def _make(task_name: TaskName) -> Callable[..., Task]:
 preprocess = task(name="preprocess")(_make("preprocess"))
 analysis = task(name="analysis")(_make("analysis"))
 e2e = task(name="e2e")(_make("e2e"))
-
-
-@solver(name="gold")
-def gold() -> Solver:
-    """Copy the reference answers into `output/` (every score 1.0: checks the wiring)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        for path, host in (state.metadata or {}).get("gold", {}).items():
-            await sandbox().write_file(path, Path(host).read_bytes())
-        return state
-
-    return solve
-
-
-@solver(name="baseline")
-def baseline() -> Solver:
-    """genotex's non-LLM pipeline in the sandbox: proposed recipes, preprocessing, regression."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        await run_commands(state, (state.metadata or {}).get("baseline", []))
-        return state
-
-    return solve
-
-
-async def run_commands(state: TaskState, commands: Iterable[str]) -> None:
-    """Run shell commands in the sample's sandbox, in order, each noted (`note_command`)."""
-    for command in commands:
-        result = await sandbox().exec(["sh", "-c", command], timeout=3600)
-        note_command(state, command, result)
-
-
-def note_command(state: TaskState, command: str, result: ExecResult[str]) -> None:
-    """What a solver does with a command's exit: one that could not run (not found, not
-    executable, killed by a signal) ends the sample with that as its failure reason; one that
-    failed in part (exit 1 or 2: e.g. some problems not answered) is noted in the sample's
-    store (the score's `partial_failures`) and the sample goes on.
-    """
-    code = result.returncode
-    said = last_line(result.stderr or result.stdout)
-    if code in (126, 127) or code < 0 or code >= 128:
-        why = {126: "could not be executed", 127: "was not found"}.get(code, "was killed")
-        raise RuntimeError(f"the command `{command[:200]}` {why} (exit {code}: {said})")
-    if code != 0:
-        noted = list(state.store.get(PARTIAL_KEY, []))
-        noted.append({"command": command[:500], "exit": code, "said": said})
-        state.store.set(PARTIAL_KEY, noted)

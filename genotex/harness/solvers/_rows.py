@@ -32,8 +32,9 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
 from ...core import ProblemId
-from ..runs._tasks import answer_path, regress_command, run_commands, sample_problems
+from ..runs._tasks import answer_path, regress_command, sample_problems
 from ._arguments import check_whole
+from ._reference import run_commands
 
 __all__ = ["expected_random_f1", "lasso", "lmm", "random_genes", "zero_shot"]
 
