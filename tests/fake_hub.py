@@ -3,9 +3,9 @@ huggingface_hub uses to download a dataset (revision info, the recursive tree li
 resolution with ETag, commit header and byte ranges), serving files the tests make.
 
 Written from the Hub's documented and observed behaviour, not from its code: what a test
-can also make it do is answer 401 (gated), loop redirects, serve wrong bytes, cut a
-transfer after half its bytes once (for the resume), or list a file smaller than it is
-(so that the free-space check passes and the disk fills during the transfer).
+can also make it do is answer 401 (gated), loop redirects or tree pages, serve wrong bytes,
+cut a transfer after half its bytes once (for the resume), or list a file smaller than it
+is (a transfer must stop at the listed size).
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class FakeHub:
     cut_once: set[str] = field(default_factory=set)  # the first GET ends after half the bytes
     understate: set[str] = field(default_factory=set)  # listed at 10 bytes, whatever they are
     broken: set[str] = field(default_factory=set)  # answered 500 (a server error)
+    overstate: set[str] = field(default_factory=set)  # listed 100 bytes longer than they are
+    loop_tree: bool = False  # every page of the tree listing says the next page is itself
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -48,7 +50,7 @@ class FakeHub:
     # ---- the answers -----------------------------------------------------------------------
     def entry(self, path: str) -> dict:
         data = self.files[path]
-        size = 10 if path in self.understate else len(data)
+        size = 10 if path in self.understate else len(data) + 100 * (path in self.overstate)
         item = {"type": "file", "path": path, "size": size, "oid": git_blob_id(data)}
         if path in self.lfs:
             sha = hashlib.sha256(data).hexdigest()
@@ -61,7 +63,7 @@ class FakeHub:
 
     def body(self, path: str) -> bytes:
         data = self.files[path]
-        return data[::-1] + b"x" if path in self.corrupt else data
+        return data[::-1] if path in self.corrupt else data  # the listed size, other bytes
 
     # ---- the server ------------------------------------------------------------------------
     def __enter__(self) -> str:
@@ -122,7 +124,9 @@ class FakeHub:
         if revision not in self.revisions:
             return self._unknown_revision(request, revision, head)
         entries = [self.entry(p) for p in sorted(self.files) if p.startswith(folder)]
-        self._send(request, 200, json.dumps(entries).encode(), {}, head)
+        host = request.headers.get("Host")
+        looped = {"Link": f'<http://{host}{request.path}>; rel="next"'} if self.loop_tree else {}
+        self._send(request, 200, json.dumps(entries).encode(), looped, head)
 
     def _resolve(self, request, rest: str, head: bool) -> None:
         revision, _, name = rest.partition("/")

@@ -206,8 +206,8 @@ def test_an_unknown_trait_or_part_is_one_sentence(hub_files, tmp_path):
 
 
 def test_an_interrupted_transfer_is_resumed_and_a_second_run_fetches_nothing(hub_files, tmp_path):
-    """The Hub client writes 10 MiB at a time: a 24 MiB file cut after 12 MiB is resumed from
-    its first 10 MiB (a Range request), and ends whole.
+    """A 24 MiB file cut after 12 MiB: every byte received is in its `.part`, so it is resumed
+    from 12 MiB (a Range request; the Hub client of 0.9.0 kept 10 MiB), and ends whole.
     """
     bench = tmp_path / "BENCH"
     big = "input/GEO/Asthma/GSE100001/GSE100001-GPL1_series_matrix.txt.gz"
@@ -218,7 +218,7 @@ def test_an_interrupted_transfer_is_resumed_and_a_second_run_fetches_nothing(hub
                          endpoint=url, tmp_path=tmp_path)  # fmt: skip
         assert first.returncode == 0, first.stderr
         ranged = [r for r in hub.requests if r[0] == "GET" and r[1].endswith(big) and r[2]]
-        assert [r[2] for r in ranged] == [f"bytes={10 * 1024 * 1024}-"]  # resumed, not redone
+        assert [r[2] for r in ranged] == [f"bytes={12 * 1024 * 1024}-"]  # resumed, not redone
         assert (bench / big).read_bytes() == files[big]
         hub.requests.clear()
         again = _genotex("download", "benchmark", "--out", str(bench), "--parts", "inputs",
@@ -240,12 +240,16 @@ def test_a_file_whose_bytes_differ_from_the_hubs_sha256_is_removed_and_named(hub
     assert bad not in marker.files and len(marker.files) == 1
 
 
-def test_an_input_the_manifest_lists_otherwise_is_refused(tmp_path):
+@pytest.mark.parametrize("lfs", [True, False])
+def test_an_input_the_manifest_lists_otherwise_is_refused(tmp_path, lfs):
+    """Whatever the Hub's storage: 0.9.0 checked only a large (LFS) file against the shipped
+    manifest, and kept a plain git file's wrong bytes (issue #52, item 4).
+    """
     from genotex.preprocessing import load_manifest, packaged_manifest
 
     relative = sorted(load_manifest(packaged_manifest("geo")))[0]
     files = {f"input/GEO/{relative}": b"not the series the manifest lists"}
-    with _hub(files) as url:
+    with FakeHub(files, lfs=set(files) if lfs else set()) as url:
         done = _genotex("download", "benchmark", "--out", str(tmp_path / "B"), endpoint=url,
                         tmp_path=tmp_path)  # fmt: skip
     assert done.returncode == 1
@@ -258,7 +262,7 @@ def test_an_input_the_manifest_lists_otherwise_is_refused(tmp_path):
     [
         ({}, ["--revision", "v9"], "the Hub's Liu-Hy/GenoTEX has no revision 'v9'"),
         ({"token": "s3cret"}, [], "the Hub refused Liu-Hy/GenoTEX (401): it is gated, private"),
-        ({"redirect_loop": True}, [], "the Hub transfer failed for Liu-Hy/GenoTEX ("),
+        ({"redirect_loop": True}, [], "the Hub redirected Liu-Hy/GenoTEX ("),
     ],
 )
 def test_a_refusal_is_one_sentence_and_leaves_no_file(hub_files, tmp_path, options, args, says):
@@ -289,15 +293,22 @@ def test_a_disk_too_small_is_refused_before_any_transfer(hub_files, tmp_path):
         assert _tree(disk / "BENCH") == {}
 
 
-def test_a_disk_that_fills_during_a_transfer_is_one_sentence(hub_files, tmp_path):
+def test_a_file_longer_than_the_hub_declared_is_stopped_there(hub_files, tmp_path):
+    """Listed at 10 bytes, served as 6 MiB: 0.9.0's transfer took it all (288 MB of a file
+    declared as 1 KB) and filled a small disk; now the body is cut past the declared size and
+    nothing of it is kept (issue #52, item 3).
+    """
     big = "input/GEO/Asthma/GSE100001/big.gz"
     files = {**hub_files, big: os.urandom(6 * 1024 * 1024)}
-    with _small_disk(tmp_path / "disk", 4) as disk, _hub(files, understate={big}) as url:
+    with _small_disk(tmp_path / "disk", 8) as disk, _hub(files, understate={big}) as url:
         done = _genotex("download", "benchmark", "--out", str(disk / "BENCH"), "--parts",
                         "inputs", endpoint=url, tmp_path=tmp_path)  # fmt: skip
         assert done.returncode == 1 and "Traceback" not in done.stderr
-        assert "the disk is full (input/GEO/Asthma/GSE100001/big.gz)" in done.stderr
-        assert not (disk / "BENCH" / big).exists()  # nothing under its final name
+        assert f"the transfer of {big} failed: the server sent more than the 10 bytes" in (
+            done.stderr
+        ), done.stderr
+        left = [p for p in (disk / "BENCH").rglob("big.gz*")]
+        assert left == []  # nothing under its final name, no .part
 
 
 def test_a_folder_of_another_revision_or_a_hostile_marker_is_refused(hub_files, tmp_path):
@@ -402,3 +413,78 @@ def test_a_server_error_and_a_folder_in_the_way_are_named_as_what_they_are(hub_f
                         endpoint=url, tmp_path=tmp_path)  # fmt: skip
     assert done.returncode == 1 and "could not be reached" not in done.stderr
     assert "stands in its way" in done.stderr or "is a folder" in done.stderr, done.stderr
+
+
+def test_a_dry_run_writes_nothing_anywhere_and_a_looping_listing_is_refused(
+    hub_files, tmp_path, monkeypatch
+):
+    """0.9.0's `--dry-run --only` fetched task_info.json through a scratch folder in TMPDIR
+    (270-800 MB from a hostile Hub), and followed a tree listing whose pages loop forever
+    (issue #52, items 2 and 5).
+    """
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files) as url:
+        dry = subprocess.run(
+            [sys.executable, "-m", "genotex", "download", "benchmark", "--out", str(bench),
+             "--only", "Asthma", "--dry-run"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "HF_ENDPOINT": url, "TMPDIR": str(scratch),
+                 "HF_HOME": str(tmp_path / "hf")},
+        )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert "input/GEO/Obesity/" in dry.stdout  # the condition's inputs: task_info was read
+    assert list(scratch.iterdir()) == [] and not bench.exists()
+    # in the process: no scratch folder is made at all (0.9.0 made one to fetch task_info into)
+    from genotex.preprocessing import plan_benchmark
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a planned download made a temporary folder")
+
+    monkeypatch.setattr("tempfile.mkdtemp", refused)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with _hub(hub_files) as url:
+        plan = plan_benchmark(only=["Asthma"], endpoint=url)
+    assert any(f.path.startswith("input/GEO/Obesity/") for f in plan.files)
+    monkeypatch.undo()
+    with _hub(hub_files, loop_tree=True) as url:
+        looped = _genotex("download", "benchmark", "--out", str(bench), "--dry-run",
+                          endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert looped.returncode == 1 and "Traceback" not in looped.stderr
+    assert "its pages loop" in looped.stderr, looped.stderr
+
+
+def test_verify_after_a_stopped_download_names_every_file_it_never_fetched(hub_files, tmp_path):
+    """0.9.0's marker listed only what was checked: after a download that stopped at its
+    second file, `verify` said "1 verified, 0 missing" (issue #52, item 4). Files are fetched
+    in path order: by hand, metadata/gene_synonym.json comes, metadata/task_info.json fails.
+    """
+    bench = tmp_path / "BENCH"
+    with _hub(hub_files, broken={"metadata/task_info.json"}) as url:
+        done = _genotex("download", "benchmark", "--out", str(bench), "--parts", "metadata",
+                        endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    verify = subprocess.run([sys.executable, "-m", "genotex", "download", "verify", str(bench)],
+                            capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 1, verify.stdout
+    assert "MISSING metadata/task_info.json" in verify.stdout
+    assert "1 verified, 0 differ, 1 missing" in verify.stdout, verify.stdout
+    with _hub(hub_files) as url:  # the same download again: it goes on and completes
+        again = _genotex("download", "benchmark", "--out", str(bench), "--parts", "metadata",
+                         endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    marker = json.loads((bench / MARKER_NAME).read_text())
+    assert "pending" not in marker and len(marker["files"]) == 2
+
+
+def test_a_file_smaller_than_the_hub_lists_is_refused_at_download(hub_files, tmp_path):
+    """0.9.0 "verified" it at download (its digest matched) and `verify` then said DIFFERS."""
+    name = "metadata/task_info.json"
+    with _hub(hub_files, overstate={name}) as url:
+        done = _genotex("download", "benchmark", "--out", str(tmp_path / "B"), "--parts",
+                        "metadata", endpoint=url, tmp_path=tmp_path)  # fmt: skip
+    size = len(hub_files[name])
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{name}: it has {size:,} bytes where the Hub lists {size + 100:,}" in done.stderr
+    assert not (tmp_path / "B" / name).exists()

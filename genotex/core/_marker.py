@@ -41,12 +41,16 @@ class MarkerError(GenotexError):
 
 @dataclass(frozen=True)
 class BenchmarkMarker:
-    """What was fetched: `files` maps a path under the benchmark folder to (bytes, digest)."""
+    """What was fetched: `files` maps a path under the benchmark folder to (bytes, digest);
+    `pending` the files a download chose but has not fetched and checked yet (it stopped):
+    `download verify` counts them missing.
+    """
 
     repo: str
     revision: str
     commit: str
     files: dict[str, tuple[int, str]] = field(default_factory=dict)
+    pending: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -59,18 +63,22 @@ class BenchmarkMarker:
                 "files": len(self.files), "digest": self.digest}  # fmt: skip
 
     def merged(self, other: BenchmarkMarker) -> BenchmarkMarker:
-        """The files of both markers (of one commit: a later partial download adds to one)."""
+        """The files of both markers (of one commit: a later partial download adds to one);
+        a file pending in either and checked in neither stays pending.
+        """
         files = {**self.files, **other.files}
-        return BenchmarkMarker(self.repo, other.revision, self.commit, files)
+        pending = {p: e for p, e in {**self.pending, **other.pending}.items() if p not in files}
+        return BenchmarkMarker(self.repo, other.revision, self.commit, files, pending)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "repo": self.repo,
             "revision": self.revision,
             "commit": self.commit,
             "digest": self.digest,
-            "files": {p: {"bytes": n, "digest": d} for p, (n, d) in sorted(self.files.items())},
+            "files": _entries(self.files),
         }
+        return data | ({"pending": _entries(self.pending)} if self.pending else {})
 
     def write(self, folder: str | Path) -> Path:
         """Write the marker into `folder`, atomically (sorted keys: the same bytes each time)."""
@@ -93,10 +101,15 @@ class BenchmarkMarker:
         if not _COMMIT.fullmatch(str(commit)):
             said = f"{commit!r:.60}"
             raise MarkerError(f"names a commit that is not 40 hex digits: {said}", path=path)
-        files = data.get("files")
-        if not isinstance(files, dict):
+        files, pending = data.get("files"), data.get("pending", {})
+        if not isinstance(files, dict) or not isinstance(pending, dict):
             raise MarkerError("has no files object", path=path)
-        return cls(str(repo), str(revision), str(commit), _checked_files(files, path))
+        return cls(str(repo), str(revision), str(commit), _checked_files(files, path),
+                   _checked_files(pending, path))  # fmt: skip
+
+
+def _entries(files: dict[str, tuple[int, str]]) -> dict[str, dict[str, Any]]:
+    return {p: {"bytes": n, "digest": d} for p, (n, d) in sorted(files.items())}
 
 
 def _checked_files(files: dict, path: Path) -> dict[str, tuple[int, str]]:

@@ -79,11 +79,14 @@ class ManifestError(GenotexError):
 
 @dataclass(frozen=True)
 class Download:
-    """One file to fetch: where from, where to, and its expected sha256 (None: not checked)."""
+    """One file to fetch: where from, where to, its expected sha256 (None: not checked), and
+    the request's extra headers (a token's `Authorization`).
+    """
 
     url: str
     path: Path
     sha256: str | None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class DownloadResult:
     download: Download
     outcome: Outcome
     size: int = 0
+    status: int | None = None  # the HTTP status of a failure the server answered
 
     @property
     def ok(self) -> bool:
@@ -254,11 +258,12 @@ def fetch(
     part = target.with_name(target.name + ".part")
     target.parent.mkdir(parents=True, exist_ok=True)
     resumed = False
-    last_error = ""
+    last_error, status = "", None
     counted = on_bytes or (lambda n: None)
     for attempt in range(retries):
         offset = part_size(part)
-        request = urllib.request.Request(download.url, headers={"User-Agent": "genotex-downloader"})
+        headers = {"User-Agent": "genotex-downloader", **dict(download.headers)}
+        request = urllib.request.Request(download.url, headers=headers)
         if offset:
             request.add_header("Range", f"bytes={offset}-")
         try:
@@ -289,14 +294,14 @@ def fetch(
         except urllib.error.HTTPError as exc:
             if exc.code == 416 and offset:  # the .part is complete (or longer): verified below
                 break
-            last_error = f"HTTP {exc.code} {exc.reason}"
-            if exc.code in (403, 404, 410):
-                return DownloadResult(download, Outcome("failed", last_error))
+            last_error, status = f"HTTP {exc.code} {exc.reason}", exc.code
+            if exc.code in (401, 403, 404, 410):
+                return DownloadResult(download, Outcome("failed", last_error), status=status)
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last_error = str(getattr(exc, "reason", exc))
         time.sleep(min(2**attempt, 8) * 0.1)
     else:
-        return DownloadResult(download, Outcome("failed", last_error or "no answer"))
+        return DownloadResult(download, Outcome("failed", last_error or "no answer"), status=status)
     wrong = _wrong_digest(part, download.sha256)
     if wrong is not None:
         part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again

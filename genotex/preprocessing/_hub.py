@@ -26,7 +26,6 @@ import errno
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -182,6 +181,27 @@ def _wanted(file: HubFile, only: set[str], conditions: set[str], *, all_tcga: bo
     return _is_trait_path(path, only, depth=1)
 
 
+#: The most entries a tree listing may hold (the benchmark has under 100,000).
+MAX_TREE_ENTRIES = 2_000_000
+
+
+def _listed_files(tree: Iterable[object], file_type: type) -> list[HubFile]:
+    """The files of a tree listing, which is untrusted: a path listed twice means the pages
+    loop (0.9.0 followed such a listing forever), and a listing past `MAX_TREE_ENTRIES` is cut.
+    """
+    files, seen = [], set()
+    for count, entry in enumerate(tree, start=1):
+        if count > MAX_TREE_ENTRIES:
+            raise HubError(f"the Hub's listing goes past {MAX_TREE_ENTRIES:,} entries")
+        path = getattr(entry, "path", None)
+        if path in seen:
+            raise HubError(f"the Hub's listing names {str(path)[:200]!r} twice: its pages loop")
+        seen.add(path)
+        if isinstance(entry, file_type):
+            files.append(_hub_file(entry))
+    return files
+
+
 def _known_traits(files: Iterable[HubFile]) -> list[str]:
     found = set()
     for file in files:
@@ -256,28 +276,52 @@ def plan_benchmark(
         if not isinstance(commit, str) or not _BLOB.fullmatch(commit):
             raise HubError(f"the Hub named no commit for {repo} at {revision!r}")
         tree = api.list_repo_tree(repo, repo_type="dataset", revision=commit, recursive=True)
-        files = [_hub_file(e) for e in tree if isinstance(e, RepoFile)]
+        files = _listed_files(tree, RepoFile)
     only = [t for t in only if t]
     task_info = _task_info(repo, commit, files, endpoint, token) if only else None
     chosen = select_files(files, parts, only, task_info, all_tcga=all_tcga)
     return BenchmarkPlan(repo, revision, commit, chosen, endpoint)
 
 
+#: The largest task_info.json read from the Hub (the benchmark's is under 1 MB).
+MAX_TASK_INFO_BYTES = 64 * 2**20
+
+
 def _task_info(
     repo: str, commit: str, files: list[HubFile], endpoint: str | None, token: str | None
 ) -> TaskInfo | None:
-    """The benchmark's task_info.json (to find the conditions of chosen traits), fetched into a
-    scratch folder; None when the repository has none.
+    """The benchmark's task_info.json (to find the conditions of chosen traits), read into
+    memory, bounded by its declared size (nothing is written anywhere: `--dry-run` writes
+    nothing); None when the repository has none.
     """
-    from huggingface_hub import hf_hub_download
+    import urllib.error
+    import urllib.request
+    from urllib.parse import quote
+
+    from huggingface_hub import get_token
 
     name = "metadata/task_info.json"
-    if not any(f.path == name for f in files):
+    listed = next((f for f in files if f.path == name), None)
+    if listed is None:
         return None
-    with tempfile.TemporaryDirectory() as scratch, hub_errors(repo, commit, name):
-        path = hf_hub_download(repo, name, repo_type="dataset", revision=commit,
-                               local_dir=scratch, endpoint=endpoint, token=token)  # fmt: skip
-        try:
-            return TaskInfo.read(path)
-        except GenotexError as exc:
-            raise HubError(f"the Hub's {name} cannot be read: {exc.reason}") from None
+    if listed.size > MAX_TASK_INFO_BYTES:
+        raise HubError(f"the Hub lists its {name} at {listed.size:,} bytes: too large to read")
+    url = f"{(endpoint or 'https://huggingface.co').rstrip('/')}/datasets/{repo}/resolve/{commit}/"
+    request = urllib.request.Request(url + quote(name), headers={"User-Agent": "genotex"})
+    token = token or get_token()
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            body = response.read(listed.size + 1)
+    except urllib.error.HTTPError as exc:
+        raise HubError(f"the Hub answered {exc.code} for {repo} ({name})") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise HubError(f"the Hub could not be reached for {repo} ({name}): {exc}") from None
+    if len(body) > listed.size:
+        raise HubError(f"the Hub sent more than the {listed.size:,} bytes it lists for {name}")
+    try:
+        return TaskInfo.from_dict(json.loads(body), source=f"the Hub's {name}")
+    except (ValueError, GenotexError) as exc:
+        reason = getattr(exc, "reason", None) or "not JSON"
+        raise HubError(f"the Hub's {name} cannot be read: {reason}") from None

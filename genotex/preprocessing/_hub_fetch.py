@@ -1,12 +1,15 @@
-"""Fetching a `BenchmarkPlan` into a benchmark folder through `huggingface_hub`, every file
-checked, and the marker written (`genotex download benchmark`).
+"""Fetching a `BenchmarkPlan` into a benchmark folder, every file checked, and the marker
+written (`genotex download benchmark`).
 
-Files are written as real files into the folder (`local_dir`: no links into a cache), each
-through the Hub client's own transfer (resumed from its `.incomplete` file, ETag-checked,
-`HF_ENDPOINT` and tokens honoured), then checked: a large (LFS) file against the Hub's
-sha256, any other against its git blob id, and an input also against the benchmark's own
-GEO or TCGA manifest, which genotex ships. A file that does not match is removed (nothing
-wrong is left under its final name) and the download stops with one sentence naming it.
+Files are written as real files into the folder, nothing outside it (no client cache:
+`huggingface_hub` only lists the tree), each through genotex's own transfer from the Hub's
+`resolve` URL (`HF_ENDPOINT` and tokens honoured): stopped past the size the Hub declared,
+cut off when it dribbles (under 1 KB/s over 10 s) and resumed from its `.part` beside the
+target on the next attempt or the next run, then checked: a large (LFS) file against the
+Hub's sha256, any other against its git blob id, and an input against the benchmark's own
+GEO or TCGA manifest, which genotex ships, whatever the Hub's storage. A file that does not
+match is removed (nothing wrong is left under its final name) and the download stops with
+one sentence naming it.
 A file already there and matching is not fetched again; the marker
 (`genotex-benchmark.json`) lists every file checked so far, also when a download stops.
 """
@@ -28,7 +31,7 @@ from ..core import (
     output_path,
     prepare_output_folder,
 )
-from ._download import load_manifest, packaged_manifest
+from ._download import Download, fetch, load_manifest, packaged_manifest
 from ._hub import BenchmarkPlan, HubError, HubFile, hub_errors
 
 __all__ = ["BenchmarkDownload", "download_benchmark", "file_digest"]
@@ -76,15 +79,58 @@ def _check(target: Path, file: HubFile, manifests: dict[str, str]) -> None:
     """Raise (the file removed) unless the fetched file is the Hub's, and the manifest's."""
     kind = file.digest.split(":", 1)[0]
     actual = file_digest(target, kind)
-    said = None
-    if actual != file.digest:
+    said, size = None, target.stat().st_size
+    if size != file.size:  # an overstated size: 0.9.0 kept it, and `verify` then said DIFFERS
+        said = f"it has {size:,} bytes where the Hub lists {file.size:,}"
+    elif actual != file.digest:
         what = "sha256" if kind == "sha256" else "git blob id"
         said = f"its bytes do not match the Hub's {what} ({actual.split(':')[1][:12]}...)"
-    elif file.path in manifests and kind == "sha256" and actual[7:] != manifests[file.path]:
-        said = "its sha256 differs from the benchmark's manifest"
+    elif file.path in manifests and file_digest(target, "sha256")[7:] != manifests[file.path]:
+        said = "its sha256 differs from the benchmark's manifest"  # LFS or plain git alike
     if said is not None:
         target.unlink(missing_ok=True)
         raise HubError(f"{file.path}: {said}; it was removed, nothing else changed")
+
+
+def resolve_url(plan: BenchmarkPlan, path: str) -> str:
+    """The Hub's URL of one file of the plan's commit."""
+    from urllib.parse import quote
+
+    endpoint = (plan.endpoint or "https://huggingface.co").rstrip("/")
+    return f"{endpoint}/datasets/{plan.repo}/resolve/{plan.commit}/{quote(path)}"
+
+
+def _refusal(plan: BenchmarkPlan, file: HubFile, status: int | None, reason: str) -> HubError:
+    """A failed transfer as one sentence that says what it was."""
+    about = f"{plan.repo} ({file.path})"
+    if status in (401, 403):
+        return HubError(
+            f"the Hub refused {about} ({status}): it is gated, private or not there; give a "
+            "token with access (HF_TOKEN, or `hf auth login`)"
+        )
+    if status == 404:
+        return HubError(f"the Hub's {plan.repo} at {plan.commit[:12]} has no file {file.path}")
+    if status is not None and 300 <= status < 400:
+        return HubError(f"the Hub redirected {about} in a loop ({status}); nothing was kept")
+    if status is not None:
+        return HubError(f"the Hub answered {status} for {about}: a server or network error")
+    return HubError(f"the transfer of {file.path} failed: {reason}")
+
+
+def _fetch_one(plan: BenchmarkPlan, file: HubFile, target: Path, token: str | None) -> None:
+    """One file into `target`, bounded by the size the Hub declared for it."""
+    from huggingface_hub import get_token
+
+    token = token or get_token()  # HF_TOKEN, or the login's, as the Hub's client reads them
+    headers = (("Authorization", f"Bearer {token}"),) if token else ()
+    with hub_errors(plan.repo, plan.commit, file.path):  # a folder in the way, a full disk
+        if os.path.lexists(target):  # there but not the Hub's (`_matches` said): again
+            target.unlink()
+        # checked after, against the Hub's digest and the manifest (`_check`)
+        done = fetch(Download(resolve_url(plan, file.path), target, None, headers),
+                     max_bytes=file.size)  # fmt: skip
+    if not done.ok:
+        raise _refusal(plan, file, done.status, done.outcome.reason or "no answer")
 
 
 def _existing_marker(out: Path, plan: BenchmarkPlan) -> BenchmarkMarker | None:
@@ -171,13 +217,6 @@ def _download_into(
     out: Path, plan: BenchmarkPlan, *, token: str | None, progress: Progress | None
 ) -> BenchmarkDownload:
     """The download proper, under the folder's lock."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.utils import (
-        are_progress_bars_disabled,
-        disable_progress_bars,
-        enable_progress_bars,
-    )
-
     listed = _existing_marker(out, plan)
     targets = {f.path: output_path(out, *f.path.split("/")) for f in plan.files}
     kept: list[HubFile] = []
@@ -192,22 +231,17 @@ def _download_into(
         )
     checked = {f.path: (f.size, f.digest) for f in kept}
     manifests, done = _manifests(), sum(f.size for f in kept)
-    quiet = are_progress_bars_disabled()
-    disable_progress_bars()  # genotex reports progress itself, a line a file
     try:
         for index, file in enumerate(todo, start=1):
-            with hub_errors(plan.repo, plan.commit, file.path):
-                hf_hub_download(plan.repo, file.path, repo_type="dataset", revision=plan.commit,
-                                local_dir=out, endpoint=plan.endpoint, token=token)  # fmt: skip
+            _fetch_one(plan, file, targets[file.path], token)
             _check(targets[file.path], file, manifests)
             checked[file.path] = (file.size, file.digest)
             done += file.size
             if progress is not None:
                 progress(len(kept) + index, len(plan.files), file, done, plan.total_bytes)
     finally:
-        if not quiet:
-            enable_progress_bars()
-        marker = BenchmarkMarker(plan.repo, plan.revision, plan.commit, checked)
+        pending = {f.path: (f.size, f.digest) for f in plan.files if f.path not in checked}
+        marker = BenchmarkMarker(plan.repo, plan.revision, plan.commit, checked, pending)
         marker = listed.merged(marker) if listed is not None else marker
         path = marker.write(out)
     # a file that failed raised above: what returns fetched every file of `todo`

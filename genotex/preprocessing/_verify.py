@@ -92,7 +92,8 @@ def verify_inputs(
 def verify_marker(bench: str | Path, only: Iterable[str] = ()) -> InputCheck:
     """Check every file the benchmark's marker lists (`genotex download benchmark`: inputs,
     reference, metadata, code) against the digest it was fetched with; paths relative to
-    `bench`. With `only`, the files the marker lists for those traits, chosen as the
+    `bench`; a file a stopped download chose but never fetched (the marker's `pending`) is
+    missing. With `only`, the files the marker lists for those traits, chosen as the
     download chooses them (their inputs, answers and code, their conditions' data, the
     metadata). An empty check when there is no marker.
     """
@@ -103,7 +104,7 @@ def verify_marker(bench: str | Path, only: Iterable[str] = ()) -> InputCheck:
     check = InputCheck()
     if marker is None:
         return check
-    listed = dict(marker.files)
+    listed = {**marker.pending, **marker.files}  # a pending file is missing until fetched
     if only:
         files = [HubFile(p, n, d) for p, (n, d) in listed.items()]
         info_path = bench / "metadata" / "task_info.json"
