@@ -454,3 +454,86 @@ def test_an_analysis_fault_behind_a_preprocessing_fault_is_named(bench, tmp_path
     assert "not what its own data give" in named[0].message
     assert named[0].numbers["agreement_f1"] < named[0].numbers["expected_f1"] - 10
     assert named[0] in [diagnosis.findings[i] for i in problem.findings]
+
+
+def test_the_default_mode_files_no_analysis_finding_against_the_reference_pipelines_answer(
+    bench, tmp_path
+):
+    """The demo's baseline answers with the reference pipeline: 0.9.0's default (standard)
+    mode filed `analysis` findings against those answers and its guide said every point was
+    the floor (issue #52, item 9). Its analysis did better than the standard substitute (a
+    negative share): nothing to find. With `--mode reference` all of the loss is the floor.
+    """
+    from genotex.evaluation import render_diagnosis
+    from genotex.workflows import run_baseline
+
+    run_baseline(bench.root, out=tmp_path / "run")
+    standard = _diagnosis(bench, tmp_path / "run" / "output")
+    assert not [f for f in standard.findings if f.error_class == "analysis"]
+    assert any(p.shares["analysis"] < -0.5 for p in standard.problems)  # it beat the substitute
+    text = render_diagnosis(standard)
+    assert "floor: how far the standard pipeline is from the reference answers" in text
+    reference = _diagnosis(bench, tmp_path / "run" / "output", mode="reference")
+    lost = [p for p in reference.problems if p.lost > 0]
+    assert lost and all(p.main_stage == "floor" and p.shares["analysis"] == 0 for p in lost)
+
+
+def test_a_one_trait_run_is_diagnosed_on_its_trait_with_trait(bench, tmp_path):
+    """0.9.0 had no trait filter: a run of Asthma alone was diagnosed as failing every problem
+    of the other traits (issue #52, item 9)."""
+    import shutil
+
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "gold", [])
+    # Asthma alone, with the data of Obesity (the condition of its two-step problem)
+    for path in (out / "regress/Obesity", out / "regress/Psoriasis", out / "preprocess/Psoriasis"):
+        shutil.rmtree(path)
+    everything = _diagnosis(bench, out)
+    assert {p.problem.trait for p in everything.problems if p.lost > 0} == {"Obesity", "Psoriasis"}
+    asthma = _diagnosis(bench, out, traits=["Asthma"])
+    assert {p.problem.trait for p in asthma.problems} == {"Asthma"}
+    assert all(p.lost == 0 for p in asthma.problems) and asthma.findings == ()
+    with pytest.raises(Exception, match="no trait 'Astma'; did you mean Asthma"):
+        _diagnosis(bench, out, traits=["Astma"])
+    import subprocess
+    import sys
+
+    said = subprocess.run([sys.executable, "-m", "genotex", "diagnose", "-p", str(out), "-r",
+                           str(bench.reference_output), "--task-info", str(bench.task_info),
+                           "--trait", "Asthma", "--no-progress"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert said.returncode == 0, said.stderr
+    assert "Problems that lost points" not in said.stdout and "Obesity|" not in said.stdout
+
+
+def test_an_end_to_end_run_without_preprocessing_loses_its_selection_as_eval_says(bench, tmp_path):
+    """Answers (each cut to its first gene, so that points are lost) but no preprocess/: as an
+    analysis run (given the reference's data, the default inference) nothing is lost to
+    selection; as the end-to-end run it was, no cohort was selected, so by hand each
+    problem's selection share is the whole of D (its F1 on the reference's data and cohorts)
+    minus C = 0, and `eval` gives selection accuracy 0.
+    """
+    import json
+    import shutil
+
+    from genotex.evaluation import evaluate
+
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "gold", [])
+    shutil.rmtree(out / "preprocess")
+    (out / "preprocess").mkdir()
+    for answer in (out / "regress").rglob("significant_genes_*.json"):
+        data = json.loads(answer.read_text())
+        genes = data["significant_genes"]
+        for key in [k for k, v in genes.items() if isinstance(v, list)]:
+            genes[key] = genes[key][:1]
+        answer.write_text(json.dumps(data))
+    given = _diagnosis(bench, out)
+    assert all(p.shares["selection"] == 0 for p in given.problems)
+    e2e = _diagnosis(bench, out, given_data=False)
+    assert all(p.lost > 0 for p in e2e.problems) and all(
+        p.shares["selection"] == pytest.approx(p.f1["ref_cohorts"]) and p.f1["ref_data"] == 0
+        for p in e2e.problems
+    )
+    report = evaluate(out, bench.reference_output, bench.task_info)
+    averages = report.to_frame("average")
+    selection = averages[(averages["section"] == "selection") & (averages["metric"] == "accuracy")]
+    assert float(selection["average"].iloc[0]) == 0

@@ -49,6 +49,15 @@ def _compare(paths: tuple[Path, Path]) -> None:
     show_default=True,
     help="The pipeline that makes the substitutes (reference: the published one, slower).",
 )
+@click.option("--trait", "traits", multiple=True,
+              help="Diagnose this trait only (repeatable): the others not failed.")  # fmt: skip
+@click.option(
+    "--task",
+    type=click.Choice(["e2e", "analysis"]),
+    default=None,
+    help="What the run was: e2e (a missing preprocess/ is its loss) or analysis (given the "
+    "reference's data); default: analysis when preprocess/ is empty.",
+)
 @click.option("--synonyms", type=click.Path(path_type=Path), default=None,
               help="gene_synonym.json; default: metadata/ next to REF, if there.")  # fmt: skip
 @click.option("--input", "input_dir", type=click.Path(path_type=Path), default=None,
@@ -80,6 +89,8 @@ def diagnose_command(
     ref: Path,
     task_info: Path | None,
     mode: str,
+    traits: tuple[str, ...],
+    task: str | None,
     synonyms: Path | None,
     input_dir: Path | None,
     json_path: Path | None,
@@ -143,6 +154,8 @@ def diagnose_command(
         progress=tqdm_progress(not no_progress),
         cache=cache,
         input_dir=input_dir or _beside(pred, "input"),
+        traits=traits,
+        given_data=None if task is None else task == "analysis",
     )
     click.echo(render_diagnosis(diagnosis, limit=limit), nl=False)
     _write(diagnosis, json_path, csv_dir, figure_path)

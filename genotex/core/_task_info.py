@@ -43,7 +43,11 @@ class TaskInfo:
         scope = tuple(dict.fromkeys(traits))
         unknown = [t for t in scope if t not in self.related_genes]
         if unknown:
-            raise TaskInfoError(f"task_info has no trait {unknown[0]!r}", path=self.source)
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], list(self.related_genes), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise TaskInfoError(f"task_info has no trait {unknown[0]!r}{hint}", path=self.source)
         return TaskInfo(self.related_genes, self.conditions, self.source, scope)
 
     def problems(self) -> Iterator[ProblemId]:

@@ -7,7 +7,6 @@ not by the tree; file pairs may be scored in parallel processes.
 
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +20,6 @@ from ..core import (
     ReferenceTreeError,
     TableCache,
     TaskInfo,
-    TaskInfoError,
     benchmark_summary,
 )
 from ._analysis_task import Lists, evaluate_analysis
@@ -127,11 +125,6 @@ def evaluate(
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
     if options.traits:
-        unknown = [t for t in options.traits if t not in task_info.related_genes]
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], list(task_info.related_genes), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise TaskInfoError(f"task_info has no trait {unknown[0]!r}{hint}")
         task_info = task_info.restricted_to(options.traits)
 
     ref = GuardedTree.trusted(ref_path)

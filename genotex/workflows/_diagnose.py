@@ -240,6 +240,8 @@ def diagnose(
     problems: Iterable[str] | None = None,
     cache: TableCache | None = None,
     input_dir: str | Path | None = None,
+    traits: Iterable[str] = (),
+    given_data: bool | None = None,
 ) -> Diagnosis:
     """Where a prediction `output/` tree lost its points against a reference one.
 
@@ -265,6 +267,13 @@ def diagnose(
     problems
         The keys of the problems to diagnose (default: every problem of task_info
         the reference answers), e.g. the problems an agent run was asked.
+    traits
+        Only these traits (their problems and cohorts), as `genotex eval --trait`: a
+        one-trait run is not diagnosed as failing every other trait.
+    given_data
+        Whether the run was given the reference's preprocessed data (the analysis task);
+        None infers it from an empty `preprocess/`. False for an end-to-end run: its
+        missing preprocessing costs selection and preprocessing, as `eval` scores it.
 
     Returns
     -------
@@ -278,6 +287,7 @@ def diagnose(
     ref_path, pred_path = check_output_trees(Path(ref_dir), Path(pred_dir))
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
+    task_info = task_info.restricted_to(asked) if (asked := tuple(traits)) else task_info
     pred = GuardedTree.untrusted(pred_path, max_file_mb=max_file_mb)
     ref = GuardedTree.trusted(ref_path)
     collected = collect_findings(
@@ -290,6 +300,7 @@ def diagnose(
         progress=progress,
         cache=cache,
         other_rows=characteristics_rows(None if input_dir is None else Path(input_dir)),
+        given_data=given_data,
     )
     if problems is not None:
         keep = set(problems)

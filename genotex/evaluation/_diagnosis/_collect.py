@@ -100,17 +100,22 @@ def collect(
     scheduler: str | None = None,
     progress: Progress | None = None,
     cache: TableCache | None = None,
+    given_data: bool | None = None,
 ) -> Collected:
     """Scores, choices and findings of the prediction against the reference.
 
-    A prediction with nothing in `preprocess/` (an analysis-only run, given the reference's
-    data) is taken to have used the reference's cohorts; only its answers are diagnosed.
+    `given_data`: whether the run was given the reference's preprocessed data (the analysis
+    task: it used the reference's cohorts, and only its answers are diagnosed); None takes a
+    prediction with nothing in `preprocess/` to be such a run. False (an end-to-end run):
+    a missing `preprocess/` is the agent's, its cohorts none, as `eval` scores it.
     """
     progress = progress or no_progress
     f1 = _scores(pred, ref, task_info)
     _, selection = evaluate_selection(pred, ref, task_info, findings=Findings())
     theirs = {s.problem.key: selected_cohorts(s.reference_choice) for s in selection}
-    if not _has_files(pred.path("preprocess")):
+    if given_data is None:
+        given_data = not _has_files(pred.path("preprocess"))
+    if given_data:
         problems = tuple(p for p in task_info.problems() if p.key in f1)
         return Collected(f1, dict(theirs), theirs, problems, (), given_data=True)
     agent = {s.problem.key: selected_cohorts(s.predicted_choice) for s in selection}
@@ -231,7 +236,10 @@ def finish(
             if shares[stage] >= MATERIAL:
                 findings.append(_stage_finding(problem, stage, f1, run.get("mode", "?"),
                                                regress_file(problem)))  # fmt: skip
-        if shares["analysis"] < MATERIAL and problem.key in (own_answers or {}):
+        # only when the analysis share is about nil: a share well below 0 means the agent's
+        # analysis beat the substitute's (the reference pipeline's answer, say, against the
+        # standard mode's), which is nothing to find against it
+        if abs(shares["analysis"]) < MATERIAL and problem.key in (own_answers or {}):
             extra = _own_analysis_finding(
                 problem, (own_answers or {})[problem.key], f1, str(run.get("mode", "?")),
                 regress_file(problem),

@@ -118,6 +118,13 @@ def render_diagnosis(diagnosis: Diagnosis, *, limit: int = 40) -> str:
             f"{stages[s].mean:>7.1f} {_interval(stages[s].low, stages[s].high):>14}" for s in STAGES
         )
         lines.append(f"  {category:<24}{cells}{stages[STAGES[0]].n:>6}")
+    floor = (
+        "0 where its pipeline made the reference, on one BLAS thread"
+        if mode == "reference"
+        else ("how far the standard pipeline is from the reference answers even on their own data")
+    )
+    lines.append(f"  floor: {floor}; a negative share: the agent did better there than the "
+                 f"{mode} pipeline")  # fmt: skip
     counts = diagnosis.class_counts()
     lines.append("")
     lines.append("Error classes: " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "none"))
