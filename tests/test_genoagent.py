@@ -422,6 +422,7 @@ def test_no_batch_effect_correction_answers_with_the_plain_lasso(bench, tmp_path
 def test_a_model_that_answers_nonsense_ends_every_sample_in_bounded_calls(bench, tmp_path):
     task = e2e(root=str(bench), traits="Psoriasis", sandbox="local")
     log = _eval(task, genoagent(), tmp_path, lambda role, message: "I like turtles.")
+    assert log.status == "success"  # the agent's failures are scored, never sample errors
     preprocessing = len(units("geo")) * len(list((bench / "input/GEO/Psoriasis").iterdir()))
     preprocessing += len(units("tcga"))
     for sample in log.samples:
@@ -744,7 +745,8 @@ def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
     ), edited.differences
 
 
-def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path):
+@pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
+def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path, sandbox):
     from genotex.harness.solvers.genoagent._replay import replay_run
 
     def script(role: str, message: str) -> str:
@@ -752,7 +754,7 @@ def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path):
             return _fenced("import time\ntime.sleep(120)")
         return baseline_script(role, message)
 
-    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox=sandbox)
     log = _eval(task, genoagent(cohort_seconds=20), tmp_path / "run", script)
     workflows = log.samples[0].store[STORE_KEY]["workflows"]
     assert any(w["abandoned"] for w in workflows)
