@@ -240,3 +240,24 @@ def test_every_public_name_of_the_harness_imports_from_its_documented_place(plac
     assert set(names) <= set(module.__all__)
     for name in module.__all__:
         assert getattr(module, name) is not None, f"{place}.{name}"
+
+
+def test_the_mcp_server_needs_no_inspect():
+    """`genotex mcp` runs in the sandbox image, which holds genotex[mcp] and no Inspect: the
+    harness's front and its rooms' packages import nothing of Inspect until a name that needs
+    it is used (the rooms' `__init__` were eager in a first cut, and the image's server died).
+    """
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] == 'inspect_ai':\n"
+        "            raise ImportError('no inspect_ai here')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import genotex.harness, genotex.harness._mcp, genotex.harness.runs\n"
+        "import genotex.harness.sandboxes, genotex.harness.solvers\n"
+        "from genotex.cli import main\n"
+        "print('OK')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and "OK" in done.stdout, done.stderr

@@ -232,7 +232,7 @@ def test_the_docker_sandbox_runs_the_image_without_network_and_with_the_limits()
 def test_a_docker_engine_older_than_inspect_accepts_is_named_not_run(
     monkeypatch, tmp_path, version, older
 ):
-    from genotex.harness import _choice
+    from genotex.harness.sandboxes import _choice
 
     fake = tmp_path / "docker"  # a docker CLI whose daemon says `version`, with every image
     fake.write_text(f'#!/bin/sh\n[ "$1" = version ] && echo "{version}"; exit 0\n')

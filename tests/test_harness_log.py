@@ -256,7 +256,7 @@ def test_a_sample_that_errors_scores_zero_and_counts(bench, tmp_path):
 
 def test_the_scorer_is_not_bound_by_the_agents_time_limit(bench, tmp_path, monkeypatch):
     # Inspect gives scoring half the sample's time limit; the capture and scoring are shielded
-    from genotex.harness import _scorer
+    from genotex.harness.runs import _scorer
 
     real = _scorer._collect
 

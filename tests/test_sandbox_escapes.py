@@ -253,7 +253,7 @@ def test_a_killed_runs_leftovers_go_with_the_next_run_and_a_live_runs_stay(tmp_p
     """
     import json
 
-    from genotex.harness import _bwrap
+    from genotex.harness.sandboxes import _bwrap
 
     def hold():
         process = subprocess.Popen(

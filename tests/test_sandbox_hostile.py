@@ -284,7 +284,7 @@ def test_without_a_sandbox_named_the_task_picks_bwrap_and_scores_what_local_scor
 
 @pytest.mark.skipif(PROBLEMS["podman"] is not None, reason=f"no podman: {PROBLEMS['podman']}")
 def test_where_bwrap_cannot_run_the_task_picks_podman(bench, monkeypatch, capfd):
-    from genotex.harness import _sandbox_spec
+    from genotex.harness.sandboxes import _sandbox_spec
 
     monkeypatch.setenv("GENOTEX_BWRAP", "/bin/false")  # a bwrap that cannot isolate anything
     _sandbox_spec.bwrap_problem.cache_clear()
@@ -299,7 +299,7 @@ def test_where_bwrap_cannot_run_the_task_picks_podman(bench, monkeypatch, capfd)
 def test_where_no_isolated_sandbox_runs_the_task_names_each_problem(bench, monkeypatch):
     from inspect_ai._util.error import PrerequisiteError
 
-    from genotex.harness import _choice, _sandbox_spec
+    from genotex.harness.sandboxes import _choice, _sandbox_spec
 
     monkeypatch.setenv("GENOTEX_BWRAP", "/bin/false")
     monkeypatch.setenv("GENOTEX_PODMAN", "/bin/false")
@@ -446,7 +446,7 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_not_followed(
     """The race of a parent folder swapped for a link between the host's check and its use,
     made certain: the check is told the path is fine. No host write, no host read follows.
     """
-    from genotex.harness import _folder_sandbox
+    from genotex.harness.sandboxes import _folder_sandbox
 
     outside = tmp_path / "host-folder"
     outside.mkdir()

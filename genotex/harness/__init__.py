@@ -11,10 +11,14 @@ Nothing imports this package but the CLI and Inspect's entry point, so
 `import genotex` never imports Inspect.
 """
 
+from typing import TYPE_CHECKING
+
 from .runs._bench import TASKS, Benchmark, SampleSpec
 from .runs._export import RuntimeSummary, export_run
 from .runs._scoring import pooled_average, score_output
-from .solvers.genoagent._replay import ReplayResult, replay_run
+
+if TYPE_CHECKING:  # imported when first used (`__getattr__`): GenoAgent's package needs Inspect
+    from .solvers.genoagent._replay import ReplayResult, replay_run
 
 __all__ = [
     "TASKS",
@@ -27,3 +31,14 @@ __all__ = [
     "replay_run",
     "score_output",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`replay_run` and `ReplayResult` imported when first used (PEP 562): GenoAgent's
+    package imports Inspect, which `genotex mcp` (in an image without it) must not need.
+    """
+    if name in ("ReplayResult", "replay_run"):
+        from .solvers.genoagent import _replay
+
+        return getattr(_replay, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

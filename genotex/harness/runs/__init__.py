@@ -9,16 +9,31 @@ log read as untrusted (`_logged`), epochs, runtime and prices, and `export_run`.
 the sandboxes (and genotex's core, stages and workflows); the solvers import it.
 """
 
-from ._bench import TASKS, Benchmark, SampleSpec, plan_samples
-from ._export import RuntimeSummary, export_run
-from ._scoring import pooled_average, score_output
-from ._tasks import analysis, e2e, preprocess
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily below
+    from ._bench import TASKS, Benchmark, SampleSpec, plan_samples
+    from ._export import RuntimeSummary, export_run
+    from ._scoring import pooled_average, score_output
+    from ._tasks import analysis, e2e, preprocess
+
+#: Where each public name lives, imported when first used.
+_LAZY = {
+    "Benchmark": "._bench",
+    "RuntimeSummary": "._export",
+    "SampleSpec": "._bench",
+    "TASKS": "._bench",
+    "analysis": "._tasks",
+    "e2e": "._tasks",
+    "export_run": "._export",
+    "plan_samples": "._bench",
+    "pooled_average": "._scoring",
+    "preprocess": "._tasks",
+    "score_output": "._scoring",
+}
 
 __all__ = [
     "TASKS",
-    "Benchmark",
-    "RuntimeSummary",
-    "SampleSpec",
     "analysis",
     "e2e",
     "export_run",
@@ -26,4 +41,18 @@ __all__ = [
     "pooled_average",
     "preprocess",
     "score_output",
+    "Benchmark",
+    "RuntimeSummary",
+    "SampleSpec",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Each public name imported when first used (PEP 562): importing one module of this
+    room (the MCP server's, in an image without Inspect) never imports the others.
+    """
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,22 +9,50 @@ and the in-sandbox MCP process. It imports genotex's core and nothing else of th
 harness: the runs and the solvers use it, never the reverse.
 """
 
-from ._bwrap import BubblewrapSandbox
-from ._choice import choose_sandbox, inspect_sandbox
-from ._image import build_image
-from ._kernel import Kernel, StepRun
-from ._podman import PodmanSandbox, default_image
-from ._sandbox_spec import SampleSandbox, SandboxLimits
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily below
+    from ._bwrap import BubblewrapSandbox
+    from ._choice import choose_sandbox, inspect_sandbox
+    from ._image import build_image
+    from ._kernel import Kernel, StepRun
+    from ._podman import PodmanSandbox, default_image
+    from ._sandbox_spec import SampleSandbox, SandboxLimits
+
+#: Where each public name lives, imported when first used.
+_LAZY = {
+    "BubblewrapSandbox": "._bwrap",
+    "Kernel": "._kernel",
+    "PodmanSandbox": "._podman",
+    "SampleSandbox": "._sandbox_spec",
+    "SandboxLimits": "._sandbox_spec",
+    "StepRun": "._kernel",
+    "build_image": "._image",
+    "choose_sandbox": "._choice",
+    "default_image": "._podman",
+    "inspect_sandbox": "._choice",
+}
 
 __all__ = [
+    "build_image",
+    "choose_sandbox",
+    "default_image",
+    "inspect_sandbox",
     "BubblewrapSandbox",
     "Kernel",
     "PodmanSandbox",
     "SampleSandbox",
     "SandboxLimits",
     "StepRun",
-    "build_image",
-    "choose_sandbox",
-    "default_image",
-    "inspect_sandbox",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Each public name imported when first used (PEP 562): importing one module of this
+    room (the MCP server's, in an image without Inspect) never imports the others.
+    """
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,9 +7,26 @@ Their arguments are checked before any sample runs (`_arguments`). It imports th
 kernel); nothing imports it but the entry point and the CLI.
 """
 
-from ._reference import baseline, gold
-from ._rows import lasso, lmm, random_row, zero_shot
-from .genoagent import ROLES, genoagent, replay_run
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily below
+    from ._reference import baseline, gold
+    from ._rows import lasso, lmm, random_row, zero_shot
+    from .genoagent import ROLES, genoagent
+    from .genoagent._replay import replay_run
+
+#: Where each public name lives, imported when first used.
+_LAZY = {
+    "ROLES": ".genoagent",
+    "baseline": "._reference",
+    "genoagent": ".genoagent",
+    "gold": "._reference",
+    "lasso": "._rows",
+    "lmm": "._rows",
+    "random_row": "._rows",
+    "replay_run": ".genoagent._replay",
+    "zero_shot": "._rows",
+}
 
 __all__ = [
     "ROLES",
@@ -22,3 +39,14 @@ __all__ = [
     "replay_run",
     "zero_shot",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Each public name imported when first used (PEP 562): importing one module of this
+    room (the MCP server's, in an image without Inspect) never imports the others.
+    """
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
