@@ -283,6 +283,24 @@ def plan_benchmark(
     return BenchmarkPlan(repo, revision, commit, chosen, endpoint)
 
 
+def resolve_url(endpoint: str | None, repo: str, commit: str, path: str) -> str:
+    """The Hub's URL of one file of a dataset's commit (`HF_ENDPOINT`, else the Hub's)."""
+    from urllib.parse import quote
+
+    base = (endpoint or "https://huggingface.co").rstrip("/")
+    return f"{base}/datasets/{repo}/resolve/{commit}/{quote(path)}"
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    """The Hub's `Authorization` header: the token given, else `HF_TOKEN` or the stored
+    login's, as the Hub's client reads them; none without one.
+    """
+    from huggingface_hub import get_token
+
+    token = token or get_token()
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 #: The largest task_info.json read from the Hub (the benchmark's is under 1 MB).
 MAX_TASK_INFO_BYTES = 64 * 2**20
 
@@ -296,9 +314,6 @@ def _task_info(
     """
     import urllib.error
     import urllib.request
-    from urllib.parse import quote
-
-    from huggingface_hub import get_token
 
     name = "metadata/task_info.json"
     listed = next((f for f in files if f.path == name), None)
@@ -306,11 +321,8 @@ def _task_info(
         return None
     if listed.size > MAX_TASK_INFO_BYTES:
         raise HubError(f"the Hub lists its {name} at {listed.size:,} bytes: too large to read")
-    url = f"{(endpoint or 'https://huggingface.co').rstrip('/')}/datasets/{repo}/resolve/{commit}/"
-    request = urllib.request.Request(url + quote(name), headers={"User-Agent": "genotex"})
-    token = token or get_token()
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
+    headers = {"User-Agent": "genotex", **auth_headers(token)}
+    request = urllib.request.Request(resolve_url(endpoint, repo, commit, name), headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             body = response.read(listed.size + 1)

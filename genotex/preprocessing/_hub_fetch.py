@@ -32,7 +32,7 @@ from ..core import (
     prepare_output_folder,
 )
 from ._download import Download, fetch, load_manifest, packaged_manifest
-from ._hub import BenchmarkPlan, HubError, HubFile, hub_errors
+from ._hub import BenchmarkPlan, HubError, HubFile, auth_headers, hub_errors, resolve_url
 
 __all__ = ["BenchmarkDownload", "download_benchmark", "file_digest"]
 
@@ -78,26 +78,20 @@ def _manifests() -> dict[str, str]:
 def _check(target: Path, file: HubFile, manifests: dict[str, str]) -> None:
     """Raise (the file removed) unless the fetched file is the Hub's, and the manifest's."""
     kind = file.digest.split(":", 1)[0]
-    actual = file_digest(target, kind)
     said, size = None, target.stat().st_size
+    actual = file_digest(target, kind) if size == file.size else ""
     if size != file.size:  # an overstated size: 0.9.0 kept it, and `verify` then said DIFFERS
         said = f"it has {size:,} bytes where the Hub lists {file.size:,}"
     elif actual != file.digest:
         what = "sha256" if kind == "sha256" else "git blob id"
         said = f"its bytes do not match the Hub's {what} ({actual.split(':')[1][:12]}...)"
-    elif file.path in manifests and file_digest(target, "sha256")[7:] != manifests[file.path]:
-        said = "its sha256 differs from the benchmark's manifest"  # LFS or plain git alike
+    elif file.path in manifests:  # LFS or plain git alike; an LFS file is hashed once
+        sha256 = actual if kind == "sha256" else file_digest(target, "sha256")
+        if sha256[7:] != manifests[file.path]:
+            said = "its sha256 differs from the benchmark's manifest"
     if said is not None:
         target.unlink(missing_ok=True)
         raise HubError(f"{file.path}: {said}; it was removed, nothing else changed")
-
-
-def resolve_url(plan: BenchmarkPlan, path: str) -> str:
-    """The Hub's URL of one file of the plan's commit."""
-    from urllib.parse import quote
-
-    endpoint = (plan.endpoint or "https://huggingface.co").rstrip("/")
-    return f"{endpoint}/datasets/{plan.repo}/resolve/{plan.commit}/{quote(path)}"
 
 
 def _refusal(plan: BenchmarkPlan, file: HubFile, status: int | None, reason: str) -> HubError:
@@ -119,15 +113,13 @@ def _refusal(plan: BenchmarkPlan, file: HubFile, status: int | None, reason: str
 
 def _fetch_one(plan: BenchmarkPlan, file: HubFile, target: Path, token: str | None) -> None:
     """One file into `target`, bounded by the size the Hub declared for it."""
-    from huggingface_hub import get_token
-
-    token = token or get_token()  # HF_TOKEN, or the login's, as the Hub's client reads them
-    headers = (("Authorization", f"Bearer {token}"),) if token else ()
+    headers = tuple(auth_headers(token).items())
     with hub_errors(plan.repo, plan.commit, file.path):  # a folder in the way, a full disk
         if os.path.lexists(target):  # there but not the Hub's (`_matches` said): again
             target.unlink()
         # checked after, against the Hub's digest and the manifest (`_check`)
-        done = fetch(Download(resolve_url(plan, file.path), target, None, headers),
+        url = resolve_url(plan.endpoint, plan.repo, plan.commit, file.path)
+        done = fetch(Download(url, target, None, headers),
                      max_bytes=file.size)  # fmt: skip
     if not done.ok:
         raise _refusal(plan, file, done.status, done.outcome.reason or "no answer")
