@@ -9,7 +9,13 @@ from pathlib import Path
 import pandas as pd
 
 from ..core import CohortRecord
-from ..preprocessing import CohortOutcome, is_biased, link, write_cohort
+from ..preprocessing import (
+    CohortOutcome,
+    drop_biased_covariates,
+    is_biased,
+    link,
+    write_cohort,
+)
 from ..preprocessing import handle_missing_values as _handle_missing_values
 
 __all__ = [
@@ -19,9 +25,6 @@ __all__ = [
     "preview",
     "validate_and_save_cohort_info",
 ]
-
-#: Age and Gender: the covariates a biased value removes from a linked table.
-_COVARIATES = ("Age", "Gender")
 
 
 def preview(table: pd.DataFrame | pd.Series, n: int = 5) -> dict[str, list]:
@@ -58,10 +61,7 @@ def judge_and_remove_biased_features(linked: pd.DataFrame, trait: str) -> tuple[
     """
     if trait not in linked.columns:
         raise KeyError(f"the linked table has no column {trait!r}")
-    kept = linked
-    for covariate in _COVARIATES:
-        if covariate in kept.columns and is_biased(kept[covariate]):
-            kept = kept.drop(columns=covariate)
+    kept = drop_biased_covariates(linked)
     return is_biased(kept[trait]), kept
 
 

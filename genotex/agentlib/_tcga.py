@@ -4,15 +4,13 @@ clinical columns, and the standard converters of the trait, age and gender.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from ..core import GenotexError
-from ..preprocessing import read_xena
+from ..preprocessing import age_from_cell, gender_from_cell, read_xena, trait_from_barcode
 
 __all__ = [
     "tcga_convert_age",
@@ -63,27 +61,17 @@ def tcga_convert_trait(sample_id: str) -> float:
     """The trait from a sample barcode's last two digits: 01-09 tumour (1), 10-19 normal (0),
     anything else None (as NaN).
     """
-    try:
-        code = int(str(sample_id)[-2:])
-    except ValueError:
-        return math.nan
-    if 1 <= code <= 9:
-        return 1.0
-    return 0.0 if 10 <= code <= 19 else math.nan
+    return trait_from_barcode(str(sample_id))
 
 
 def tcga_convert_age(value: object) -> float:
     """Age in years: the first whole number in the cell's text (NaN when there is none)."""
-    found = re.search(r"\d+", value) if isinstance(value, str) else None
-    number = float(found.group()) if found else math.nan
-    return number if math.isfinite(number) else math.nan
+    return age_from_cell(value)
 
 
 def tcga_convert_gender(value: object) -> float:
     """Gender: ``female`` 0, ``male`` 1 (case ignored), anything else NaN."""
-    if not isinstance(value, str):
-        return math.nan
-    return {"female": 0.0, "male": 1.0}.get(value.lower(), math.nan)
+    return gender_from_cell(value)
 
 
 def tcga_select_clinical_features(

@@ -32,6 +32,7 @@ __all__ = [
     "link",
     "cohort_paths",
     "decide",
+    "drop_biased_covariates",
     "remove_cohort",
     "write_cohort",
 ]
@@ -113,6 +114,14 @@ def is_biased(values: pd.Series) -> bool:
         rare = counts.min()
         return bool(rare < RARE_CLASS_SHARE * counts.sum() and rare < RARE_CLASS_COUNT)
     return False
+
+
+def drop_biased_covariates(linked: pd.DataFrame) -> pd.DataFrame:
+    """The linked table without `Age` or `Gender` when that covariate is itself biased."""
+    for covariate in COVARIATES:
+        if covariate in linked.columns and is_biased(linked[covariate]):
+            linked = linked.drop(columns=covariate)
+    return linked
 
 
 @dataclass(frozen=True)
@@ -198,9 +207,7 @@ def decide(
             cohort,
             CohortRecord.decide(cohort, gene=False, trait=not linked.empty, note=note),
         )
-    for covariate in COVARIATES:
-        if covariate in linked.columns and is_biased(linked[covariate]):
-            linked = linked.drop(columns=covariate)
+    linked = drop_biased_covariates(linked)
     biased = is_biased(linked[trait])
     record = CohortRecord.decide(
         cohort,

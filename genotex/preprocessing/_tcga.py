@@ -15,9 +15,11 @@ from ..core import GenotexError
 __all__ = [
     "XenaCohort",
     "XenaError",
+    "age_from_cell",
     "choose_age_column",
     "clinical_features",
     "find_xena_folder",
+    "gender_from_cell",
     "is_xena_folder_of",
     "read_xena",
     "trait_from_barcode",
@@ -125,10 +127,18 @@ def trait_from_barcode(sample: str) -> float:
     return np.nan
 
 
-def _first_integer(cell: object) -> float:
+def age_from_cell(cell: object) -> float:
+    """Age in years from a clinical cell: its first whole number (NaN when it has none)."""
     found = re.search(r"\d+", str(cell)) if isinstance(cell, str) else None
     value = float(found.group()) if found else np.nan
     return value if np.isfinite(value) else np.nan  # 400 digits: missing, never inf
+
+
+def gender_from_cell(cell: object) -> float:
+    """Gender from a clinical cell: `female` 0, `male` 1 (case ignored), anything else NaN."""
+    return (
+        {"female": 0.0, "male": 1.0}.get(cell.lower(), np.nan) if isinstance(cell, str) else np.nan
+    )
 
 
 def choose_age_column(clinical: pd.DataFrame) -> str | None:
@@ -136,7 +146,7 @@ def choose_age_column(clinical: pd.DataFrame) -> str | None:
     if AGE_COLUMN in clinical.columns:
         return AGE_COLUMN
     candidates = [c for c in clinical.columns if "age" in c.lower()]
-    scored = [(clinical[c].map(_first_integer).notna().sum(), c) for c in candidates]
+    scored = [(clinical[c].map(age_from_cell).notna().sum(), c) for c in candidates]
     scored = [s for s in scored if s[0] > 0]
     return max(scored, key=lambda s: s[0])[1] if scored else None
 
@@ -148,9 +158,8 @@ def clinical_features(
     rows = {trait: pd.Series([trait_from_barcode(s) for s in clinical.index], index=clinical.index)}
     age_column = choose_age_column(clinical)
     if age_column is not None:
-        rows["Age"] = clinical[age_column].map(_first_integer)
+        rows["Age"] = clinical[age_column].map(age_from_cell)
     gender_column = GENDER_COLUMN if GENDER_COLUMN in clinical.columns else None
     if gender_column is not None:
-        lowered = clinical[gender_column].str.lower()
-        rows["Gender"] = lowered.map({"female": 0.0, "male": 1.0})
+        rows["Gender"] = clinical[gender_column].map(gender_from_cell)
     return pd.DataFrame(rows).T.astype(float), {"Age": age_column, "Gender": gender_column}
