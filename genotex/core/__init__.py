@@ -69,6 +69,7 @@ from ._layout import (
     regress_file_name,
     trait_label,
 )
+from ._lazy import lazy_names
 from ._marker import (
     MARKER_NAME,
     BenchmarkMarker,
@@ -272,6 +273,7 @@ __all__ = [
     "write_table",
     "write_text_atomic",
     "finite_or_none",
+    "lazy_names",
     "json_text",
     "open_regular",
     "parse_json",

@@ -13,6 +13,7 @@ Nothing imports this package but the CLI and Inspect's entry point, so
 
 from typing import TYPE_CHECKING
 
+from ..core import lazy_names
 from .runs._bench import TASKS, Benchmark, SampleSpec
 from .runs._export import RuntimeSummary, export_run
 from .runs._scoring import pooled_average, score_output
@@ -33,12 +34,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """`replay_run` and `ReplayResult` imported when first used (PEP 562): GenoAgent's
-    package imports Inspect, which `genotex mcp` (in an image without it) must not need.
-    """
-    if name in ("ReplayResult", "replay_run"):
-        from .solvers.genoagent import _replay
-
-        return getattr(_replay, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: `replay_run` and `ReplayResult` imported when first used (PEP 562): GenoAgent's package
+#: imports Inspect, which `genotex mcp` (in an image without it) must not need.
+__getattr__ = lazy_names(
+    __name__,
+    {"ReplayResult": ".solvers.genoagent._replay", "replay_run": ".solvers.genoagent._replay"},
+)

@@ -8,6 +8,7 @@ without the answer key by default. The models are scikit-learn estimators (`Lass
 `LMMModel`, `Residualizer`); `cross_validate` chooses α as the reference does.
 """
 
+from ..core import lazy_names
 from ._blas import BlasThreadWarning, one_blas_thread
 from ._constants import (
     ALPHA_GRID,
@@ -64,12 +65,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

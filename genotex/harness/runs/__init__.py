@@ -11,6 +11,8 @@ the sandboxes (and genotex's core, stages and workflows); the solvers import it.
 
 from typing import TYPE_CHECKING
 
+from ...core import lazy_names
+
 if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily below
     from ._bench import TASKS, Benchmark, SampleSpec, plan_samples
     from ._export import RuntimeSummary, export_run
@@ -47,12 +49,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Each public name imported when first used (PEP 562): importing one module of this
-    room (the MCP server's, in an image without Inspect) never imports the others.
-    """
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: Each public name imported when first used (PEP 562): importing one module of this room
+#: (the MCP server's, in an image without Inspect) never imports the others.
+__getattr__ = lazy_names(__name__, _LAZY)

@@ -11,6 +11,8 @@ harness: the runs and the solvers use it, never the reverse.
 
 from typing import TYPE_CHECKING
 
+from ...core import lazy_names
+
 if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily below
     from ._bwrap import BubblewrapSandbox
     from ._choice import choose_sandbox, inspect_sandbox
@@ -47,12 +49,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Each public name imported when first used (PEP 562): importing one module of this
-    room (the MCP server's, in an image without Inspect) never imports the others.
-    """
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: Each public name imported when first used (PEP 562): importing one module of this room
+#: (the MCP server's, in an image without Inspect) never imports the others.
+__getattr__ = lazy_names(__name__, _LAZY)
