@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import time
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 
@@ -362,16 +364,56 @@ class _Unending(BaseHTTPRequestHandler):
         pass
 
 
-def test_a_full_disk_stops_the_file_in_one_sentence_and_nothing_takes_its_name(tmp_path):
-    """Issue #45, 11: an endless body on a 4 MB disk stops at once when the disk is full."""
+def test_an_endless_body_stops_before_the_disk_is_full_and_is_not_kept(tmp_path):
+    """Issues #45, 11 and #52, 3: a manifest file has no size, and a body of no announced
+    length that never ends used to fill the disk (its .part kept). It now stops with the
+    disk's reserve still free (5% of 4 MB) and keeps nothing: an endless body is no file to
+    resume.
+    """
     with _small_disk(tmp_path / "disk", 4) as disk, local_server(_Unending) as url:
         target = disk / "GSE1_series_matrix.txt.gz"
         started = time.monotonic()
         result = fetch(Download(f"{url}/endless", target, None))
         assert time.monotonic() - started < 30
-        assert not result.ok and not target.exists()
-        assert result.outcome.reason.startswith("the disk is full after ")
-        assert "its .part is kept, to resume when there is room" in result.outcome.reason
+        assert not result.ok and list(disk.iterdir()) == []
+        assert result.outcome.reason.startswith("the disk would be full after ")
+        assert "its server did not say how long it is, so nothing was kept" in result.outcome.reason
+        assert shutil.disk_usage(disk).free >= 4 * 2**20 // 20
+
+
+class _FillsTheDisk(BaseHTTPRequestHandler):
+    """A 2 MB body whose length is announced; between the headers and the body something
+    else (`filler`) takes most of the disk that was free when the download began.
+    """
+
+    filler: Path
+
+    def do_GET(self):  # noqa: N802 - the HTTP verb
+        self.send_response(200)
+        self.send_header("Content-Length", str(2 * 2**20))
+        self.end_headers()
+        time.sleep(0.5)  # the client has checked the room by now
+        self.filler.write_bytes(b"f" * (3 * 2**20))
+        with contextlib.suppress(OSError):
+            self.wfile.write(b"x" * (2 * 2**20))
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_disk_filled_by_another_writer_stops_a_sized_file_and_keeps_its_part(tmp_path):
+    """A file of announced length that fitted when it began, on a disk something else then
+    fills: the transfer stops before the disk is full and keeps its .part, to resume.
+    """
+    with _small_disk(tmp_path / "disk", 4) as disk:
+        _FillsTheDisk.filler = disk / "someone-else"
+        with local_server(_FillsTheDisk) as url:
+            result = fetch(Download(f"{url}/file", disk / "f.gz", None))
+        assert not result.ok and not (disk / "f.gz").exists()
+        assert result.outcome.reason.startswith("the disk would be full after ")
+        assert result.outcome.reason.endswith("its .part is kept, to resume when there is room")
+        assert (disk / "f.gz.part").is_file()
+        assert shutil.disk_usage(disk).free >= 4 * 2**20 // 20
 
 
 def test_a_file_larger_than_the_free_space_is_refused_before_writing(server, tmp_path):

@@ -40,6 +40,7 @@ from ._transfer import (
     TooLong,
     TooSlow,
     content_length,
+    keep_free,
     open_part,
     part_size,
     read_body,
@@ -222,12 +223,29 @@ def tcga_downloads(
 _KEPT = "; its .part is kept, to resume when there is room"
 
 
-def _no_room_for(expected: int | None, folder: Path) -> str | None:
-    """Why a body of `expected` bytes cannot fit on the disk of `folder`, or None."""
+def _no_room_for(expected: int | None, folder: Path, reserve: int) -> str | None:
+    """Why a body of `expected` bytes cannot fit on the disk of `folder` with `reserve` bytes
+    left free, or None.
+    """
     free = shutil.disk_usage(folder).free
-    if expected is None or expected <= free:
+    if expected is None or expected <= free - reserve:
         return None
-    return f"the file needs {expected:,} bytes and its disk has {free:,} free; nothing was written"
+    return (
+        f"the file needs {expected:,} bytes and its disk has {free:,} free, of which genotex "
+        f"leaves {reserve:,} free; nothing was written"
+    )
+
+
+def _stopped_for_room(part: Path, written: int, known: bool) -> str:
+    """Why a transfer stopped before the disk filled: a file of announced length keeps its
+    `.part` (to resume); a body of no announced length (an endless one fills any disk) is
+    not kept.
+    """
+    reason = f"the disk would be full after {written:,} bytes of the file"
+    if known:
+        return reason + _KEPT
+    part.unlink(missing_ok=True)
+    return reason + "; its server did not say how long it is, so nothing was kept"
 
 
 def _wrong_digest(part: Path, sha256: str | None) -> str | None:
@@ -271,11 +289,14 @@ def fetch(
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
                 expected = content_length(response)
-                no_room = _no_room_for(expected, part.parent)
+                reserve = keep_free(part.parent)
+                no_room = _no_room_for(expected, part.parent, reserve)
                 if no_room is not None:
                     return DownloadResult(download, Outcome("failed", no_room))
                 with open_part(part, append) as handle:
-                    received = read_body(response, handle, max_bytes - offset * append, counted)
+                    received = read_body(
+                        response, handle, max_bytes - offset * append, counted, reserve
+                    )
             if expected is not None and received != expected:
                 # the connection closed early: keep the .part to resume, never move it into place
                 last_error = f"the body ended after {received} of {expected} bytes"
@@ -287,8 +308,10 @@ def fetch(
             reason = f"the server sent {exc}; nothing was kept"
             return DownloadResult(download, Outcome("failed", reason))
         except NoRoom as exc:
-            reason = f"the disk is full after {offset * append + exc.args[0]:,} bytes of the file"
-            return DownloadResult(download, Outcome("failed", reason + _KEPT))
+            written, known = offset * append + exc.args[0], expected is not None
+            return DownloadResult(
+                download, Outcome("failed", _stopped_for_room(part, written, known))
+            )
         except TooSlow:
             last_error = f"the server sent less than {MIN_RATE:,} bytes a second for {WINDOW} s"
         except urllib.error.HTTPError as exc:

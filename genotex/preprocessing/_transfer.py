@@ -1,5 +1,6 @@
-"""One HTTP body into a `.part` file: unbuffered writes that stop when the disk is full, a
-bound on the bytes, and a floor on the rate (a dribbling server is cut off and resumed).
+"""One HTTP body into a `.part` file: unbuffered writes that stop before the disk is full
+(a reserve is always left free), a bound on the bytes, and a floor on the rate (a dribbling
+server is cut off and resumed).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "TooLong",
     "TooSlow",
     "content_length",
+    "keep_free",
     "open_part",
     "part_size",
     "read_body",
@@ -31,6 +33,11 @@ _CHUNK = 1 << 20
 #: after WINDOW seconds, not kept waiting on.
 MIN_RATE = 1024
 WINDOW = 10.0
+#: A download never takes a disk's last `RESERVE_SHARE` (at most `RESERVE_MAX` bytes): an
+#: endless body, or one longer than its server said, stops with room still left for the
+#: rest of the machine (a full disk breaks far more than the download).
+RESERVE_SHARE = 0.05
+RESERVE_MAX = 2**30
 #: What a write that found no room raises (disk full, quota, the file size limit).
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
@@ -39,6 +46,12 @@ def content_length(response: Any) -> int | None:
     """The body's announced length, or None when the server did not announce one."""
     value = response.headers.get("Content-Length")
     return int(value) if value is not None and value.strip().isdigit() else None
+
+
+def keep_free(folder: Path) -> int:
+    """The bytes a download leaves free on the disk of `folder` (see `RESERVE_SHARE`)."""
+    info = os.statvfs(folder)
+    return min(RESERVE_MAX, int(info.f_blocks * info.f_frsize * RESERVE_SHARE))
 
 
 def open_part(part: Path, append: bool) -> BinaryIO:
@@ -73,13 +86,19 @@ def part_size(part: Path) -> int:
 
 
 def read_body(
-    response: Any, handle: BinaryIO, max_bytes: int, on_bytes: Callable[[int], None]
+    response: Any,
+    handle: BinaryIO,
+    max_bytes: int,
+    on_bytes: Callable[[int], None],
+    reserve: int = 0,
 ) -> int:
     """Copy a response's body into handle; its byte count.
 
     Raises `TooLong` past the file's bound (http.client itself stops at an
-    announced length), `TooSlow` when a window of `WINDOW` seconds brings less
-    than `MIN_RATE` bytes a second (a server trickling a byte at a time).
+    announced length), `NoRoom` when the next bytes would leave less than
+    `reserve` bytes free on the handle's disk (or the disk refuses them), and
+    `TooSlow` when a window of `WINDOW` seconds brings less than `MIN_RATE`
+    bytes a second (a server trickling a byte at a time).
     """
     received = window_bytes = 0
     window_start = time.monotonic()
@@ -87,6 +106,9 @@ def read_body(
         received += len(chunk)
         if received > max_bytes:
             raise TooLong(f"more than the {max_bytes:,} bytes a file may have")
+        info = os.fstatvfs(handle.fileno())
+        if info.f_bavail * info.f_frsize - len(chunk) < reserve:
+            raise NoRoom(received - len(chunk))
         try:
             _write_all(handle, chunk)
         except OSError as exc:
