@@ -1,0 +1,80 @@
+"""Every command the README and the guides print, read from the Markdown as a reader sees it.
+
+A command is a line of a `bash` block (continuation lines joined, the comment after two
+spaces dropped), a `$ ` line of a `text` block, a whole `python` block, or a full command
+in a table cell (`inspect eval ...`, `genotex ...`; a cell starting `...` continues the row
+above and is not one). A `text` block of `genotex ...` lines with `[--option]`s is a
+synopsis: its options are checked against `--help`, not run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+_COMMENT = re.compile(r"\s{2,}#.*$")
+_CELL = re.compile(r"`((?:inspect eval|genotex) [^`]+)`")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of a page: where it is (page, block number), its text and its kind."""
+
+    doc: str
+    block: int
+    text: str
+    kind: str  # "shell", "python", "synopsis"
+
+
+def doc_pages() -> list[Path]:
+    """The README and every guide page (the changelog is history, not instructions)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [p for p in pages if p.name != "changelog.md"]
+
+
+def _shell_lines(body: str) -> list[str]:
+    # a backslash continues a line; so does a synopsis line starting with an [--option]
+    joined = re.sub(r"\\\n\s*|\n\s+(?=\[)", " ", body)
+    lines = [_COMMENT.sub("", line).strip() for line in joined.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def _block_commands(doc: str, number: int, language: str, body: str) -> list[Command]:
+    if language in ("bash", "sh"):
+        lines = _shell_lines(body)
+        return [Command(doc, number, line, "synopsis" if " [-" in line else "shell")
+                for line in lines]  # fmt: skip
+    if language == "python":
+        return [Command(doc, number, body, "python")]
+    if language != "text":
+        return []
+    lines = body.splitlines()
+    if lines and lines[0].startswith("genotex ") and "[" in lines[0]:
+        return [Command(doc, number, body, "synopsis")]
+    prompts = [line[2:] for line in lines if line.startswith("$ ")]
+    return [Command(doc, number, line, "shell") for line in _shell_lines("\n".join(prompts))]
+
+
+def page_commands(page: Path) -> list[Command]:
+    """The commands of one page, in the order they are printed."""
+    doc = page.relative_to(ROOT).as_posix()
+    text = page.read_text()
+    found: list[tuple[int, Command]] = []
+    for number, match in enumerate(_FENCE.finditer(text)):
+        for command in _block_commands(doc, number, match.group(1), match.group(2)):
+            found.append((match.start(), command))
+    outside = _FENCE.sub(lambda m: " " * len(m.group(0)), text)
+    for row in re.finditer(r"^\|.*$", outside, re.M):
+        for cell in _CELL.finditer(row.group(0)):
+            if " -" not in cell.group(1):  # a command's name, not a command
+                continue
+            found.append((row.start(), Command(doc, -1, cell.group(1), "shell")))
+    return [command for _, command in sorted(found, key=lambda pair: pair[0])]
+
+
+def all_commands() -> list[Command]:
+    """Every page's commands."""
+    return [command for page in doc_pages() for command in page_commands(page)]

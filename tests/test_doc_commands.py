@@ -1,0 +1,228 @@
+"""Every command the README and the guides print runs as printed (issue #52, 17).
+
+`tests/doc_commands.py` reads the commands off the pages; `PLAN` says in which scene
+(`tests/doc_scenes.py`: the demo, a loopback Hub download, real GEO and Xena inputs, ...)
+each block runs. A command runs in its block's order, in a fresh scene, and must exit 0
+without a traceback. The only changes to a printed command are its placeholders, each
+listed: `.venv/bin/` (this interpreter's), `PROVIDER/MODEL` and `MODEL` (`openai/gpt-4o`,
+answered by a loopback OpenAI), `LOG.eval` (the scene's newest log), `tcp://host:8786` (a
+loopback Dask scheduler), `/scratch/cache` (a folder of the scene), and the GEO and Xena
+downloads' `--base-url` and `--manifest` (a loopback mirror of the demo's inputs).
+
+A command no entry plans, or an entry no page prints any more, fails the suite; so does a
+synopsis naming an option `--help` does not know. The few commands not run here say where
+they run instead (`.ci/run` itself, or a named test), and that is checked too.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.doc_commands import ROOT, Command, all_commands
+from tests.doc_scenes import BIN, Scene, run, scene
+
+#: (page, a part of the command's text, scene): the first entry whose part a command holds
+PLAN: list[tuple[str, str, str]] = [
+    ("README.md", ".venv/bin/genotex demo", "empty"),
+    ("README.md", "genotex eval -p output", "demo"),
+    ("README.md", "genotex eval -p reference/output", "demo"),
+    ("README.md", "genotex compare run_a.json", "demo"),
+    ("README.md", "genotex leaderboard run_a.json", "demo"),
+    ("README.md", 'report.to_frame("average")', "demo"),
+    ("README.md", "genotex diagnose", "demo"),
+    ("README.md", "--model openai/gpt-4o", "bench-hub"),
+    ("README.md", "--reference BENCH/output --out runs/gpt-4o", "bench-hub"),
+    ("README.md", "genotex download benchmark --out BENCH", "bench-hub"),
+    ("README.md", "genotex eval -p mine -r BENCH/output", "bench-hub"),
+    ("README.md", "genotex download geo", "mirror"),
+    ("README.md", "genotex download tcga", "mirror"),
+    ("README.md", "genotex download gene-info", "mirror"),
+    ("docs/guides/agents.md", "inspect eval", "bench-demo"),
+    ("docs/guides/agents.md", "--reference BENCH/reference/output --out RUN", "bench-demo"),
+    ("docs/guides/agents.md", "genotex leaderboard RUN/eval.json", "bench-demo"),
+    ("docs/guides/diagnose.md", "genotex diagnose -p trait_row_wrong", "planted"),
+    ("docs/guides/diagnose.md", "diagnose(", "demo"),
+    ("docs/guides/evaluate.md", "case1/", "fixtures"),
+    ("docs/guides/evaluate.md", "genotex", "pred-ref"),
+    ("docs/guides/notebook.md", "genes-bench", "empty"),
+    ("docs/guides/notebook.md", "EvalOptions(tasks=", "pred-ref"),
+    ("docs/guides/paper-tables.md", "inspect eval", "bench-demo"),
+    ("docs/guides/paper-tables.md", "--reference BENCH/output --out runs/NAME", "bench-hub"),
+    ("docs/guides/paper-tables.md", "genotex leaderboard runs/*/eval.json", "bench-hub"),
+    ("docs/guides/preprocess.md", "genotex download gene-info", "mirror"),
+    ("docs/guides/preprocess.md", "--jobs 2", "real"),
+    ("docs/guides/preprocess.md", "--scheduler", "real"),
+    ("docs/guides/preprocess.md", "genotex preprocess --all --input input", "demo"),
+    ("docs/guides/preprocess.md", "genotex", "real"),
+    ("docs/guides/regress.md", "answer_problem(", "demo"),
+    ("docs/guides/regress.md", "genotex regress", "regress-real"),
+    ("docs/guides/scale.md", "genotex", "demo"),
+    ("docs/guides/scale.md", "TableCache", "demo"),
+    ("docs/proposer.md", "genotex baseline bench && genotex eval", "bench-inputs"),
+    ("docs/proposer.md", "genotex", "real-raw"),
+]
+
+#: printed commands this suite does not run, and where they run instead (checked below)
+ELSEWHERE: dict[str, str] = {
+    "python3 -m venv .venv": ".ci/run",
+    ".venv/bin/python -m pytest": ".ci/run",
+    "bash .ci/run": ".ci/run",
+    "apt-get install podman runc mmdebstrap": ".ci/run",
+    "mmdebstrap --variant=minbase --include=python3,python3-venv bookworm": ".ci/run",
+    "podman import": ".ci/run",
+    "genotex harness image --base localhost/genotex-base:bookworm": ".ci/run",
+    "pip install 'genotex[hub]'": ".ci/run",
+    # a bundle fetched by hand is checked against the real benchmark's manifests
+    "genotex download verify BENCH": "tests/test_download.py::"
+    "test_the_verify_command_says_it_in_lines_and_exits_1_when_a_file_differs",
+    # the notebook guide's first example, run verbatim with its outcome checked
+    'genotex.write_raw_benchmark("demo-bench")': "tests/test_demo.py::"
+    "test_the_readme_notebook_example_runs_verbatim",
+}
+#: what `.ci/run` must hold for a command it stands in for (the words a reader types)
+_CI_WORDS = {
+    "python3 -m venv .venv": [
+        "python3 -m venv .venv",
+        ".venv/bin/pip install -q -e '.[test,docs]'",
+    ],
+    ".venv/bin/python -m pytest": [".venv/bin/python -m pytest"],
+    "apt-get install podman runc mmdebstrap": ["apt_install podman runc", "apt_install mmdebstrap"],
+    "mmdebstrap --variant=minbase --include=python3,python3-venv bookworm": [
+        "mmdebstrap --quiet --variant=minbase --include=python3,python3-venv bookworm",
+        "/etc/apt/sources.list.d/debian.sources",
+    ],
+    "podman import": ["podman import"],
+    "genotex harness image --base localhost/genotex-base:bookworm": [
+        "base=localhost/genotex-base:bookworm",
+        'genotex harness image --base "$base"',
+    ],  # fmt: skip
+}
+
+
+def _elsewhere(command: Command) -> str | None:
+    return next((where for part, where in ELSEWHERE.items() if part in command.text), None)
+
+
+def _scene_of(command: Command) -> str | None:
+    for doc, part, name in PLAN:
+        if doc == command.doc and part in command.text:
+            return name
+    return None
+
+
+def _runnable() -> list[Command]:
+    return [c for c in all_commands() if c.kind != "synopsis" and _elsewhere(c) is None]
+
+
+def _blocks() -> dict[tuple[str, int, str], list[Command]]:
+    """The runnable commands by (page, block, scene), in their printed order; each table
+    cell is a block of its own.
+    """
+    blocks: dict[tuple[str, int, str], list[Command]] = {}
+    for index, command in enumerate(_runnable()):
+        block = command.block if command.block >= 0 else 1000 + index
+        blocks.setdefault((command.doc, block, str(_scene_of(command))), []).append(command)
+    return blocks
+
+
+def test_every_printed_command_has_a_way_to_run_and_every_plan_a_command():
+    commands = all_commands()
+    unplanned = [f"{c.doc}: {c.text[:80]}" for c in _runnable() if _scene_of(c) is None]
+    assert unplanned == [], "commands the docs print that no PLAN entry runs"
+    used = {(c.doc, part) for c in _runnable() for doc, part, _ in PLAN
+            if doc == c.doc and part in c.text}  # fmt: skip
+    stale = [(doc, part) for doc, part, _ in PLAN if (doc, part) not in used]
+    assert stale == [], "PLAN entries no printed command matches any more"
+    gone = [part for part in ELSEWHERE if not any(part in c.text for c in commands)]
+    assert gone == [], "ELSEWHERE entries no printed command matches any more"
+    assert len(commands) > 90  # the reader above still finds the pages' commands
+
+
+@pytest.mark.parametrize("part", sorted(ELSEWHERE))
+def test_a_command_run_elsewhere_is_run_there(part):
+    where = ELSEWHERE[part]
+    if where == ".ci/run":
+        ci = (ROOT / ".ci" / "run").read_text()
+        for words in _CI_WORDS.get(part, [part.split()[0]]):
+            assert words in ci, f".ci/run does not run {words!r}"
+        return
+    path, name = where.split("::")
+    assert f"def {name}(" in (ROOT / path).read_text(), where
+
+
+def _help_options(words: list[str]) -> str:
+    done = subprocess.run([str(BIN / "genotex"), *words[1:], "--help"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.returncode == 0, f"{' '.join(words)} --help: {done.stderr}"
+    return done.stdout
+
+
+def _synopses() -> list[tuple[str, str]]:
+    """(command, its text) of each synopsis line of the pages (continuations joined)."""
+    found = []
+    for command in all_commands():
+        lines = command.text.splitlines() if command.kind == "synopsis" else []
+        if command.kind == "shell" and " [--" in command.text:
+            lines = [command.text]
+        for line in lines:
+            if line.startswith("genotex "):
+                found.append([line])
+            elif found and line.startswith(" "):
+                found[-1].append(line)
+    return [(" ".join(words[0].split()[:4]), " ".join(words)) for words in found]
+
+
+@pytest.mark.parametrize("name,synopsis", _synopses())
+def test_every_option_a_synopsis_names_is_one_the_command_takes(name, synopsis):
+    words = [w for w in name.split() if re.fullmatch(r"[a-z][a-z-]*", w)]
+    text = _help_options(words)
+    for option in re.findall(r"(?<![\w-])(--[a-z][a-z-]+|-[a-zA-Z])\b", synopsis):
+        assert re.search(rf"(?<![\w-]){re.escape(option)}\b", text), f"{name}: {option}"
+
+
+def _prepared(command: str, scene_: Scene) -> str:
+    command = command.replace(".venv/bin/", f"{BIN}/")
+    for old, new in scene_.replace.items():
+        command = command.replace(old, new)
+    if "LOG.eval" in command:
+        logs = sorted((scene_.cwd / "logs").glob("*.eval"), key=lambda p: p.stat().st_mtime)
+        assert logs, f"no log for {command}"
+        command = command.replace("LOG.eval", str(logs[-1]))
+    for prefix, extra in scene_.append.items():
+        if command.startswith(prefix):
+            command = f"{command} {extra}"
+    return command
+
+
+def _run_python(code: str, scene_: Scene) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=scene_.cwd, env=scene_.env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A Dask scheduler on 127.0.0.1 with one worker process (the guides' tcp://host:8786)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, host="127.0.0.1",
+                                  dashboard_address=None, processes=True) as cluster:  # fmt: skip
+        yield cluster.scheduler_address
+
+
+@pytest.mark.parametrize("key", sorted(_blocks()), ids=lambda k: f"{k[0]}#{k[1]}")
+def test_each_block_runs_as_printed(key, tmp_path, scheduler):
+    doc, _, name = key
+    with scene(name, tmp_path / "scene", scheduler) as where:
+        for command in _blocks()[key]:
+            if command.kind == "python":
+                done = _run_python(command.text, where)
+            else:
+                done = run(_prepared(command.text, where), where)
+            shown = command.text.strip().splitlines()[0][:100]
+            assert done.returncode == 0, (
+                f"{doc}: {shown}\n{done.stdout[-1500:]}{done.stderr[-2500:]}"
+            )
+            assert "Traceback" not in done.stderr, f"{doc}: {shown}\n{done.stderr[-2500:]}"
