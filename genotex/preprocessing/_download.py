@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -40,10 +39,11 @@ from ._transfer import (
     TooLong,
     TooSlow,
     content_length,
-    keep_free,
+    no_room_for,
     open_part,
     part_size,
     read_body,
+    stopped_for_room,
 )
 
 __all__ = [
@@ -220,34 +220,6 @@ def tcga_downloads(
 
 
 #: What a download stopped for want of room says of its `.part`.
-_KEPT = "; its .part is kept, to resume when there is room"
-
-
-def _no_room_for(expected: int | None, folder: Path, reserve: int) -> str | None:
-    """Why a body of `expected` bytes cannot fit on the disk of `folder` with `reserve` bytes
-    left free, or None.
-    """
-    free = shutil.disk_usage(folder).free
-    if expected is None or expected <= free - reserve:
-        return None
-    return (
-        f"the file needs {expected:,} bytes and its disk has {free:,} free, of which genotex "
-        f"leaves {reserve:,} free; nothing was written"
-    )
-
-
-def _stopped_for_room(part: Path, written: int, known: bool) -> str:
-    """Why a transfer stopped before the disk filled: a file of announced length keeps its
-    `.part` (to resume); a body of no announced length (an endless one fills any disk) is
-    not kept.
-    """
-    reason = f"the disk would be full after {written:,} bytes of the file"
-    if known:
-        return reason + _KEPT
-    part.unlink(missing_ok=True)
-    return reason + "; its server did not say how long it is, so nothing was kept"
-
-
 def _wrong_digest(part: Path, sha256: str | None) -> str | None:
     """Why a fetched file is not the one the manifest lists (its sha256 differs), or None."""
     actual = None if sha256 is None else file_sha256(part)
@@ -289,14 +261,11 @@ def fetch(
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
                 expected = content_length(response)
-                reserve = keep_free(part.parent)
-                no_room = _no_room_for(expected, part.parent, reserve)
+                no_room = no_room_for(expected, part.parent)
                 if no_room is not None:
                     return DownloadResult(download, Outcome("failed", no_room))
                 with open_part(part, append) as handle:
-                    received = read_body(
-                        response, handle, max_bytes - offset * append, counted, reserve
-                    )
+                    received = read_body(response, handle, max_bytes - offset * append, counted)
             if expected is not None and received != expected:
                 # the connection closed early: keep the .part to resume, never move it into place
                 last_error = f"the body ended after {received} of {expected} bytes"
@@ -310,7 +279,7 @@ def fetch(
         except NoRoom as exc:
             written, known = offset * append + exc.args[0], expected is not None
             return DownloadResult(
-                download, Outcome("failed", _stopped_for_room(part, written, known))
+                download, Outcome("failed", stopped_for_room(part, written, known))
             )
         except TooSlow:
             last_error = f"the server sent less than {MIN_RATE:,} bytes a second for {WINDOW} s"

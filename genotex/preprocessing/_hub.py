@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 
-from ..core import GenotexError, TaskInfo, UnsafeNameError, check_relative
+from ..core import GenotexError, TaskInfo, UnsafeNameError, check_relative, extra_hint
 from ._download import UnknownSelection
 from ._tcga import is_xena_folder_of
 
@@ -264,7 +264,7 @@ def plan_benchmark(
         from huggingface_hub.hf_api import RepoFile
     except ImportError:
         raise GenotexError(
-            "the benchmark's download needs huggingface_hub: pip install 'genotex[hub]'"
+            f"the benchmark's download needs huggingface_hub: {extra_hint('hub')}"
         ) from None
 
     repo, default = hub_settings()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 import time
 from collections.abc import Callable
@@ -22,9 +23,11 @@ __all__ = [
     "TooSlow",
     "content_length",
     "keep_free",
+    "no_room_for",
     "open_part",
     "part_size",
     "read_body",
+    "stopped_for_room",
 ]
 
 _CHUNK = 1 << 20
@@ -48,10 +51,40 @@ def content_length(response: Any) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
-def keep_free(folder: Path) -> int:
-    """The bytes a download leaves free on the disk of `folder` (see `RESERVE_SHARE`)."""
+def keep_free(folder: Path | int) -> int:
+    """The bytes a download leaves free on the disk of `folder` (a path, or an open file's
+    descriptor; see `RESERVE_SHARE`).
+    """
     info = os.statvfs(folder)
     return min(RESERVE_MAX, int(info.f_blocks * info.f_frsize * RESERVE_SHARE))
+
+
+_KEPT = "; its .part is kept, to resume when there is room"
+
+
+def no_room_for(expected: int | None, folder: Path) -> str | None:
+    """Why a body of `expected` bytes cannot fit on the disk of `folder` with its reserve
+    (`keep_free`) left free, or None.
+    """
+    free, reserve = shutil.disk_usage(folder).free, keep_free(folder)
+    if expected is None or expected <= free - reserve:
+        return None
+    return (
+        f"the file needs {expected:,} bytes and its disk has {free:,} free, of which genotex "
+        f"leaves {reserve:,} free; nothing was written"
+    )
+
+
+def stopped_for_room(part: Path, written: int, known: bool) -> str:
+    """Why a transfer stopped before the disk filled: a file of announced length keeps its
+    `.part` (to resume); a body of no announced length (an endless one fills any disk) is
+    not kept.
+    """
+    reason = f"the disk would be full after {written:,} bytes of the file"
+    if known:
+        return reason + _KEPT
+    part.unlink(missing_ok=True)
+    return reason + "; its server did not say how long it is, so nothing was kept"
 
 
 def open_part(part: Path, append: bool) -> BinaryIO:
@@ -90,18 +123,17 @@ def read_body(
     handle: BinaryIO,
     max_bytes: int,
     on_bytes: Callable[[int], None],
-    reserve: int = 0,
 ) -> int:
     """Copy a response's body into handle; its byte count.
 
     Raises `TooLong` past the file's bound (http.client itself stops at an
     announced length), `NoRoom` when the next bytes would leave less than
-    `reserve` bytes free on the handle's disk (or the disk refuses them), and
+    the reserve (`keep_free`) free on the handle's disk (or the disk refuses them), and
     `TooSlow` when a window of `WINDOW` seconds brings less than `MIN_RATE`
     bytes a second (a server trickling a byte at a time).
     """
     received = window_bytes = 0
-    window_start = time.monotonic()
+    window_start, reserve = time.monotonic(), keep_free(handle.fileno())
     for chunk in iter(lambda: response.read1(_CHUNK), b""):  # what has come, not 1 MB
         received += len(chunk)
         if received > max_bytes:
