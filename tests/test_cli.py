@@ -314,4 +314,7 @@ def test_a_missing_optional_package_is_an_install_hint(monkeypatch):
     done = CliRunner().invoke(main, ["harness", "export", "x.eval", "--reference", ".",
                                      "--out", "o"])  # fmt: skip
     assert done.exit_code != 0 and "Traceback" not in done.output
-    assert "pip install 'genotex[harness]'" in done.output, done.output
+    assert (
+        "install genotex's [harness] extra (pip install -e '.[harness]' in its clone)"
+        in done.output
+    ), done.output

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
@@ -75,7 +76,8 @@ ELSEWHERE: dict[str, str] = {
     "mmdebstrap --variant=minbase --include=python3,python3-venv bookworm": ".ci/run",
     "podman import": ".ci/run",
     "genotex harness image --base localhost/genotex-base:bookworm": ".ci/run",
-    "pip install 'genotex[hub]'": ".ci/run",
+    # .ci/run installs the test extra, which holds every package of the hub extra
+    "pip install -e '.[hub]'": "pyproject.toml: test holds hub",
     # a bundle fetched by hand is checked against the real benchmark's manifests
     "genotex download verify BENCH": "tests/test_download.py::"
     "test_the_verify_command_says_it_in_lines_and_exits_1_when_a_file_differs",
@@ -149,6 +151,11 @@ def test_a_command_run_elsewhere_is_run_there(part):
         ci = (ROOT / ".ci" / "run").read_text()
         for words in _CI_WORDS.get(part, [part.split()[0]]):
             assert words in ci, f".ci/run does not run {words!r}"
+        return
+    if where.startswith("pyproject.toml"):
+        extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+        extras = extras["optional-dependencies"]
+        assert set(extras["hub"]) <= set(extras["test"]), "the test extra lacks the hub extra"
         return
     path, name = where.split("::")
     assert f"def {name}(" in (ROOT / path).read_text(), where

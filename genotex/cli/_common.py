@@ -15,7 +15,14 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..core import CACHE_ENV, CACHE_SIZE_ENV, GenotexError, TableCache, temporary_environment
+from ..core import (
+    CACHE_ENV,
+    CACHE_SIZE_ENV,
+    GenotexError,
+    TableCache,
+    extra_hint,
+    temporary_environment,
+)
 from ._progress import numbered_lines, quiet, verbosity_options
 
 __all__ = [
@@ -125,7 +132,7 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                 _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
             if isinstance(exc, ModuleNotFoundError) and exc.name:
                 extra = _EXTRAS.get(exc.name.split(".")[0])
-                hint = f"pip install 'genotex[{extra}]'" if extra else f"pip install {exc.name}"
+                hint = extra_hint(extra) if extra else f"pip install {exc.name}"
                 _fail(f"this needs the {exc.name.split('.')[0]} package: {hint}")
             _fail(
                 f"unexpected {exc.__class__.__name__}: {exc} "

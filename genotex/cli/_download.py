@@ -216,7 +216,7 @@ def download_benchmark_command(
     checked against the Hub's sha256 (large files) or git blob id (others), and
     the inputs against the benchmark's GEO and TCGA manifests; OUT/genotex-
     benchmark.json names the revision and what was fetched, and runs record it.
-    HF_ENDPOINT and HF_TOKEN are honoured. Needs `pip install 'genotex[hub]'`.
+    HF_ENDPOINT and HF_TOKEN are honoured. Needs genotex's [hub] extra.
 
     \b
     Examples:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
+from ..core import extra_hint
 from ._common import common_options, handle_errors, main
 from ._progress import say
 
 
 @main.group("harness")
 def harness_group() -> None:
-    """Runs of agents on GenoTEX made with Inspect (pip install 'genotex[harness]')."""
+    """Runs of agents on GenoTEX made with Inspect (genotex's [harness] extra)."""
 
 
 @harness_group.command("export")
@@ -96,9 +97,7 @@ def export_command(
         from ..core import check_mode
         from ..harness import export_run
     except ImportError:
-        raise click.UsageError(
-            "the harness needs Inspect: pip install 'genotex[harness]'"
-        ) from None
+        raise click.UsageError(f"the harness needs Inspect: {extra_hint('harness')}") from None
     path = export_run(
         log,
         out,
@@ -178,7 +177,7 @@ def replay_command(log: Path, sandbox: str | None, log_dir: Path | None) -> None
 @common_options
 @handle_errors
 def mcp_command(roots: tuple[Path, ...], writable: tuple[Path, ...], allow_reference: bool) -> None:
-    """Serve genotex's library as MCP tools over stdio (pip install 'genotex[mcp]').
+    """Serve genotex's library as MCP tools over stdio (genotex's [mcp] extra).
 
     Paths are confined to the roots, links included; tools write only under a
     --write folder; a root holding reference answers is refused.
@@ -191,7 +190,7 @@ def mcp_command(roots: tuple[Path, ...], writable: tuple[Path, ...], allow_refer
         from ..harness._mcp import ReferenceRootError, build_server
     except ImportError:
         raise click.UsageError(
-            "the MCP server needs the mcp package: pip install 'genotex[mcp]'"
+            f"the MCP server needs the mcp package: {extra_hint('mcp')}"
         ) from None
     try:
         server = build_server(list(roots), writable=writable, allow_reference=allow_reference)

@@ -44,6 +44,7 @@ from ._errors import (
     ReferenceTreeError,
     TaskInfoError,
     UnsafeNameError,
+    extra_hint,
 )
 from ._json import (
     finite_or_none,
@@ -151,6 +152,7 @@ from ._task_info import TaskInfo, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
+    "extra_hint",
     "HTML_BYTES",
     "REPR_CHARS",
     "clipped",

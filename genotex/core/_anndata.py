@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._errors import GenotexError
+from ._errors import GenotexError, extra_hint
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,9 +41,7 @@ def _anndata() -> Any:
     try:
         import anndata
     except ImportError:  # pragma: no cover - depends on the installation
-        raise GenotexError(
-            "AnnData needs the anndata package: pip install 'genotex[anndata]'"
-        ) from None
+        raise GenotexError(f"AnnData needs the anndata package: {extra_hint('anndata')}") from None
     import pandas as pd
 
     settings: Any = getattr(anndata, "settings", None)

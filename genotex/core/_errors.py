@@ -5,6 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def extra_hint(extra: str) -> str:
+    """How to add one of genotex's extras, said in an error: genotex is installed from its
+    clone or a wheel built from it, never from the package index (where no genotex is).
+    """
+    return f"install genotex's [{extra}] extra (pip install -e '.[{extra}]' in its clone)"
+
+
 class GenotexError(Exception):
     """Base class of every error genotex raises on purpose."""
 

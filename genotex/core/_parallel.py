@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._errors import GenotexError
+from ._errors import GenotexError, extra_hint
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -35,7 +35,7 @@ def dask_client(address: str) -> Client:
         from dask.distributed import Client
     except ImportError:  # pragma: no cover - depends on the installation
         raise GenotexError(
-            "a Dask scheduler needs dask.distributed: pip install 'genotex[dask]'"
+            f"a Dask scheduler needs dask.distributed: {extra_hint('dask')}"
         ) from None
     _probe(address)
     try:

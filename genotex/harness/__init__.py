@@ -1,4 +1,4 @@
-"""Running agents on GenoTEX with Inspect (`pip install 'genotex[harness]'`).
+"""Running agents on GenoTEX with Inspect (genotex's `[harness]` extra).
 
 The tasks `genotex/preprocess`, `genotex/analysis` and `genotex/e2e` (one per
 evaluation of the paper), the model-free agents `genotex/gold` and

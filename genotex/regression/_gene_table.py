@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core import extra_hint
 from ._folds import covariate_columns, design_of
 from ._numerics import normalize
 from ._paths import solve_path
@@ -135,7 +136,7 @@ def moderated_statistics(
     one) has no test (NaN), and the FDR is Benjamini-Hochberg over the tested genes only.
     What InMoose prints is turned into a warning, never written to standard output.
 
-    Needs the `limma` extra (`pip install 'genotex[limma]'`, InMoose). Indexed by gene:
+    Needs the `limma` extra (InMoose). Indexed by gene:
     `t_moderated`, `p_moderated`, `fdr_moderated`.
     """
     import pandas as pd
@@ -144,9 +145,7 @@ def moderated_statistics(
     try:
         from inmoose.limma import eBayes, lmFit
     except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            "moderated statistics need InMoose: pip install 'genotex[limma]'"
-        ) from None
+        raise ImportError(f"moderated statistics need InMoose: {extra_hint('limma')}") from None
     n = len(y)
     c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
     design = pd.DataFrame(np.column_stack([c[:, :1], y, c[:, 1:]]))
