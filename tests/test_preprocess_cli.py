@@ -337,3 +337,22 @@ def test_the_library_decides_geo_or_tcga_from_the_folder(tmp_path, shared, synon
     with pytest.raises(RecipeNeeded):
         preprocess_cohort(geo, "Ovarian_Cancer", table, tmp_path)
     assert "[variables." in propose_cohort(geo, "Ovarian_Cancer").toml()
+
+
+def test_a_trait_the_benchmark_does_not_have_is_refused_with_the_closest(tmp_path, monkeypatch):
+    """Issue #52, 17: a misspelled --trait wrote output/preprocess/<misspelling>/, a folder
+    nothing reads; with the benchmark's task_info.json there, it is refused in one sentence
+    before anything is written.
+    """
+    from genotex.workflows import write_raw_benchmark
+
+    write_raw_benchmark(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    cohort = next(Path("input/TCGA").iterdir())
+    done = CliRunner().invoke(main, ["preprocess", str(cohort), "--trait", "Psoriasiss"])
+    assert done.exit_code == 1, done.output
+    assert "task_info has no trait 'Psoriasiss'; did you mean Psoriasis?" in done.output
+    assert not Path("output/preprocess/Psoriasiss").exists()
+    done = CliRunner().invoke(main, ["preprocess", str(cohort), "--trait", "Psoriasis"])
+    assert done.exit_code == 0, done.output
+    assert Path("output/preprocess/Psoriasis/Xena.csv").is_file()

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..core import GenotexError, Outcome
+from ..core import GenotexError, Outcome, load_task_info
 from ._common import (
     check_file_target,
     common_options,
@@ -75,7 +75,8 @@ def _synonyms(path: Path | None) -> Mapping[str, str]:
     type=click.Path(path_type=Path),
     default=Path("metadata/task_info.json"),
     show_default=True,
-    help="task_info.json: whose traits --all preprocesses.",
+    help="task_info.json: whose traits --all preprocesses, and which --trait may name "
+    "(when the file is there).",
 )
 @click.option(
     "--synonyms",
@@ -168,6 +169,8 @@ def preprocess_command(
             aggregation=aggregation,
         )
     elif trait is not None and cohort_dir is not None:
+        if task_info.is_file():  # a misspelled trait would write a folder nothing reads
+            load_task_info(task_info).restricted_to([trait])
         _preprocess_one(
             cohort_dir, trait, table, out, recipe=recipe, gene_ids=gene_ids, aggregation=aggregation
         )
