@@ -219,7 +219,6 @@ def tcga_downloads(
     return downloads
 
 
-#: What a download stopped for want of room says of its `.part`.
 def _wrong_digest(part: Path, sha256: str | None) -> str | None:
     """Why a fetched file is not the one the manifest lists (its sha256 differs), or None."""
     actual = None if sha256 is None else file_sha256(part)
