@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import gc
 import os
 import shutil
@@ -50,6 +51,25 @@ INSPECT_WARNINGS = [
     ),
     pytest.mark.usefixtures("collected_garbage"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _alone_when_solo(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under pytest-xdist (`-n 2`, as CI runs), a test marked `solo` runs while no other test
+    does: it looks at the whole host (every process), where another worker's sandboxes and
+    kernels would be seen. The others share one lock; a `solo` test takes it alone.
+    """
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    solo = request.node.get_closest_marker("solo") is not None
+    with open(Path(tempfile.gettempdir()) / f"genotex-tests-{run}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if solo else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture

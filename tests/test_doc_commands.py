@@ -11,14 +11,14 @@ downloads' `--base-url` and `--manifest` (a loopback mirror of the demo's inputs
 
 A command no entry plans, or an entry no page prints any more, fails the suite; so does a
 synopsis naming an option `--help` does not know. The few commands not run here say where
-they run instead (`.ci/run` itself, or a named test), and that is checked too.
+they run instead (`.ci/run` itself, or a named test: the Python examples run verbatim in
+`tests/test_docs.py`), and that is checked too.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import tomllib
 
 import pytest
@@ -33,7 +33,6 @@ PLAN: list[tuple[str, str, str]] = [
     ("README.md", "genotex eval -p reference/output", "demo"),
     ("README.md", "genotex compare run_a.json", "demo"),
     ("README.md", "genotex leaderboard run_a.json", "demo"),
-    ("README.md", 'report.to_frame("average")', "demo"),
     ("README.md", "genotex diagnose", "demo"),
     ("README.md", "--model openai/gpt-4o", "bench-hub"),
     ("README.md", "--reference BENCH/output --out runs/gpt-4o", "bench-hub"),
@@ -46,11 +45,8 @@ PLAN: list[tuple[str, str, str]] = [
     ("docs/guides/agents.md", "--reference BENCH/reference/output --out RUN", "bench-demo"),
     ("docs/guides/agents.md", "genotex leaderboard RUN/eval.json", "bench-demo"),
     ("docs/guides/diagnose.md", "genotex diagnose -p trait_row_wrong", "planted"),
-    ("docs/guides/diagnose.md", "diagnose(", "demo"),
     ("docs/guides/evaluate.md", "case1/", "fixtures"),
     ("docs/guides/evaluate.md", "genotex", "pred-ref"),
-    ("docs/guides/notebook.md", "genes-bench", "empty"),
-    ("docs/guides/notebook.md", "EvalOptions(tasks=", "pred-ref"),
     ("docs/guides/paper-tables.md", "inspect eval", "bench-demo"),
     ("docs/guides/paper-tables.md", "--reference BENCH/output --out runs/NAME", "bench-hub"),
     ("docs/guides/paper-tables.md", "genotex leaderboard runs/*/eval.json", "bench-hub"),
@@ -59,10 +55,8 @@ PLAN: list[tuple[str, str, str]] = [
     ("docs/guides/preprocess.md", "--scheduler", "real"),
     ("docs/guides/preprocess.md", "genotex preprocess --all --input input", "demo"),
     ("docs/guides/preprocess.md", "genotex", "real"),
-    ("docs/guides/regress.md", "answer_problem(", "demo"),
     ("docs/guides/regress.md", "genotex regress", "regress-real"),
     ("docs/guides/scale.md", "genotex", "demo"),
-    ("docs/guides/scale.md", "TableCache", "demo"),
     ("docs/proposer.md", "genotex baseline bench && genotex eval", "bench-inputs"),
     ("docs/proposer.md", "genotex", "real-raw"),
 ]
@@ -91,7 +85,7 @@ _CI_WORDS = {
         "python3 -m venv .venv",
         ".venv/bin/pip install -q -e '.[test,docs]'",
     ],
-    ".venv/bin/python -m pytest": [".venv/bin/python -m pytest"],
+    ".venv/bin/python -m pytest": [".venv/bin/python -m pytest -n 2 --dist worksteal"],
     "apt-get install podman runc mmdebstrap": ["apt_install podman runc", "apt_install mmdebstrap"],
     "mmdebstrap --variant=minbase --include=python3,python3-venv bookworm": [
         "mmdebstrap --quiet --variant=minbase --include=python3,python3-venv bookworm",
@@ -105,8 +99,13 @@ _CI_WORDS = {
 }
 
 
+#: where every other Python example runs, verbatim (in-process, on the demo)
+_PYTHON = "tests/test_docs.py::test_every_python_example_runs"
+
+
 def _elsewhere(command: Command) -> str | None:
-    return next((where for part, where in ELSEWHERE.items() if part in command.text), None)
+    where = next((where for part, where in ELSEWHERE.items() if part in command.text), None)
+    return where or (_PYTHON if command.kind == "python" else None)
 
 
 def _scene_of(command: Command) -> str | None:
@@ -144,9 +143,9 @@ def test_every_printed_command_has_a_way_to_run_and_every_plan_a_command():
     assert len(commands) > 90  # the reader above still finds the pages' commands
 
 
-@pytest.mark.parametrize("part", sorted(ELSEWHERE))
+@pytest.mark.parametrize("part", [*sorted(ELSEWHERE), "python"])
 def test_a_command_run_elsewhere_is_run_there(part):
-    where = ELSEWHERE[part]
+    where = ELSEWHERE.get(part, _PYTHON)
     if where == ".ci/run":
         ci = (ROOT / ".ci" / "run").read_text()
         for words in _CI_WORDS.get(part, [part.split()[0]]):
@@ -205,11 +204,6 @@ def _prepared(command: str, scene_: Scene) -> str:
     return command
 
 
-def _run_python(code: str, scene_: Scene) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=scene_.cwd, env=scene_.env,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def scheduler():
     """A Dask scheduler on 127.0.0.1 with one worker process (the guides' tcp://host:8786)."""
@@ -219,15 +213,13 @@ def scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.mark.slow  # six minutes of a worker: the whole suite's, not the quick one's
 @pytest.mark.parametrize("key", sorted(_blocks()), ids=lambda k: f"{k[0]}#{k[1]}")
 def test_each_block_runs_as_printed(key, tmp_path, scheduler):
     doc, _, name = key
     with scene(name, tmp_path / "scene", scheduler) as where:
         for command in _blocks()[key]:
-            if command.kind == "python":
-                done = _run_python(command.text, where)
-            else:
-                done = run(_prepared(command.text, where), where)
+            done = run(_prepared(command.text, where), where)
             shown = command.text.strip().splitlines()[0][:100]
             assert done.returncode == 0, (
                 f"{doc}: {shown}\n{done.stdout[-1500:]}{done.stderr[-2500:]}"

@@ -155,6 +155,7 @@ def test_the_kernel_is_confined_as_the_sandboxs_commands_are(kind, monkeypatch):
     assert int(capabilities, 16) == 0 and leaked == "False"
 
 
+@pytest.mark.solo  # it looks for any kernel on the host: no other test may run one meanwhile
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stopped_kernel_leaves_no_process(kind):
     async def body(kernel, env):
