@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from tests.conftest import SHARED, _require, local_server
-from tests.fake_hub import FakeHub
+from tests.fake_hub import FakeHub, published_files
 from tests.fake_openai import fake_openai
 
 BIN = Path(sys.executable).parent
@@ -66,18 +66,6 @@ def _demo(folder: Path, *options: str) -> Path:
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return folder
-
-
-def _published(demo: Path) -> dict[str, bytes]:
-    """The demo as the Hub holds it: input/, metadata/, and the reference as output/."""
-    files = {}
-    for path in sorted(p for p in demo.rglob("*") if p.is_file()):
-        relative = path.relative_to(demo).as_posix()
-        if relative.startswith(("input/", "metadata/")):
-            files[relative] = path.read_bytes()
-        elif relative.startswith("reference/output/"):
-            files[relative.removeprefix("reference/")] = path.read_bytes()
-    return files
 
 
 class _Mirror(BaseHTTPRequestHandler):
@@ -141,7 +129,7 @@ def _bench_hub(base: Scene, stack: contextlib.ExitStack) -> Scene:
     a run's output, a gold run's log and a price table, an OpenAI stand-in.
     """
     demo = _demo(base.cwd / "a-demo")
-    files = _published(demo)
+    files = published_files(demo)
     hub = FakeHub(files, lfs={p for p in files if p.endswith(".gz")})
     base.env.update(HF_ENDPOINT=stack.enter_context(hub))
     shutil.copytree(demo / "output", base.cwd / "mine")

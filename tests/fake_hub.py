@@ -15,9 +15,24 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def published_files(demo: Path) -> dict[str, bytes]:
+    """A `genotex demo` root as the Hub holds a benchmark: input/, metadata/, and the
+    reference answers as output/ (the published layout).
+    """
+    files = {}
+    for path in sorted(p for p in demo.rglob("*") if p.is_file()):
+        relative = path.relative_to(demo).as_posix()
+        if relative.startswith(("input/", "metadata/")):
+            files[relative] = path.read_bytes()
+        elif relative.startswith("reference/output/"):
+            files[relative.removeprefix("reference/")] = path.read_bytes()
+    return files
 
 
 def git_blob_id(data: bytes) -> str:

@@ -22,7 +22,7 @@ pytestmark = INSPECT_WARNINGS
 
 from genotex.core import MARKER_NAME, BenchmarkMarker, MarkerError  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
-from tests.fake_hub import COMMIT, FakeHub, git_blob_id  # noqa: E402
+from tests.fake_hub import COMMIT, FakeHub, git_blob_id, published_files  # noqa: E402
 from tests.test_download import _small_disk  # noqa: E402
 
 
@@ -33,13 +33,7 @@ def hub_files(tmp_path_factory) -> dict[str, bytes]:
     """
     root = tmp_path_factory.mktemp("hub") / "demo"
     write_raw_benchmark(root)
-    files: dict[str, bytes] = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        relative = path.relative_to(root).as_posix()
-        if relative.startswith(("input/", "metadata/")):
-            files[relative] = path.read_bytes()
-        elif relative.startswith("reference/output/"):
-            files[relative.removeprefix("reference/")] = path.read_bytes()
+    files = published_files(root)
     for trait in ("Asthma", "Obesity", "Psoriasis"):
         files[f"code/{trait}/notebook.ipynb"] = json.dumps({"cells": [], "trait": trait}).encode()
     files[".gitattributes"] = b"*.gz filter=lfs diff=lfs merge=lfs -text\n"
