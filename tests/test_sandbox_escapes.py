@@ -92,6 +92,7 @@ def _host_uids(marker: str) -> dict[int, int]:
     return found
 
 
+@pytest.mark.solo  # it reads every host process (another test's MCP server or kernel too)
 @pytest.mark.parametrize("sandbox", ISOLATED)
 def test_no_agent_process_has_host_uid_0(sandbox):
     """A command, a long-lived process (the launch the kernel and the MCP server use) and
