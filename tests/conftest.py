@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import fcntl
 import gc
+import json
 import os
 import shutil
 import tempfile
@@ -147,6 +148,16 @@ def example_eval_report(example, out: Path, *extra: str) -> dict:
     report = json.loads(out.read_text())
     del report["run"]["provenance"]
     return report
+
+
+def send_json(handler: BaseHTTPRequestHandler, data: object) -> None:
+    """Answer a request of a loopback stand-in with `data` as a JSON body (200)."""
+    body = json.dumps(data).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 @contextlib.contextmanager

@@ -47,13 +47,18 @@ def run(command: str, scene: Scene, timeout: float = 900) -> subprocess.Complete
                           capture_output=True, timeout=timeout, executable="/bin/bash")  # fmt: skip
 
 
-def _env(home: Path, **extra: str) -> dict[str, str]:
+def _env(home: Path) -> dict[str, str]:
     env = {k: os.environ[k] for k in _KEPT if k in os.environ}
     env.update(PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
                HOME=str(home), GENOTEX_CACHE=str(home / "genotex-cache"),
                HF_HUB_DISABLE_TELEMETRY="1", INSPECT_DISABLE_MODEL_API="1")  # fmt: skip
-    env.update(extra)
     return env
+
+
+def _with_openai(base: Scene, stack: contextlib.ExitStack) -> None:
+    """The OpenAI stand-in for the scene's commands: the only model API they may reach."""
+    base.env.update(stack.enter_context(fake_openai()))
+    del base.env["INSPECT_DISABLE_MODEL_API"]
 
 
 def _must(command: str, scene: Scene) -> None:
@@ -116,8 +121,7 @@ def _demo_root(base: Scene, stack: contextlib.ExitStack) -> Scene:
 def _bench_demo(base: Scene, stack: contextlib.ExitStack) -> Scene:
     """`genotex demo --inputs-only --out BENCH` (the demo's layout), an OpenAI stand-in."""
     _demo(base.cwd / "BENCH", "--inputs-only")
-    base.env.update(stack.enter_context(fake_openai()))
-    del base.env["INSPECT_DISABLE_MODEL_API"]  # the only model API is the loopback one
+    _with_openai(base, stack)
     base.replace.update(
         {"PROVIDER/MODEL": "openai/gpt-4o", "--model MODEL": "--model openai/gpt-4o"}
     )
@@ -137,8 +141,7 @@ def _bench_hub(base: Scene, stack: contextlib.ExitStack) -> Scene:
     _must("genotex download benchmark --out BENCH --no-progress", base)
     _must("inspect eval genotex/e2e --model none --solver genotex/gold -T root=BENCH", base)
     (base.cwd / "prices.json").write_text(json.dumps({"openai/o1": {"input": 15, "output": 60}}))
-    base.env.update(stack.enter_context(fake_openai()))
-    del base.env["INSPECT_DISABLE_MODEL_API"]
+    _with_openai(base, stack)
     return base
 
 

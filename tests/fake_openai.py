@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
-from tests.conftest import local_server
+from tests.conftest import local_server, send_json
 
 #: what the model answers where it writes text (a zero-shot agent reads a gene list)
 GENES = ["IL13", "IL4", "ORMDL3"]
@@ -97,12 +97,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, answer)
 
     def log_message(self, *args: object) -> None:
         pass

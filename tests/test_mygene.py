@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
@@ -10,7 +9,7 @@ import pandas as pd
 import pytest
 
 from genotex.preprocessing import MyGeneSynonyms, SynonymError, normalize_gene_table
-from tests.conftest import local_server
+from tests.conftest import local_server, send_json
 
 pytest.importorskip("mygene")
 KNOWN = {"P53": "TP53", "TP53": "TP53", "HER2": "ERBB2", "ERBB2": "ERBB2"}
@@ -31,12 +30,7 @@ class _Stub(BaseHTTPRequestHandler):
             else {"query": t, "notfound": True}
             for t in terms
         ]
-        body = json.dumps(hits).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, hits)
 
     def log_message(self, *args):  # keep test output clean
         pass
