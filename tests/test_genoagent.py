@@ -733,10 +733,12 @@ def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
 
     task = preprocess(root=str(bench), traits="Psoriasis", sandbox=sandbox)
     log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
-    again = replay_run(log.location, log_dir=tmp_path / "again")
+    again = replay_run(log.location, root=bench, log_dir=tmp_path / "again")
     assert again.same, again.differences
     assert again.calls == sum(_calls(log).values()) > 0
-    edited = replay_run(_edited(log, tmp_path / "edited.eval"), log_dir=tmp_path / "edited")
+    edited = replay_run(
+        _edited(log, tmp_path / "edited.eval"), root=bench, log_dir=tmp_path / "edited"
+    )
     assert not edited.same
     # by hand: call 1 the planner, 2 the edited draft; its review (3) is sent the edited code
     assert (
@@ -758,7 +760,7 @@ def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path, sand
     log = _eval(task, genoagent(cohort_seconds=20), tmp_path / "run", script)
     workflows = log.samples[0].store[STORE_KEY]["workflows"]
     assert any(w["abandoned"] for w in workflows)
-    again = replay_run(log.location, log_dir=tmp_path / "again")
+    again = replay_run(log.location, root=bench, log_dir=tmp_path / "again")
     assert again.same, again.differences
 
 
@@ -769,8 +771,8 @@ def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuse
     import sys
 
     def replay(path):
-        return subprocess.run([sys.executable, "-m", "genotex", "harness", "replay", str(path)],
-                              capture_output=True, text=True)  # fmt: skip
+        return subprocess.run([sys.executable, "-m", "genotex", "harness", "replay", str(path),
+                               "--root", str(bench)], capture_output=True, text=True)  # fmt: skip
 
     task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
     log = _eval(task, genoagent(), tmp_path / "run", baseline_script)

@@ -114,10 +114,25 @@ def export_command(
 @harness_group.command("replay")
 @click.argument("log", type=click.Path(path_type=Path))
 @click.option(
+    "--root",
+    "-r",
+    "root",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="The benchmark root to replay over, on this machine (never the log's).",
+)
+@click.option(
     "--sandbox",
     type=click.Choice(["bwrap", "podman", "docker", "local"]),
     default=None,
-    help="Run it in this sandbox (default: the one the log's run used).",
+    help="Run the log's code in this sandbox (default: this machine's strongest isolated "
+    "one, never the log's; local needs --trust-log).",
+)
+@click.option(
+    "--trust-log",
+    is_flag=True,
+    help="With --sandbox local: run the log's code on this machine as you, unconfined (it can "
+    "read and write every file you can). Only for a log you made or trust.",
 )
 @click.option(
     "--log-dir",
@@ -127,23 +142,32 @@ def export_command(
 )
 @common_options
 @handle_errors
-def replay_command(log: Path, sandbox: str | None, log_dir: Path | None) -> None:
+def replay_command(
+    log: Path, root: Path, sandbox: str | None, trust_log: bool, log_dir: Path | None
+) -> None:
     """Run a GenoAgent log again, offline, its logged replies as the model.
 
-    The same benchmark root (the log's run record), task arguments and team options;
-    every message sent is compared with the log's. Exits 0 when every message, output
-    file and score is the same, 1 otherwise, naming the first difference.
+    The log's task arguments and team options, over the benchmark root you name; the
+    log's code runs in an isolated sandbox (the log's own sandbox is never used: it may
+    say local). Every message sent is compared with the log's. Exits 0 when every
+    message, output file and score is the same, 1 otherwise, naming the first difference.
 
     \b
     Example:
-      genotex harness replay logs/2026-11-27T09-00-00_e2e_x.eval --sandbox bwrap
+      genotex harness replay logs/2026-11-27T09-00-00_e2e_x.eval -r BENCH --sandbox bwrap
     """
     import os
 
+    if sandbox == "local" and not trust_log:  # before any code runs, or the log is read
+        raise click.UsageError(
+            "--sandbox local runs the log's code on this machine as you, unconfined: add "
+            "--trust-log if you trust whoever made the log, or leave --sandbox out for an "
+            "isolated sandbox"
+        )
     from ..harness import replay_run
 
     os.environ.setdefault("INSPECT_DISABLE_MODEL_API", "1")  # no call leaves the machine
-    result = replay_run(log, sandbox=sandbox, log_dir=log_dir)
+    result = replay_run(log, root=root, sandbox=sandbox, trust_log=trust_log, log_dir=log_dir)
     counted = f"{result.samples} samples, {result.calls} model calls"
     if result.same:
         say(f"replayed {counted}: every message, output file and score as logged")

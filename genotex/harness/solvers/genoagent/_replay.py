@@ -1,13 +1,16 @@
 """`genotex harness replay LOG`: a model-driven run again, with its logged replies as the model.
 
-Each role is played by Inspect's `mockllm` answering, call after call, with the reply the log
-holds for that sample and role; the task is made again over the same benchmark root (the
-log's run record) with the same task arguments, and the solver with the options that ran
-(the sample's store). Each message sent is compared with the one the log holds: the first
-that differs is named (its sample, role, call and span), and the run goes on with the
-logged replies. At the end each sample's output tree and scores are compared with the
-log's. A published log becomes an artifact anyone can run again offline; a log whose outputs
-were not made by its own code (an edited reply, a tree put in by hand) shows it.
+Each role is played by Inspect's `mockllm` answering, call after call, with the reply the
+log holds for that sample and role; the task is made again over the benchmark root the
+caller names, with the log's task arguments, and the solver with the options that ran (the
+sample's store). The log's code runs in this machine's strongest isolated sandbox (or the
+one named): where it runs, over which root and reference and in which image are never taken
+from the log, and `local` (the host, as the caller) only with `trust_log`. Each message sent
+is compared with the one the log holds: the first that differs is named (its sample, role,
+call and span), and the run goes on with the logged replies. At the end each sample's output
+tree and scores are compared with the log's. A published log becomes an artifact anyone can
+run again offline; a log whose outputs were not made by its own code (an edited reply, a
+tree put in by hand) shows it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from ....core import GenotexError
 from ...runs._capture import STORE_KEY as OUTPUT
 from ...runs._capture import unpack_output
 
-__all__ = ["ReplayResult", "replay_run"]
+__all__ = ["ReplayResult", "replay_run", "replay_sandbox"]
 
 #: Which sample the current model call belongs to (set by the replay's solver wrapper).
 _SAMPLE: contextvars.ContextVar[str] = contextvars.ContextVar("genotex_replay_sample")
@@ -170,10 +173,59 @@ def _compare(logged: Any, again: Any, result: ReplayResult) -> None:
             result.note(f"sample {sample_id}: the scores differ from the log's")
 
 
-def replay_run(
-    log_path: str | Path, *, sandbox: str | None = None, log_dir: str | Path | None = None
+#: The task arguments a replay never takes from the log: where the benchmark is, which
+#: reference scores it, where and in which image the logged code runs. A log is the work of
+#: whoever made it; these are the replaying machine's to say.
+_HOST_ARGUMENTS = ("root", "reference", "sandbox", "image")
+
+
+def replay_sandbox(sandbox: str | None, *, trust_log: bool = False) -> str:
+    """The sandbox a replay runs the log's code in: the one named, else this machine's
+    strongest isolated one (never the log's, which may say `local`).
+
+    `local` (no isolation: the logged code runs as the caller, on the host) only with
+    `trust_log`, the caller's word that it trusts whoever made the log; otherwise a
+    GenotexError before any code runs.
+    """
+    from ...sandboxes._choice import choose_sandbox
+
+    if sandbox == "local" and not trust_log:
+        raise GenotexError(
+            "a replay runs the log's code; in the local sandbox it would run on this machine "
+            "as you, with your files: add --trust-log if you trust whoever made the log, or "
+            "leave --sandbox out for an isolated one"
+        )
+    return choose_sandbox(sandbox)
+
+
+def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to say
+    log_path: str | Path,
+    *,
+    root: str | Path,
+    reference: str | Path | None = None,
+    sandbox: str | None = None,
+    trust_log: bool = False,
+    log_dir: str | Path | None = None,
 ) -> ReplayResult:
-    """Run a GenoAgent log again with its logged replies as the model; see the module."""
+    """Run a GenoAgent log again with its logged replies as the model; see the module.
+
+    Parameters
+    ----------
+    log_path
+        The log (an Inspect `.eval` file); every part of it is untrusted.
+    root
+        The benchmark root to replay over, on this machine (never the log's, whose path
+        is the maker's).
+    reference
+        The reference to score against (default: the root's own).
+    sandbox
+        Where the logged code runs: a named sandbox, or (None) this machine's strongest
+        isolated one. The log's own sandbox is never used: a log may say `local`.
+    trust_log
+        Allow `sandbox="local"`, which runs the logged code on the host as the caller.
+    log_dir
+        Where the replay's own log is kept (default: a temporary folder, removed).
+    """
     from inspect_ai import eval as inspect_eval
     from inspect_ai._util.error import PrerequisiteError
     from inspect_ai.model import get_model
@@ -183,6 +235,7 @@ def replay_run(
     from ...runs._tasks import analysis, e2e, preprocess
     from ._solver import ROLES, genoagent
 
+    kind = replay_sandbox(sandbox, trust_log=trust_log)  # before the log is even read
     log = read_log(log_path, _MAX_BYTES)
     logged_run(log, log_path)  # a genotex task's log, its plan checked
     metadata = log.eval.metadata or {}
@@ -208,13 +261,15 @@ def replay_run(
         return solve
 
     accepted = inspect.signature(tasks[task_name]).parameters
-    given = {k: v for k, v in arguments.items() if k in accepted and k != "root"}
+    given = {k: v for k, v in arguments.items() if k in accepted and k not in _HOST_ARGUMENTS}
     given.setdefault("tcga", "matched")  # a log made before 0.10.0: the setting it ran with
     given.setdefault("conditions", "given")
-    given["sandbox"] = sandbox or metadata.get("sandbox") or given.get("sandbox")
+    given["sandbox"] = kind
+    if reference is not None:
+        given["reference"] = str(reference)
     try:  # what the log says is checked as a command line's arguments are
         team = genoagent(**options)
-        task = tasks[task_name](str(metadata.get("root")), **given)
+        task = tasks[task_name](str(root), **given)
     except PrerequisiteError as exc:
         raise GenotexError(f"cannot be run again: {exc}", path=Path(log_path)) from None
     epochs = log.eval.config.epochs or 1
