@@ -1,4 +1,5 @@
-"""No new user namespace inside a sandbox: a seccomp filter for bwrap, a profile for podman.
+"""No new user namespace and no keyring inside a sandbox: a seccomp filter for bwrap, a
+profile for podman.
 
 An agent that may make a user namespace gets every capability inside it, and with them
 the kernel's less-travelled code (mounts, netfilter, keyrings) to attack. Under bwrap
@@ -6,11 +7,17 @@ as a user, `--disable-userns` forbids it; as root the agent runs in no user name
 of bwrap's, so the same is said to the kernel by a seccomp filter: `unshare` and
 `clone` with `CLONE_NEWUSER` fail with EPERM, and `clone3` (whose flags a filter
 cannot read) fails with ENOSYS, so that the C library falls back to `clone`, as
-Flatpak and Docker do. `podman_profile` adds the same rules to Podman's default
-profile.
+Flatpak and Docker do.
+
+The kernel's keyrings are per session and per uid, not per namespace: a process that
+may call `keyctl` reads the keys of the session it was started from (a login's
+Kerberos or AFS tokens, a secret a cron job put there) and those its uid left in its
+user keyring. `add_key`, `request_key` and `keyctl` fail with EPERM under bwrap (as
+root and as a user), as under Docker's and Podman's default profiles; `podman_profile`
+adds these rules and the user-namespace ones to Podman's default profile.
 
 `filter_program` is the classic BPF program bwrap's `--seccomp FD` loads, written out
-here: 12 instructions over `struct seccomp_data` (no libseccomp on the host needed).
+here over `struct seccomp_data` (no libseccomp on the host needed).
 """
 
 from __future__ import annotations
@@ -22,14 +29,24 @@ import platform
 import struct
 from pathlib import Path
 
-__all__ = ["CLONE_NEWUSER", "filter_program", "podman_profile"]
+__all__ = ["CLONE_NEWUSER", "KEYRING_CALLS", "filter_program", "podman_profile"]
 
 CLONE_NEWUSER = 0x10000000
-#: Per architecture: its audit number and the numbers of clone, unshare and clone3.
+#: The system calls that reach the kernel's keyrings: refused whole.
+KEYRING_CALLS = ("add_key", "request_key", "keyctl")
+#: Per architecture: its audit number and the numbers of the calls the filter looks at.
 _ARCHES = {
-    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435}),
-    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435}),
-}
+    "x86_64": (
+        0xC000003E,
+        {"clone": 56, "unshare": 272, "clone3": 435, "add_key": 248, "request_key": 249,
+         "keyctl": 250},
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {"clone": 220, "unshare": 97, "clone3": 435, "add_key": 217, "request_key": 218,
+         "keyctl": 219},
+    ),
+}  # fmt: skip
 #: x86_64's x32 calls carry this bit in their number: refused whole.
 _X32_BIT = 0x40000000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
@@ -45,38 +62,53 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
+#: One instruction: its label ("" for none), operation, operand, and the labels it jumps to
+#: when true and when false ("" for the next instruction).
+_Instruction = tuple[str, int, int, str, str]
+
+
+def _assemble(program: list[_Instruction]) -> bytes:
+    """The instructions made into BPF, whose jumps count forward from the next instruction."""
+    labels = {label: i for i, (label, *_) in enumerate(program) if label}
+
+    def jump(label: str, index: int) -> int:
+        return labels[label] - index - 1 if label else 0
+
+    return b"".join(
+        _op(code, k, jump(true, i), jump(false, i))
+        for i, (_, code, k, true, false) in enumerate(program)
+    )
+
+
 def filter_program(machine: str | None = None) -> bytes:
-    """The BPF program that refuses new user namespaces on `machine` (this one by default).
+    """The BPF program that refuses new user namespaces and the keyrings on `machine` (this
+    one by default).
 
-    Layout (a jump counts from the next instruction, forward only)::
-
-        0 ld arch              1 jeq ARCH ? 2 : eperm (another ABI: refused whole)
-        2 ld nr                3 jge X32 ? eperm : 4
-        4 jeq clone3 ? enosys : 5
-        5 jeq unshare ? check : 6          6 jeq clone ? check : allow
-        7 check: ld args[0]    8 jset NEWUSER ? eperm : allow
-        9 allow                10 eperm    11 enosys
+    In order: another ABI (or x86_64's x32 calls) refused whole; `clone3` ENOSYS; the
+    keyring calls EPERM; `unshare` and `clone` EPERM when their flags hold
+    `CLONE_NEWUSER`; everything else allowed.
     """
     arch = machine or platform.machine()
     if arch not in _ARCHES:
         raise ValueError(f"no seccomp filter is written for {arch}")
     audit, numbers = _ARCHES[arch]
-    check, allow, eperm, enosys = 7, 9, 10, 11
-    program = [
-        _op(_LD_W_ABS, _ARCH),  # 0
-        _op(_JEQ, audit, 0, eperm - 2),  # 1
-        _op(_LD_W_ABS, _NR),  # 2
-        _op(_JGE, _X32_BIT if arch == "x86_64" else 0xFFFFFFFF, eperm - 4, 0),  # 3
-        _op(_JEQ, numbers["clone3"], enosys - 5, 0),  # 4
-        _op(_JEQ, numbers["unshare"], check - 6, 0),  # 5
-        _op(_JEQ, numbers["clone"], check - 7, allow - 7),  # 6
-        _op(_LD_W_ABS, _ARG0),  # 7
-        _op(_JSET, CLONE_NEWUSER, eperm - 9, allow - 9),  # 8
-        _op(_RET, _ALLOW),  # 9
-        _op(_RET, _ERRNO | errno.EPERM),  # 10
-        _op(_RET, _ERRNO | errno.ENOSYS),  # 11
-    ]
-    return b"".join(program)
+    x32 = _X32_BIT if arch == "x86_64" else 0xFFFFFFFF
+    keyrings = [("", _JEQ, numbers[name], "eperm", "") for name in KEYRING_CALLS]
+    return _assemble([
+        ("", _LD_W_ABS, _ARCH, "", ""),
+        ("", _JEQ, audit, "", "eperm"),
+        ("", _LD_W_ABS, _NR, "", ""),
+        ("", _JGE, x32, "eperm", ""),
+        ("", _JEQ, numbers["clone3"], "enosys", ""),
+        *keyrings,
+        ("", _JEQ, numbers["unshare"], "flags", ""),
+        ("", _JEQ, numbers["clone"], "flags", "allow"),
+        ("flags", _LD_W_ABS, _ARG0, "", ""),
+        ("", _JSET, CLONE_NEWUSER, "eperm", "allow"),
+        ("allow", _RET, _ALLOW, "", ""),
+        ("eperm", _RET, _ERRNO | errno.EPERM, "", ""),
+        ("enosys", _RET, _ERRNO | errno.ENOSYS, "", ""),
+    ])  # fmt: skip
 
 
 def podman_profile(folder: Path) -> Path | None:
@@ -89,7 +121,7 @@ def podman_profile(folder: Path) -> Path | None:
             break
     else:
         return None
-    names = {"clone", "clone3", "unshare"}
+    names = {"clone", "clone3", "unshare", *KEYRING_CALLS}
     rules = []
     for rule in profile.get("syscalls", []):  # the three taken out of every rule naming them
         listed = rule.get("names", [rule.get("name")])
@@ -107,6 +139,7 @@ def podman_profile(folder: Path) -> Path | None:
             "args": [with_it],
         },
         {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS},
+        {"names": list(KEYRING_CALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
     ]
     profile["syscalls"] = rules
     written = folder / "seccomp.json"
