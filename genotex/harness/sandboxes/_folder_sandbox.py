@@ -32,7 +32,7 @@ from ._host_files import (
     open_at,
     read_chunks,
 )
-from ._leftovers import folder_prefix, remove_tree
+from ._leftovers import folder_prefix, release_watcher, remove_tree, watch_folder
 from ._sandbox_spec import AGENT_UID, SampleSandbox, SandboxLimitError, SandboxLimits
 
 __all__ = [
@@ -124,6 +124,15 @@ class HostFolderSandbox(SandboxEnvironment):
         self.tmp.mkdir()
         #: who owns what the host writes into the folders (the agent's uid and gid), if not us
         self.owner: tuple[int, int] | None = None
+        #: the agent's uid on the host (set by each sandbox: its own leased uid as root)
+        self.agent_uid = os.getuid()
+        self.watcher = watch_folder(self.folder, self.removal_command())
+
+    def removal_command(self) -> list[str]:
+        """What must go before the folder when the run dies without its cleanup (a
+        container holding the folder's mount); nothing, for a sandbox of bwrap commands.
+        """
+        return []
 
     def memory_bound(self) -> int:
         """The bytes a sample's memory cgroup allows: its memory, and its folders' files when
@@ -150,10 +159,12 @@ class HostFolderSandbox(SandboxEnvironment):
 
     def close(self) -> None:
         """Remove the sample's folder, whatever modes the agent left in it (a folder of mode
-        000 is opened first); a folder that stays is said, never passed over.
+        000 is opened first); a folder that stays is said, never passed over. The watcher is
+        then told that the run cleaned up after itself.
         """
         if not remove_tree(self.folder):
             print(f"genotex: could not remove the sample folder {self.folder}", file=sys.stderr)
+        release_watcher(self.watcher)
 
     def say_limits_after_commands(self) -> None:
         """As a user (no tmpfs of `disk_mb`): say once that the folders' size and file count

@@ -26,12 +26,14 @@ from pathlib import Path
 
 __all__ = [
     "folder_prefix",
+    "release_watcher",
     "remove_tree",
     "run_alive",
     "run_tag",
     "sweep_cgroups",
     "sweep_folders",
     "this_run",
+    "watch_folder",
 ]
 
 #: A sample folder's or cgroup's name: `genotex-[<kind>-]<pid>-<start>-<random>`.
@@ -111,6 +113,50 @@ def remove_tree(folder: Path) -> bool:
                         os.chmod(path, stat.S_IRWXU)
         shutil.rmtree(folder, onerror=opened)
     return not folder.exists() and not folder.is_symlink()
+
+
+#: The watcher's program: a line on its input is the run's word that it cleaned up; the end
+#: of its input without one is the run's death (its pipe's only writer was the run). Then
+#: whatever holds the folder goes first (a container), the folder's tmpfs is unmounted, so
+#: the memory it pinned is freed, and the folder removed.
+_WATCHER = (
+    'if read -r _; then exit 0; fi; f="$1"; shift; '
+    '[ "$#" -gt 0 ] && "$@" >/dev/null 2>&1; '
+    'umount --lazy "$f" 2>/dev/null; rm -rf "$f" 2>/dev/null; exit 0'
+)
+
+
+def watch_folder(folder: Path, first: list[str]) -> sp.Popen[bytes] | None:
+    """A process outside the run, in a session of its own (a signal to the run's process
+    group does not reach it), that removes `folder` (after running `first`) when the run
+    dies without its cleanup, SIGKILL included; None where no shell can be started (the
+    next run's sweep then removes what is left).
+
+    The pipe to its input is held by this process alone (never inherited: every child is
+    started with its descriptors closed), so the kernel closes it at the run's death.
+    """
+    shell = shutil.which("sh", path="/usr/bin:/bin")
+    if shell is None:
+        return None
+    try:
+        return sp.Popen(
+            [shell, "-c", _WATCHER, "genotex-watcher", str(folder), *first],
+            stdin=sp.PIPE, stdout=sp.DEVNULL, stderr=sp.DEVNULL, cwd="/",
+            start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    except OSError:
+        return None
+
+
+def release_watcher(watcher: sp.Popen[bytes] | None) -> None:
+    """Tell a folder's watcher that the run cleaned up (it ends at once), and reap it."""
+    if watcher is None or watcher.stdin is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        watcher.stdin.write(b"done\n")
+        watcher.stdin.close()
+    with contextlib.suppress(sp.TimeoutExpired):
+        watcher.wait(timeout=5)
 
 
 def sweep_folders(parent: Path | None = None) -> list[Path]:
