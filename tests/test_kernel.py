@@ -22,11 +22,8 @@ from inspect_ai.util._sandbox.local import LocalSandboxEnvironment  # noqa: E402
 from genotex.harness.sandboxes._bwrap import BubblewrapSandbox  # noqa: E402
 from genotex.harness.sandboxes._kernel import Kernel, KernelError  # noqa: E402
 from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
-from genotex.harness.sandboxes._sandbox_spec import (  # noqa: E402
-    SampleSandbox,
-    bwrap_problem,
-    host_agent_uid,
-)
+from genotex.harness.sandboxes._sandbox_spec import SampleSandbox, bwrap_problem  # noqa: E402
+from genotex.harness.sandboxes._uids import AGENT_UID, UID_RANGE, uid_base  # noqa: E402
 
 PROBLEMS = {"local": None, "bwrap": bwrap_problem(), "podman": podman_problem(default_image())}
 KINDS = [
@@ -134,7 +131,7 @@ def test_the_kernel_is_confined_as_the_sandboxs_commands_are(kind, monkeypatch):
     monkeypatch.setenv("GENOTEX_KERNEL_CANARY", canary)
 
     async def body(kernel, env):
-        return await kernel.run(
+        return env.agent_uid, await kernel.run(
             "import os\nprint(os.getuid())\n"
             "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
             "def seen(p):\n"
@@ -147,11 +144,16 @@ def test_the_kernel_is_confined_as_the_sandboxs_commands_are(kind, monkeypatch):
             "<probe>", 60,
         )  # fmt: skip
 
-    run = _run(kind, body)
+    host, run = _run(kind, body)
     uid, capabilities, leaked = run.output.split()
-    # never uid 0: as root under bwrap the unused host uid (issue #50), else the agent's 1000
-    expected = str(host_agent_uid()) if kind == "bwrap" and os.geteuid() == 0 else "1000"
-    assert uid == expected or (kind == "podman" and os.geteuid() != 0)
+    # never uid 0: as root the sample's own uid of the unused range (issues #50, #59), the
+    # host uid itself under both (neither makes a user namespace as root); as a user under
+    # bwrap the agent's 1000 (rootless podman: the container's root, the user)
+    if os.geteuid() == 0:
+        assert uid_base() + AGENT_UID <= host < uid_base() + UID_RANGE
+        assert uid == str(host)
+    else:
+        assert uid == "1000" or kind == "podman"
     assert int(capabilities, 16) == 0 and leaked == "False"
 
 

@@ -33,8 +33,8 @@ from genotex.harness.sandboxes._sandbox_spec import (  # noqa: E402
     SampleSandbox,
     SandboxLimits,
     bwrap_problem,
-    host_agent_uid,
 )
+from genotex.harness.sandboxes._uids import AGENT_UID, UID_RANGE, uid_base  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 from tests.conftest import INSPECT_WARNINGS, scripted_agent  # noqa: E402
 
@@ -101,7 +101,7 @@ def test_no_agent_process_has_host_uid_0(sandbox):
     marker = f"4.{time.time_ns() % 10**6}"  # a sleep of about 4 s, unique to this test
 
     async def work(environment):
-        seen = {}
+        seen = {"agent": environment.agent_uid}
         command = asyncio.ensure_future(environment.exec(["sleep", f"{marker}1"]))
         await asyncio.sleep(1.5)
         seen["command"] = _host_uids(f"sleep {marker}1")
@@ -126,11 +126,13 @@ def test_no_agent_process_has_host_uid_0(sandbox):
         return seen
 
     seen = _in_sandbox(sandbox, work)
+    agent = seen.pop("agent")
     for what, uids in seen.items():
         assert uids, f"no {what} process found on the host"
         assert 0 not in uids.values(), (what, uids)
-        if AS_ROOT:
-            assert set(uids.values()) == {host_agent_uid()}, (what, uids)
+        if AS_ROOT:  # the sample's own uid of the unused range (#59), in every process
+            assert set(uids.values()) == {agent}, (what, uids)
+            assert uid_base() + AGENT_UID <= agent < uid_base() + UID_RANGE
 
 
 @pytest.mark.parametrize("sandbox", ISOLATED)

@@ -9,12 +9,16 @@ user namespace (so no mount, remount or umount works inside):
   (the user's own uid on the host) and forbids a further one (`--disable-userns`);
 - run by root, bwrap makes no user namespace (its uid 1000 would be the host's
   root): it keeps only what setpriv needs, and setpriv, the first command inside,
-  becomes an unused host uid (`host_agent_uid()`), emptying the bounding set and
-  setting no_new_privs; a seccomp filter refuses new user namespaces
-  (`_seccomp.py`). Root makes the binds, the tmpfs and the cgroups first, so a
-  benchmark under a folder of mode 700 is bound, and no unprivileged user
-  namespace is needed;
-- `/proc/sys` is read-only;
+  becomes an unused host uid, emptying the bounding set and setting
+  no_new_privs; a seccomp filter refuses new user namespaces (`_seccomp.py`).
+  Each sample's uid is its own (`lease_uid`), so that no per-uid
+  kernel state (a keyring, inotify's and RLIMIT_NPROC's counts) is shared. Root
+  makes the binds, the tmpfs and the cgroups first, so a benchmark under a folder
+  of mode 700 is bound, and no unprivileged user namespace is needed;
+- `/proc/sys` is read-only, `/proc/keys` and `/proc/key-users` empty; no keyring
+  call works (the seccomp filter, as root and as a user), and bwrap starts in a
+  fresh anonymous session keyring, never the caller's (`_exec_bwrap`);
+- `/dev/shm` is a tmpfs of mode 1777 and 64 MiB, as under Podman;
 - it sees its working folder (`/home/agent`, read-write), its sample's inputs
   bound read-only at their paths inside it (bound, never copied), a read-only
   system (`/usr`), the Python that runs genotex (its prefix, its base prefix,
@@ -43,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import shutil
 import sys
 import uuid
@@ -68,16 +73,19 @@ from ._sandbox_spec import (
     bwrap_binary,
     bwrap_problem,
     drop_to_agent,
-    host_agent_uid,
     namespace_args,
     passable_parents,
     python_binds,
     python_folders,
+    sandbox_uid_lease,
     system_binds,
 )
 from ._seccomp import filter_program
 
-__all__ = ["HOME", "METADATA_KEY", "BubblewrapSandbox"]
+__all__ = ["HOME", "METADATA_KEY", "SHM_BYTES", "BubblewrapSandbox"]
+
+#: The size of a sample's `/dev/shm` (Podman's default).
+SHM_BYTES = 64 * 1024 * 1024
 
 
 def own_cgroups() -> dict[str, Path]:
@@ -221,18 +229,20 @@ class BubblewrapSandbox(HostFolderSandbox):
 
     def __init__(self, spec: SampleSandbox) -> None:
         super().__init__(spec, kind="bwrap")
-        #: as root the agent is an unused host uid, set by setpriv inside; as a user, uid 1000
-        #: of its own user namespace (the user's own uid on the host)
+        #: as root the agent is an unused host uid of its own, set by setpriv inside; as a
+        #: user, uid 1000 of its own user namespace (the user's own uid on the host)
         self.as_root = os.geteuid() == 0
-        uid = host_agent_uid() if self.as_root else AGENT_UID
+        self.lease = sandbox_uid_lease() if self.as_root else None
+        uid = self.lease.host if self.lease is not None else AGENT_UID
+        self.agent_uid = uid if self.as_root else os.getuid()
         if self.as_root:
             self.owner = (uid, uid)
             for folder in (self.home, self.tmp):
                 os.chown(folder, uid, uid)
-            (self.folder / "seccomp.bpf").write_bytes(filter_program())
             self._make_mount_points(uid)
         else:
             self.say_limits_after_commands()
+        (self.folder / "seccomp.bpf").write_bytes(filter_program())
         etc = self.folder / "etc"
         etc.mkdir()
         (etc / "passwd").write_text(f"agent:x:{uid}:{uid}:agent:{HOME}:/bin/sh\n")
@@ -263,6 +273,8 @@ class BubblewrapSandbox(HostFolderSandbox):
     def close(self) -> None:
         self.cgroup.remove()
         super().close()
+        if self.lease is not None:  # the uid is free once nothing of the sample is left
+            self.lease.release()
 
     def limit_hits(self) -> int:
         return pids_limit_hits(self.cgroup.folders)
@@ -287,7 +299,9 @@ class BubblewrapSandbox(HostFolderSandbox):
         args += ["--ro-bind", str(self.folder / "etc" / "passwd"), "/etc/passwd"]
         args += ["--ro-bind", str(self.folder / "etc" / "group"), "/etc/group"]
         args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]  # sysctls read-only
-        args += ["--dev", "/dev", "--bind", str(self.tmp), "/tmp"]
+        for keys in ("/proc/keys", "/proc/key-users"):  # which keys and keyrings exist: hidden
+            args += ["--ro-bind", "/dev/null", keys]
+        args += ["--dev", "/dev", *self._shm(), "--bind", str(self.tmp), "/tmp"]
         if self.as_root:  # and the folders on the way to each bind (after /tmp: some are in it)
             args += passable_parents([HOME, *python_folders()])
         args += python_binds()  # after /tmp: a Python installed under /tmp is not hidden by it
@@ -295,13 +309,13 @@ class BubblewrapSandbox(HostFolderSandbox):
         for relative, host in sorted(self.spec.binds.items()):
             args += ["--ro-bind", host, f"{HOME}/{relative}"]
         args += ["--chdir", inside]
-        if self.as_root:  # new user namespaces refused by a filter (bwrap applies it last)
-            args += ["--seccomp", "4"]
+        args += ["--seccomp", "4"]  # no keyring call, no user namespace (bwrap applies it last)
         # bwrap reads its arguments from a file (fd 3), so that the sandbox's process 1 shows
         # `bwrap --args 3`, not the host paths it binds
         listed = self.folder / f"args-{uuid.uuid4().hex}"
         listed.write_bytes(b"".join(a.encode() + b"\0" for a in args))
-        return [*self._launcher(listed), self.binary, "--args", "3", "--", *drop_to_agent(cmd)]
+        agent = drop_to_agent(cmd, uid=self.agent_uid)
+        return [*self._launcher(listed), self.binary, "--args", "3", "--", *agent]
 
     def _launcher(self, listed: Path) -> list[str]:
         """The shell that starts bwrap: it opens the arguments file as fd 3 (and removes it)
@@ -316,15 +330,14 @@ class BubblewrapSandbox(HostFolderSandbox):
             f"ulimit -H -t {limits.cpu_seconds + 5}",
         ]
         if not self.counts_forks():  # RLIMIT_NPROC instead, on top of the uid's own tasks
-            uid = host_agent_uid() if self.as_root else os.getuid()
-            ulimits.append(f"ulimit -u {limits.processes + _user_tasks(uid)}")
-        seccomp = f'exec 4< "{self.folder / "seccomp.bpf"}" || exit 125; ' if self.as_root else ""
+            ulimits.append(f"ulimit -u {limits.processes + _user_tasks(self.agent_uid)}")
         script = (
             'exec 3< "$1" || exit 125; rm -f "$1"; shift; '
-            + seccomp
+            + f'exec 4< "{self.folder / "seccomp.bpf"}" || exit 125; '
             + 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
             + " && ".join(ulimits)
-            + ' || exit 125; exec -c -a bwrap "$@"'
+            + " || exit 125; "
+            + _exec_bwrap()
         )
         bash = shutil.which("bash", path="/usr/bin:/bin")
         if bash is None:
@@ -333,6 +346,14 @@ class BubblewrapSandbox(HostFolderSandbox):
 
     def process_argv(self, cmd: list[str]) -> list[str]:
         return self._argv(cmd, None, None)
+
+    @staticmethod
+    def _shm() -> list[str]:
+        """`/dev/shm` as POSIX shared memory wants it (a semaphore of `multiprocessing.Lock()`
+        lives there): a tmpfs of mode 1777, bounded as Podman's default (64 MiB), its pages
+        charged to the sample's memory cgroup. bwrap's own `/dev/shm` is root's, mode 755.
+        """
+        return ["--perms", "01777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
 
     async def run_command(  # noqa: PLR0913, PLR0917 - exec's arguments, handed on
         self,
@@ -351,6 +372,33 @@ class BubblewrapSandbox(HostFolderSandbox):
             output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
             concurrency=concurrency,
         )
+
+
+#: The keyctl system call's number, by architecture (KEYCTL_JOIN_SESSION_KEYRING is 1).
+_KEYCTL = {"x86_64": 250, "aarch64": 219}
+#: What a failed system call's errno is when the kernel has no keyrings at all.
+_ENOSYS = 38
+
+
+def _exec_bwrap() -> str:
+    """The launcher's last words: become bwrap (named `bwrap`, with an empty environment),
+    in a fresh anonymous session keyring where Perl is there to join one.
+
+    The kernel's session keyring is inherited across fork and exec, namespaces or not: a
+    run started from a login (pam_keyinit) would hand its session's keys (Kerberos,
+    AFS, a cron job's secret) to every sandbox. The filter refuses every keyring call
+    inside; the fresh keyring holds nothing besides, should a call ever get through.
+    `perl -e` is the one interpreter that starts in about a millisecond on every Debian
+    (perl-base is essential there); without it the filter stands alone.
+    """
+    perl, number = shutil.which("perl", path="/usr/bin:/bin"), _KEYCTL.get(platform.machine())
+    if perl is None or number is None:
+        return 'exec -c -a bwrap "$@"'
+    code = (
+        f"syscall({number}, 1, 0) >= 0 or $! + 0 == {_ENOSYS} or exit 125; "
+        'exec {$ARGV[0]} "bwrap", @ARGV[1 .. $#ARGV] or exit 125'
+    )
+    return f"exec -c {perl} -e '{code}' \"$@\""
 
 
 def _user_tasks(uid: int) -> int:

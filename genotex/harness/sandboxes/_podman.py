@@ -21,9 +21,13 @@ a `podman exec` in it:
   `CLONE_NEWUSER` refused, `clone3` answered ENOSYS), no host proxy variable
   (`--http-proxy=false`).
 
-Run as root, the agent is the image's user `agent` (uid 1000 inside), and the
-container's uids 0..65535 are mapped onto the sandboxes' unused host range
-(`GENOTEX_SANDBOX_UID`), so the agent is a host uid with no account; run
+Run as root, the agent runs as a uid of its own, leased for the sample from the
+sandboxes' unused host range (`GENOTEX_SANDBOX_UID`): a host uid with no account, never 0,
+and no other sample's. The container has no user namespace of its own (as bwrap started
+by root has none): a user namespace made by root-run Podman is owned by root, and the
+kernel charges its per-user counts (inotify instances, for one) to the owner, so that
+every container's agent would share host root's, and one could exhaust them for the
+host and every other sample; run
 rootless, it is the container's root, which is the invoking user on the host (on a cgroups v2
 host only: on v1, rootless podman ignores the pids and memory limits). Each
 container is labelled with the run that made it, so that cleanup removes only
@@ -56,9 +60,9 @@ from ._folder_sandbox import (
     sandbox_variables,
 )
 from ._leftovers import run_alive, sweep_folders, this_run
-from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line
+from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line, sandbox_uid_lease
 from ._seccomp import podman_profile
-from ._uids import AGENT_UID, UID_RANGE, host_agent_uid, uid_base, uid_problem
+from ._uids import AGENT_UID, uid_base, uid_problem
 
 __all__ = [
     "AGENT_UID",
@@ -125,9 +129,9 @@ def podman_problem(image: str) -> str | None:
         if exists.returncode == 1:
             return f"no image {image}: build it with `genotex harness image`"
         probe = [binary, "run", "--rm", "--network", "none", *run_limits(SandboxLimits())]
-        if os.geteuid() == 0:  # the launch a sample uses: the uid map onto the unused range
-            base = uid_base()
-            probe += ["--uidmap", f"0:{base}:{UID_RANGE}", "--gidmap", f"0:{base}:{UID_RANGE}"]
+        if os.geteuid() == 0:  # the launch a sample uses: an unused uid of the range
+            agent = uid_base() + AGENT_UID
+            probe += ["--user", f"{agent}:{agent}"]
         done = sp.run([*probe, image, "true"], capture_output=True, text=True, timeout=120)
     except (OSError, sp.SubprocessError) as exc:
         return f"{binary} cannot run ({exc})"
@@ -192,21 +196,30 @@ class PodmanSandbox(HostFolderSandbox):
             await subprocess([binary, "rm", "--force", "--time", "0", *ended])
 
     def __init__(self, spec: SampleSandbox, image: str) -> None:
+        self.name = f"genotex-{uuid.uuid4().hex[:16]}"  # before the folder's watcher is made
+        self.binary = podman_binary() or "podman"
         super().__init__(spec, kind="podman")
         self.image = image
-        self.name = f"genotex-{uuid.uuid4().hex[:16]}"
-        self.binary = podman_binary() or "podman"
         self.rootless = os.geteuid() != 0
         self.cgroups: list[Path] = []
         self.memory: Path | None = None
         self.keeper = 0
-        if not self.rootless:  # the agent's mapped uid owns its folders; the inputs stay root's
-            agent = host_agent_uid()
-            self.owner = (agent, agent)
+        #: as root, the sample's own uid of the range (the agent's uid inside the container is
+        #: its offset there); rootless, the container's root, which is the user
+        self.lease = None if self.rootless else sandbox_uid_lease()
+        self.agent_uid = os.getuid() if self.lease is None else self.lease.host
+        if self.lease is not None:  # the agent's mapped uid owns its folders; inputs stay root's
+            self.owner = (self.agent_uid, self.agent_uid)
             for folder in (self.home, self.tmp):
                 os.chown(folder, *self.owner)
         #: Podman's default seccomp profile, with new user namespaces refused
         self.seccomp = podman_profile(self.folder)
+
+    def removal_command(self) -> list[str]:
+        """The container goes before the folder when the run dies: it holds the folder's tmpfs
+        in its own mount namespace, and its processes (a `podman exec` of the run's) with it.
+        """
+        return [self.binary, "rm", "--force", "--time", "0", self.name]
 
     def _run_argv(self) -> list[str]:
         for host in (str(self.folder), *self.spec.binds.values()):
@@ -216,7 +229,7 @@ class PodmanSandbox(HostFolderSandbox):
         binds += [
             f"{host}:{HOME}/{relative}:ro" for relative, host in sorted(self.spec.binds.items())
         ]
-        user = "0:0" if self.rootless else f"{AGENT_UID}:{AGENT_UID}"
+        user = "0:0" if self.lease is None else f"{self.agent_uid}:{self.agent_uid}"
         return [
             *(self.binary, "run", "--detach", "--name", self.name, "--label", LABEL),
             *("--label", f"{RUN_LABEL}={this_run()}"),
@@ -230,14 +243,10 @@ class PodmanSandbox(HostFolderSandbox):
         ]
 
     def _isolation(self) -> list[str]:
-        """As root: the container's uids 0..65535 mapped onto the sandboxes' unused host range
-        (the agent, uid 1000 inside, is `host_agent_uid()` on the host, no account there);
-        and Podman's seccomp profile with new user namespaces refused.
+        """Podman's seccomp profile with new user namespaces and the keyrings refused (as root
+        the agent's uid is the sample's own unused host uid, set by `--user`).
         """
         args = []
-        if not self.rootless:
-            base = uid_base()
-            args += ["--uidmap", f"0:{base}:{UID_RANGE}", "--gidmap", f"0:{base}:{UID_RANGE}"]
         if self.seccomp is not None:
             args += ["--security-opt", f"seccomp={self.seccomp}"]
         return args
@@ -273,6 +282,8 @@ class PodmanSandbox(HostFolderSandbox):
         with contextlib.suppress(Exception):
             await subprocess([self.binary, "rm", "--force", "--time", "0", self.name], timeout=120)
         self.close()
+        if self.lease is not None:  # the uid is free once the container is gone
+            self.lease.release()
 
     def limit_hits(self) -> int:
         return pids_limit_hits(self.cgroups)

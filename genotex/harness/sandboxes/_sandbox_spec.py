@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._python_binds import import_path_problem, passable_parents, python_binds, python_folders
-from ._uids import AGENT_UID, host_agent_uid, uid_problem
+from ._uids import AGENT_UID, UidLease, host_agent_uid, lease_uid, uid_problem
 
 __all__ = [
     "AGENT_UID",
@@ -31,6 +31,7 @@ __all__ = [
     "passable_parents",
     "python_binds",
     "python_folders",
+    "sandbox_uid_lease",
     "system_binds",
 ]
 
@@ -210,14 +211,17 @@ def namespace_args(*, as_root: bool) -> list[str]:
     return args
 
 
-def drop_to_agent(cmd: list[str], *, as_root: bool | None = None) -> list[str]:
-    """`cmd`, run as root as the agent's unused host uid: setpriv empties the bounding set,
-    sets no_new_privs (no set-uid file raises it again), clears the groups and becomes
-    the uid, which leaves no capability. As a user, `cmd` itself.
+def drop_to_agent(
+    cmd: list[str], *, as_root: bool | None = None, uid: int | None = None
+) -> list[str]:
+    """`cmd`, run as root as the agent's unused host uid (`uid`, the sample's; the range's
+    first agent uid by default): setpriv empties the bounding set, sets no_new_privs (no
+    set-uid file raises it again), clears the groups and becomes the uid, which leaves
+    no capability. As a user, `cmd` itself.
     """
     if not (os.geteuid() == 0 if as_root is None else as_root):
         return cmd
-    uid = host_agent_uid()
+    uid = host_agent_uid() if uid is None else uid
     return [
         "/usr/bin/setpriv",
         *(f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"),
@@ -262,6 +266,16 @@ def bwrap_problem() -> str | None:
             "kernel.apparmor_restrict_unprivileged_userns=0), run as root, or use podman"
         )
     return None
+
+
+def sandbox_uid_lease() -> UidLease:
+    """The uid a sample started as root runs as, leased for its life (`lease_uid`); a
+    RuntimeError in one sentence where none can be had.
+    """
+    try:
+        return lease_uid()
+    except OSError as exc:
+        raise RuntimeError(f"the sandbox could not lease a uid of its own: {exc}") from None
 
 
 def last_line(text: str, limit: int = 200) -> str:
