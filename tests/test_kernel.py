@@ -188,20 +188,44 @@ def test_a_sandbox_that_cannot_hold_a_kernel_is_one_sentence():
         asyncio.run(Kernel(Elsewhere(), "python").start())
 
 
-# ---- step code against the kernel's own protocol (issue #50) ---------------------------------
+# ---- step code against the kernel's own protocol (issues #50, #59) ----------------------------
+def _send_own(fields: str) -> str:
+    """Step code that writes a result frame of its own on the kernel's result socket, as the
+    worker would: the current request's nonce (read from the worker's frame above the step)
+    and `fields` (a dict literal's items).
+    """
+    return (
+        "import json, sys\n"
+        "_nonce = sys._getframe(1).f_locals['request']['nonce']\n"
+        "_loop = sys._getframe(3).f_locals\n"
+        f"_body = json.dumps({{'nonce': _nonce, {fields}}}).encode()\n"
+        "_loop['send'](_loop['pack'](len(_body)) + _body)\n"
+    )
+
+
+#: A step that reaches for the channel, forges frames for other requests on the result
+#: socket, and has a child write one with this request's nonce: none of it answers.
 _FORGE = (
-    "import __main__, json\n"
-    "__main__._channel.write(json.dumps({'id': 'stale', 'output': 'forged', 'error': None,"
-    " 'cut': False}) + '\\n')\n"
-    "__main__._channel.write(json.dumps({'id': '2-0', 'output': 'forged-next', 'error': None,"
-    " 'cut': False}) + '\\n')\n"
+    "import __main__, os\n"
+    "print('channel' if hasattr(__main__, '_channel') else 'no channel')\n"
+    + _send_own("'output': 'forged-stale', 'error': None").replace("_nonce, ", "'stale', ")
+    + "_loop['send'](_loop['pack'](len(_body)) + _body.replace(b'stale', b'later'))\n"
+    + "child = os.fork()\n"
+    "if child == 0:\n"
+    "    _body = json.dumps({'nonce': _nonce, 'output': 'from a child', 'error': None}).encode()\n"
+    "    _loop['send'](_loop['pack'](len(_body)) + _body)\n"
+    "    os._exit(0)\n"
+    "os.waitpid(child, 0)\n"
     "print('mine')"
 )
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_frames_a_step_forges_on_the_channel_never_answer_a_later_step(kind):
-    """0.8.0 took the next line as the answer: every later step got the previous one's."""
+def test_frames_a_step_forges_never_answer_a_later_step(kind):
+    """0.8.0 took the next line as the answer: every later step got the previous one's. Since
+    0.11.0 the channel is not in the step's process at all, a frame carrying another
+    request's nonce is passed over, and so is one a child of the step wrote.
+    """
 
     async def body(kernel, env):
         forged = await kernel.run(_FORGE, "<forge>", 60)
@@ -209,22 +233,57 @@ def test_frames_a_step_forges_on_the_channel_never_answer_a_later_step(kind):
         return forged, later, kernel.passed_over
 
     forged, later, passed_over = _run(kind, body)
-    assert forged.output == "mine\n" and forged.error is None
+    assert forged.output == "no channel\nmine\n" and forged.error is None, forged
     assert [r.output for r in later] == ["1\n", "2\n", "3\n"]
-    assert passed_over == 2  # the two forged frames, passed over
+    assert passed_over == 3  # the two frames of other nonces and the child's
+
+
+#: Step code that patches what a kernel serves its protocol with, as the issue's probe did.
+_PATCH_LOOP = """
+import __main__, sys, types
+def ok(*args, **kwargs):
+    return {"output": "", "error": None, "cut": False, "seconds": 0.0}
+__main__._run = ok
+sys._getframe(1).f_globals["_run"] = ok
+sys._getframe(1).f_globals["_answer"] = ok
+fake = types.ModuleType("__main__")
+fake._run = ok
+sys.modules["__main__"] = fake
+"""
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_line_that_is_no_frame_restarts_the_kernel_and_says_so(kind):
-    """A line nested 100,000 deep made 0.8.0's host raise RecursionError (the solver died)."""
+def test_a_step_patching_the_kernels_loop_cannot_make_a_later_failing_step_read_ok(kind):
+    """Issue #59: a step replaced `__main__._run`; a later step that raised was recorded ok."""
+
+    async def body(kernel, env):
+        patched = await kernel.run(_PATCH_LOOP, "<patch>", 60)
+        failing = await kernel.run("raise ValueError('the real error')", "<fails>", 60)
+        named = await kernel.run("import __main__\nprint(__main__.__name__, 'ok' in dir(__main__))",
+                                 "<namespace>", 60)  # fmt: skip
+        return patched, failing, named
+
+    patched, failing, named = _run(kind, body)
+    assert patched.ok
+    assert not failing.ok and "ValueError: the real error" in failing.error
+    assert named.output == "__main__ True\n"  # the steps' own namespace, patched or not
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_step_that_breaks_the_framing_restarts_the_kernel_and_says_so(kind):
+    """A line nested 100,000 deep made 0.8.0's host raise RecursionError (the solver died);
+    since 0.11.0 a step reaches only the worker's socket: a frame it writes too large (a
+    header of 2**60, or junk read as one) restarts the kernel, said.
+    """
 
     async def body(kernel, env):
         await kernel.run("kept = 1", "<a>", 60)
         nested = await kernel.run(
-            "import __main__\n__main__._channel.write('[' * 100000 + '\\n')", "<nested>", 60
-        )
+            "import sys\n_loop = sys._getframe(3).f_locals\n_loop['send'](_loop['pack'](2**60))",
+            "<nested>", 60,
+        )  # fmt: skip
         junk = await kernel.run(
-            "import __main__\n__main__._channel.write('not json\\n')", "<junk>", 60
+            "import sys\nsys._getframe(3).f_locals['send'](b'\\xff' * 64)", "<junk>", 60
         )
         after = await kernel.run("print('fresh', 'kept' in globals())", "<after>", 60)
         return nested, junk, after, kernel.starts
@@ -232,7 +291,7 @@ def test_a_line_that_is_no_frame_restarts_the_kernel_and_says_so(kind):
     nested, junk, after, starts = _run(kind, body)
     for run, name in ((nested, "<nested>"), (junk, "<junk>")):
         assert run.interrupted and f"{name} broke the kernel's protocol" in run.error
-        assert "not a JSON frame" in run.error
+        assert "where the kernel's answer goes" in run.error
     assert after.output == "fresh False\n" and starts == 3
 
 
@@ -243,13 +302,7 @@ def test_a_kernel_that_reads_no_input_is_cut_off_at_the_steps_time(kind):
     """
 
     async def body(kernel, env):
-        hold = (
-            "import __main__, json, sys, time\n"
-            "ident = sys._getframe(1).f_locals['request']['id']\n"
-            "__main__._channel.write(json.dumps({'id': ident, 'output': 'own forged',"
-            " 'error': None, 'cut': False}) + '\\n')\n"
-            "time.sleep(120)\n"
-        )
+        hold = _send_own("'output': 'own forged', 'error': None") + "import time\ntime.sleep(120)\n"
         forged = await kernel.run(hold, "<hold>", 60)
         started = asyncio.get_running_loop().time()
         big = await kernel.run("x = '" + "a" * 300_000 + "'", "<big>", 3)
@@ -291,12 +344,7 @@ def test_output_is_cut_on_the_host_side_too(kind):
     """A step that forges its own answer with 1 MB of output is still cut to the bound."""
 
     async def body(kernel, env):
-        forge = (
-            "import __main__, json, sys\n"
-            "ident = sys._getframe(1).f_locals['request']['id']\n"
-            "__main__._channel.write(json.dumps({'id': ident, 'output': 'B' * 1_000_000,"
-            " 'error': None, 'cut': False}) + '\\n')\n"
-        )
+        forge = _send_own("'output': 'B' * 1_000_000, 'error': None")
         return await kernel.run(forge, "<big>", 60)
 
     run = _run(kind, body)

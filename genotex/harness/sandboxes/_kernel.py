@@ -2,7 +2,9 @@
 
 GenoAgent's agents write code step by step, as a bioinformatician fills a notebook; each
 step's variables are there for the next. `Kernel` is that notebook's kernel: one long-lived
-Python process (`_kernel_server.py`) started inside the sample's sandbox, under the same
+Python kernel (`_kernel_server.py`: a supervisor that holds the protocol, and its child
+that holds the state and runs the steps, out of reach of each other's code) started inside
+the sample's sandbox, under the same
 confinement and limits as every command there (bwrap: its namespaces, cgroups and ulimits;
 podman: `podman exec` into the sample's container; local: a plain process in the sample's
 folder, as that sandbox gives), fed one step at a time over its standard input.
@@ -116,7 +118,8 @@ class Kernel:
         self.process: asyncio.subprocess.Process | None = None
         #: how many times a process was started (the first start and each restart)
         self.starts = 0
-        #: requests sent, and frames passed over for carrying another request's id
+        #: requests sent, and frames passed over: on the channel, those carrying another
+        #: request's id; in the kernel, those another process or another request wrote
         self.requests = 0
         self.passed_over = 0
 
@@ -185,10 +188,15 @@ class Kernel:
         left = max(timeout - (time.monotonic() - started), 0.001)
         answer = await self._answer(left, ident)
         seconds = round(time.monotonic() - started, 3)
+        if isinstance(answer, dict) and isinstance(answer.get("broken"), str):
+            answer = f"it wrote {answer['broken'][:80]} where the kernel's answer goes"
         if isinstance(answer, str):
             return await self._broken(name, answer, seconds, before)
         if answer is None:
             return await self._lost(name, timeout, seconds, before)
+        inner = answer.get("passed_over")
+        if isinstance(inner, int) and not isinstance(inner, bool) and inner > 0:
+            self.passed_over += inner  # passed over by the kernel's supervisor
         self._check_limits(0, "", before)
         output, cut = clip_output(str(answer.get("output", "")), self.output_chars)
         return StepRun(

@@ -1,9 +1,9 @@
-"""The kernel's process inside a sample's sandbox: one Python state that the steps of a cohort
+"""The kernel's processes inside a sample's sandbox: one Python state that the steps of a cohort
 share, as a notebook's cells share a Jupyter kernel's.
 
-This file is the process's whole program: the host runs it as `python -c <this source>` in
-the sandbox (nothing to install there, no import of genotex or Inspect before the agents'
-code asks for it), standard library only. The protocol is one JSON object a line:
+This file is the program: the host runs it as `python -c <this source>` in the sandbox
+(nothing to install there, no import of genotex or Inspect before the agents' code asks
+for it), standard library only. The protocol is one JSON object a line:
 
 - the host writes `{"id": str, "code": str, "name": str, "limit": int}`;
 - the kernel runs the code (compiled under `name`, so its trace names the step), with its
@@ -13,124 +13,297 @@ code asks for it), standard library only. The protocol is one JSON object a line
 
 The first line the kernel writes is `{"ready": true}`. End of input ends the process.
 
-Step code runs in this process and can reach anything in it: it can write a frame of its
-own on the channel. The host therefore takes only the answer that carries the current
-request's id, and restarts the kernel when a line is not a frame; a step can still forge
-its *own* answer, never a later step's. A child a step forks and leaves running returns
-here and exits at once; a step that replaces `sys.stdout` gets it back.
+Two processes, so that step code never reaches the protocol. The *supervisor* (the
+process the host started) holds the channel to the host and nothing else: it forwards
+each request's code to the *worker*, its child, which holds the state and runs the
+steps, and answers the host with the worker's result under the request's id, which the
+worker never sees. The worker writes its results on a Unix socket that tells the
+supervisor which process wrote (SO_PASSCRED): only the worker's own frames are taken, so
+a child a step forked and left running cannot answer for a later step. The worker's
+loop holds what it calls in its own closure, and its `__main__` is the steps' namespace:
+a step that replaces `__main__._run`, `sys.modules['__main__']`, a global of this
+program or its own streams changes nothing of how a later step is run and answered. A
+step can still forge its *own* answer (it runs in the worker), and one that goes
+further, rewriting the interpreter the steps share (its builtins, its frames through
+ctypes), changes what later code does, as it would in any notebook kernel; the
+supervisor and the host's answer of a later step are out of its reach.
 """
 
 from __future__ import annotations
 
 import json
-import linecache
 import os
+import socket
+import struct
 import sys
-import time
-import traceback
 
-# the protocol's channel is a copy of the standard output made before anything runs; the
-# descriptors 1 and 2 then go to a file, so that what a step (or its subprocess) prints is
-# its output and never a line of the protocol
-_channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-_requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
-os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # a step that reads its input reads nothing
-sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's own, for good
-_capture_path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".kernel-{os.getpid()}.out")
-_capture = os.open(_capture_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-os.dup2(_capture, 1)
-os.dup2(_capture, 2)
-sys.stdout = os.fdopen(1, "w", encoding="utf-8", errors="backslashreplace", buffering=1)
-sys.stderr = os.fdopen(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1)
-_state = {"__name__": "__main__", "__builtins__": __builtins__}
-#: What a step may replace and the kernel needs back: its streams, its pid, its encoder.
-_STREAMS = (sys.stdin, sys.stdout, sys.stderr)
-_PID = os.getpid()
-_encode = json.JSONEncoder(ensure_ascii=True).encode
-_decode = json.JSONDecoder().decode
-_exit = os._exit
+#: A worker frame's header: the length of the JSON that follows.
+_HEADER = struct.Struct("!Q")
+#: The largest worker frame taken (a step's output is cut far below it).
+_FRAME_BYTES = 64 * 1024 * 1024
+#: The credentials a Unix socket passes: pid, uid, gid.
+_CREDENTIALS = struct.Struct("3i")
 
 
-def _taken_output(limit: int) -> tuple[str, bool]:
-    """What the step printed (then the file is emptied), cut to `limit` characters."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    size = os.lseek(_capture, 0, os.SEEK_END)
-    os.lseek(_capture, 0, os.SEEK_SET)
-    head = os.read(_capture, min(size, limit * 4 + 4))
-    tail = b""
-    if size > len(head):
-        os.lseek(_capture, max(size - limit * 4, len(head)), os.SEEK_SET)
-        tail = os.read(_capture, limit * 4)
-    os.ftruncate(_capture, 0)
-    os.lseek(_capture, 0, os.SEEK_SET)
-    text = head.decode("utf-8", "backslashreplace") + tail.decode("utf-8", "backslashreplace")
-    cut = size > len(head) + len(tail) or len(text) > limit
-    if len(text) > limit:
-        half = max(limit // 2, 1)
-        text = f"{text[:half]}\n[... output cut: {size:,} bytes in all ...]\n{text[-half:]}"
-    return text, cut
+def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one closure
+    """The state's process: runs each forwarded step, answers on `results`. Never returns."""
+    import linecache
+    import time
+    import traceback
+    import types
 
+    decode, encode = json.JSONDecoder().decode, json.JSONEncoder(ensure_ascii=True).encode
+    pid, exit_now, dup2, lseek, read, ftruncate = (
+        os.getpid, os._exit, os.dup2, os.lseek, os.read, os.ftruncate
+    )  # fmt: skip
+    compile_, exec_, base_exception, system_exit = compile, exec, BaseException, SystemExit
+    send, pack, clock = results.sendall, _HEADER.pack, time.perf_counter
+    format_exception, cache = traceback.format_exception, linecache.cache
+    me = os.getpid()
+    # the steps' namespace is `__main__`, as in a notebook; this program's module is not
+    namespace = types.ModuleType("__main__")
+    state = namespace.__dict__
+    state["__builtins__"] = __builtins__
+    sys.modules["__main__"] = namespace
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # a step that reads its input reads nothing
+    capture_path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".kernel-{me}.out")
+    capture = os.open(capture_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(capture, 1)
+    os.dup2(capture, 2)
 
-def _trace(name: str) -> str:
-    """The error's trace from the step's own frames on (the kernel's frames left out)."""
-    kind, value, frames = sys.exc_info()
-    while frames is not None and frames.tb_frame.f_code.co_filename != name:
-        frames = frames.tb_next
-    return "".join(traceback.format_exception(kind, value, frames))
+    def stream(fd: int, mode: str) -> object:
+        # closefd=False: a step that closes sys.stdout closes the wrapper, never the fd
+        return open(fd, mode, encoding="utf-8", errors="backslashreplace", buffering=1,  # noqa: SIM115
+                    closefd=False)  # fmt: skip
 
+    streams = [stream(0, "r"), stream(1, "w"), stream(2, "w")]
+    lines = os.fdopen(requests, "r", encoding="utf-8")
+    modules, opened = sys.modules, open
 
-def _run(request: dict) -> dict:
-    name = str(request.get("name") or "<step>")
-    limit = max(int(request.get("limit") or 10_000), 100)
-    error: str | None = None
-    started = time.perf_counter()
-    code = str(request.get("code") or "")
-    linecache.cache[name] = (len(code), None, code.splitlines(True), name)  # the trace's lines
-    try:
-        exec(compile(code, name, "exec"), _state)  # noqa: S102
-    except BaseException as exc:  # noqa: BLE001 - the step's error is its answer, whatever it was
-        if os.getpid() != _PID:  # a child the step forked, unwinding into the kernel: gone
-            _exit(0)
-        error = _trace(name)
-        if isinstance(exc, SystemExit) and exc.code in (None, 0):
-            error = None
-    if os.getpid() != _PID:
-        _exit(0)
-    sys.stdin, sys.stdout, sys.stderr = _STREAMS
-    output, cut = _taken_output(limit)
-    seconds = round(time.perf_counter() - started, 3)
-    return {"output": output, "error": error, "cut": cut, "seconds": seconds}
+    def restore() -> None:
+        """The worker's own streams, fds and `__main__`, whatever the step did with them."""
+        dup2(capture, 1)
+        dup2(capture, 2)
+        for fd, mode in ((0, "r"), (1, "w"), (2, "w")):
+            if streams[fd].closed:  # type: ignore[attr-defined]
+                streams[fd] = opened(fd, mode, encoding="utf-8", errors="backslashreplace",
+                                     buffering=1, closefd=False)  # fmt: skip
+        sys.stdin, sys.stdout, sys.stderr = streams
+        modules["__main__"] = namespace
 
+    def taken_output(limit: int) -> tuple[str, bool]:
+        """What the step printed (then the file is emptied), cut to `limit` characters."""
+        for written in streams[1:]:
+            try:
+                written.flush()  # type: ignore[attr-defined]
+            except base_exception:  # noqa: BLE001 - a stream the step broke
+                pass
+        size = lseek(capture, 0, os.SEEK_END)
+        lseek(capture, 0, os.SEEK_SET)
+        head = read(capture, min(size, limit * 4 + 4))
+        tail = b""
+        if size > len(head):
+            lseek(capture, max(size - limit * 4, len(head)), os.SEEK_SET)
+            tail = read(capture, limit * 4)
+        ftruncate(capture, 0)
+        lseek(capture, 0, os.SEEK_SET)
+        text = head.decode("utf-8", "backslashreplace") + tail.decode("utf-8", "backslashreplace")
+        cut = size > len(head) + len(tail) or len(text) > limit
+        if len(text) > limit:
+            half = max(limit // 2, 1)
+            text = f"{text[:half]}\n[... output cut: {size:,} bytes in all ...]\n{text[-half:]}"
+        return text, cut
 
-def _answer(line: str) -> dict:
-    """The answer to one request line, whatever the step did (every exception caught)."""
-    try:
-        request = _decode(line)
-    except BaseException:  # noqa: BLE001 - a line nested too deep raises RecursionError
-        return {"output": "", "error": "the kernel got an unreadable request", "cut": False}
-    if not isinstance(request, dict):
-        request = {}
-    try:
-        answer = _run(request)
-    except BaseException as exc:  # noqa: BLE001 - the kernel answers, whatever broke
-        sys.stdin, sys.stdout, sys.stderr = _STREAMS
-        answer = {"output": "", "error": f"the kernel failed: {type(exc).__name__}", "cut": False}
-    answer["id"] = str(request.get("id", ""))
-    return answer
+    def trace(name: str, error: BaseException) -> str:
+        """The error's trace from the step's own frames on (the kernel's left out)."""
+        frames = error.__traceback__
+        while frames is not None and frames.tb_frame.f_code.co_filename != name:
+            frames = frames.tb_next
+        return "".join(format_exception(type(error), error, frames))
 
-
-def _serve() -> None:
-    _channel.write(_encode({"ready": True}) + "\n")
-    for line in _requests:
-        answer = _answer(line)
+    def run(request: dict) -> dict:
+        name = str(request.get("name") or "<step>")
+        limit = max(int(request.get("limit") or 10_000), 100)
+        error: str | None = None
+        started = clock()
+        code = str(request.get("code") or "")
+        cache[name] = (len(code), None, code.splitlines(True), name)  # the trace's lines
         try:
-            text = _encode(answer)
-        except BaseException:  # noqa: BLE001 - a step that broke the encoder: a plain answer
-            ident = "".join(c for c in str(answer["id"]) if c.isalnum() or c == "-")
-            text = '{"id": "' + ident + '", "output": "", "error": "unencodable", "cut": false}'
-        _channel.write(text + "\n")
+            exec_(compile_(code, name, "exec"), state)
+        except base_exception as exc:  # noqa: BLE001 - the step's error is its answer
+            if pid() != me:  # a child the step forked, unwinding into the kernel: gone
+                exit_now(0)
+            error = trace(name, exc)
+            if isinstance(exc, system_exit) and exc.code in (None, 0):
+                error = None
+        if pid() != me:
+            exit_now(0)
+        restore()
+        output, cut = taken_output(limit)
+        return {
+            "output": output,
+            "error": error,
+            "cut": cut,
+            "seconds": round(clock() - started, 3),
+        }
+
+    def answer(line: str) -> bytes:
+        request: dict = {}
+        try:
+            request = decode(line)
+            if not isinstance(request, dict):
+                request = {}
+            result = run(request)
+        except base_exception as exc:  # noqa: BLE001 - the kernel answers, whatever broke
+            restore()
+            result = {"output": "", "error": f"the kernel failed: {type(exc).__name__}"}
+        result["nonce"] = str(request.get("nonce", ""))
+        try:
+            return encode(result).encode()
+        except base_exception:  # noqa: BLE001 - a result the encoder cannot write
+            nonce = "".join(c for c in str(request.get("nonce", "")) if c.isalnum())
+            return b'{"output": "", "error": "unencodable", "nonce": "%s"}' % nonce.encode()
+
+    while True:
+        line = lines.readline()
+        if not line:
+            exit_now(0)
+        body = answer(line)
+        try:
+            send(pack(len(body)) + body)
+        except base_exception:  # noqa: BLE001 - the supervisor is gone
+            exit_now(0)
+
+
+class _Results:
+    """The worker's result frames, as the supervisor reads them off their socket."""
+
+    def __init__(self, results: socket.socket, worker: int) -> None:
+        self.results, self.worker = results, worker
+        self.pending = bytearray()
+        #: frames and bytes passed over: another process's bytes, another request's frames
+        self.passed_over = 0
+
+    def _read(self) -> bytes:
+        """The next bytes the worker itself wrote (SO_PASSCRED tells the writer's pid; what a
+        child of a step writes is passed over); b"" when the worker is gone.
+        """
+        space = socket.CMSG_SPACE(_CREDENTIALS.size)
+        while True:
+            data, ancillary, _, _ = self.results.recvmsg(1 << 20, space)
+            if not data:
+                return b""
+            sender = None
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                    sender = _CREDENTIALS.unpack(payload[: _CREDENTIALS.size])[0]
+            if sender == self.worker:
+                return data
+            self.passed_over += 1
+
+    def _frame(self) -> dict | None:
+        """The next frame, or None when the worker is gone; ValueError saying why when what
+        the worker wrote is no frame (a step wrote on the socket itself).
+        """
+        pending = self.pending
+        while True:
+            if len(pending) >= _HEADER.size:
+                size = _HEADER.unpack_from(pending)[0]
+                if size > _FRAME_BYTES:
+                    raise ValueError(f"a frame of {size:,} bytes")
+                if len(pending) >= _HEADER.size + size:
+                    break
+            data = self._read()
+            if not data:
+                return None
+            pending.extend(data)
+        body = bytes(pending[_HEADER.size : _HEADER.size + size])
+        del pending[: _HEADER.size + size]
+        try:
+            found = json.loads(body)
+        except ValueError:
+            found = None
+        return found if isinstance(found, dict) else {}
+
+    def answer(self, nonce: str) -> dict | None:
+        """The worker's result that carries `nonce` (a frame with another is passed over: a
+        step cannot know a later request's), or None when the worker is gone or broke the
+        framing.
+        """
+        while True:
+            found = self._frame()
+            if found is None or found.get("nonce") == nonce:
+                return found
+            self.passed_over += 1
+
+
+def _supervise(channel_in: int, channel_out: int, to_worker: int, results: _Results) -> None:
+    """The protocol's side: requests from the host forwarded, the worker's results answered."""
+    host = os.fdopen(channel_in, "r", encoding="utf-8")
+    answers = os.fdopen(channel_out, "w", encoding="utf-8", buffering=1)
+    forward = os.fdopen(to_worker, "w", encoding="utf-8", buffering=1)
+    answers.write(json.dumps({"ready": True}) + "\n")
+    for line in host:
+        try:
+            request = json.loads(line)
+        except Exception:  # noqa: BLE001 - a line nested too deep raises RecursionError
+            request = None
+        if not isinstance(request, dict):
+            answers.write(json.dumps({"id": "", "output": "", "error": "the kernel got an "
+                                      "unreadable request", "cut": False}) + "\n")  # fmt: skip
+            continue
+        nonce = os.urandom(16).hex()
+        step = {k: request.get(k) for k in ("code", "name", "limit")}
+        try:
+            forward.write(json.dumps({**step, "nonce": nonce}) + "\n")
+            forward.flush()
+        except OSError:
+            return  # the worker is gone: the host sees the channel close
+        try:
+            result = results.answer(nonce)
+        except ValueError as broken:  # said to the host, which restarts the kernel
+            answers.write(json.dumps({"id": str(request.get("id", "")), "broken": str(broken)}))
+            answers.write("\n")
+            return
+        if result is None:
+            return  # the worker is gone: the host sees the channel close
+        seconds = result.get("seconds")
+        answer = {
+            "id": str(request.get("id", "")),
+            "output": str(result.get("output") or ""),
+            "error": result["error"] if isinstance(result.get("error"), str) else None,
+            "cut": result.get("cut") is True,
+            "seconds": seconds if isinstance(seconds, float) else 0.0,
+            "passed_over": results.passed_over,
+        }
+        results.passed_over = 0
+        answers.write(json.dumps(answer, ensure_ascii=True) + "\n")
+
+
+def _main() -> None:
+    channel_in, channel_out = os.dup(0), os.dup(1)
+    to_worker_read, to_worker = os.pipe()
+    results, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    results.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    sys.stdout.flush()
+    worker = os.fork()
+    if worker == 0:  # the worker: nothing of the protocol's channel, nor of the supervisor's
+        for fd in (channel_in, channel_out, to_worker):
+            os.close(fd)
+        results.close()
+        _worker(to_worker_read, worker_end)
+    os.close(to_worker_read)
+    worker_end.close()
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the supervisor reads only its channel
+    # its return closes the worker's input (the worker then ends too)
+    _supervise(channel_in, channel_out, to_worker, _Results(results, worker))
+    results.close()
+    _, status = os.waitpid(worker, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # the worker was killed (a limit, a step's signal): the host is told so
+        os.kill(os.getpid(), -code)
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    _serve()
+    _main()
