@@ -7,7 +7,8 @@ an editable install (the package, not its checkout), and the other folders of th
 path (PYTHONPATH, a `.pth` file's). The last are anyone's folders, so each is checked by
 what it holds before any sample runs (`held_problem`): a benchmark (a `task_info.json`,
 genotex's marker, a reference's answers), an Inspect log, or a credential file
-refuses the run, naming the file found, whatever the folder's name.
+refuses the run, naming the file found, whatever the folder's name (another
+environment's `site-packages` on its top level only).
 """
 
 from __future__ import annotations
@@ -71,14 +72,24 @@ def held_problem(folder: str, most: int = MAX_CHECKED) -> str | None:
     """What `folder` holds that must not be bound into a sandbox, or None: the first of a
     benchmark, an Inspect log, a credential file or folder, found by walking it (no link
     followed); a folder of more than `most` entries is refused as too large to check.
+
+    Another environment's installed packages (a `site-packages` or `dist-packages` on the
+    path, as a `.pth` file or a venv made over another gives) are looked at on their top
+    level only: what lies deeper is the packages' own files (some ship test keys).
     """
     seen = 0
+    packages = os.path.basename(folder.rstrip("/")) in ("site-packages", "dist-packages")
     for current, folders, names in os.walk(folder, followlinks=False):
+        if packages:
+            folders_here = list(folders)
+            folders.clear()  # the top level only
+        else:
+            folders_here = folders
         folders.sort()
         seen += len(folders) + len(names)
         if seen > most:
             return f"more than {most:,} files (too many to check before binding it)"
-        for name in sorted(folders):
+        for name in sorted(folders_here):
             if (found := _found(current, name, True)) is not None:
                 return found
         for name in sorted(names):
