@@ -674,8 +674,10 @@ def _exposing_script(needed: list[Path], stage: Path) -> str:
 @pytest.mark.skipif(os.environ.get(AS_USER) == "1", reason="this is the user's run")
 @needs_bwrap
 def test_the_hostile_suite_holds_as_an_unprivileged_user(tmp_path_factory):
-    """Every probe above again, as a user this test creates (uid 4243): bwrap unprivileged,
-    and rootless podman where the host lets it hold its limits (else skipped with why).
+    """Every probe above, issue #50's (`test_sandbox_escapes.py`), issue #59's
+    (`test_sandbox_isolation.py`) and the kernel's again, as a user this test creates (uid
+    4243): bwrap unprivileged, and rootless podman where the host lets it hold its limits
+    (else skipped with why).
     """
     import pwd
     import subprocess
@@ -713,7 +715,8 @@ def test_the_hostile_suite_holds_as_an_unprivileged_user(tmp_path_factory):
         _exposing_script(sorted(set(needed)), stage)
         + f"\ncd '{checkout}'\nexec setpriv --reuid={uid} --regid={uid} --clear-groups -- "
         f"env -i {variables} '{sys.executable}' -m pytest {pytest_args} "
-        f"--basetemp='{home}/pytest' tests/test_sandbox_hostile.py tests/test_sandbox_escapes.py"
+        f"--basetemp='{home}/pytest' tests/test_sandbox_hostile.py tests/test_sandbox_escapes.py "
+        "tests/test_sandbox_isolation.py tests/test_kernel.py"
     )
     try:
         done = subprocess.run(
@@ -744,6 +747,17 @@ def test_the_hostile_suite_holds_as_an_unprivileged_user(tmp_path_factory):
         "test_sparse_files_are_refused_by_their_size_before_anything_is_read[bwrap] PASSED",
         "test_too_many_files_and_unreadable_folders_as_any_user[bwrap] PASSED",
         "test_random_runs_end_to_end_in_each_isolated_sandbox[bwrap] PASSED",
+        # issue #59's, as a user
+        "test_a_log_that_says_local_replays_in_an_isolated_sandbox_and_writes_no_host_file PASSED",
+        "test_replay_in_local_without_trust_log_exits_2_before_any_code_runs PASSED",
+        "test_a_secret_in_the_hosts_session_keyring_is_unreadable_and_unchanged_from_inside"
+        "[bwrap] PASSED",
+        "test_an_import_path_holding_a_benchmark_a_credential_or_a_log_is_refused_naming_it"
+        "[netrc] PASSED",
+        "test_a_run_killed_with_sigkill_leaves_no_mount_no_folder_no_container[bwrap] PASSED",
+        "test_multiprocessing_lock_works_inside[bwrap] PASSED",
+        "test_a_step_patching_the_kernels_loop_cannot_make_a_later_failing_step_read_ok[bwrap]"
+        " PASSED",
     ):
         assert test in done.stdout, said
     assert "test_the_hostile_suite_holds_as_an_unprivileged_user SKIPPED" in done.stdout
