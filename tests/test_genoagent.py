@@ -764,6 +764,46 @@ def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path, sand
     assert again.same, again.differences
 
 
+def test_a_log_of_one_sample_replays_that_sample_only(bench, tmp_path):
+    """Issue #60, 8: 0.10.1 replayed every sample of the task, so a `--limit 1` log failed
+    ("planner made a call the log does not hold").
+    """
+    from genotex.harness.solvers.genoagent._replay import replay_run
+
+    task = preprocess(root=str(bench), traits="Psoriasis,Asthma", sandbox="local")
+    team = _team(baseline_script)
+    log = inspect_eval(task, model=team["planner"], model_roles=team, solver=genoagent(),
+                       log_dir=str(tmp_path / "run"), display="none", limit=1)[0]  # fmt: skip
+    assert len(log.samples) == 1
+    again = replay_run(log.location, root=bench, sandbox="local", trust_log=True,
+                       log_dir=tmp_path / "again")  # fmt: skip
+    assert again.same and again.samples == 1, again.differences
+
+
+def test_a_call_the_log_lacks_is_named_by_its_workflow_step_and_role(bench, tmp_path):
+    from inspect_ai.log import resolve_sample_attachments, write_eval_log
+
+    from genotex.harness.solvers.genoagent._replay import replay_run
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    sample = resolve_sample_attachments(log.samples[0])
+    last = max(i for i, e in enumerate(sample.events)
+               if isinstance(e, ModelEvent) and e.role == "planner")  # fmt: skip
+    sample.events = sample.events[:last] + sample.events[last + 1 :]
+    log.samples = [sample]
+    write_eval_log(log, str(tmp_path / "short.eval"))
+    again = replay_run(tmp_path / "short.eval", root=bench, sandbox="local", trust_log=True,
+                       log_dir=tmp_path / "again")  # fmt: skip
+    lacking = [d for d in again.differences if "a call the log does not hold" in d]
+    # by hand: the planner's last call (the TCGA workflow's, or the last GEO cohort's) has no
+    # reply left; its span names the workflow and the step before the role
+    assert lacking and lacking[0].startswith("sample Psoriasis: a call the log does not hold ("), (
+        again.differences
+    )
+    assert lacking[0].endswith(" · planner)") and lacking[0].count(" · ") == 2, lacking
+
+
 def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuses_a_baseline(
     bench, tmp_path
 ):

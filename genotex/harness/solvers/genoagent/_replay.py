@@ -84,6 +84,31 @@ def _logged_calls(sample: Any) -> list[_Call]:
     return calls
 
 
+def _current_span() -> str:
+    """The name of the span the current model call is made in (`<workflow> · <step> ·
+    <role>`), read from the sample's transcript; "" outside one.
+    """
+    from inspect_ai.event import SpanBeginEvent
+    from inspect_ai.log._transcript import transcript
+    from inspect_ai.util._span import current_span_id
+
+    ident = current_span_id()
+    for event in reversed(transcript().events):
+        if isinstance(event, SpanBeginEvent) and event.id == ident:
+            return event.name
+    return ""
+
+
+def _held(log: Any) -> tuple[list[Any], int]:
+    """The sample ids and the number of epochs the log holds (not what its header claims: a
+    log made with `--limit 1` or `--sample-id` holds fewer samples than its task has).
+    """
+    samples = log.samples or []
+    ids = sorted({s.id for s in samples}, key=str)
+    epochs = max((s.epoch for s in samples if isinstance(s.epoch, int)), default=1)
+    return ids, max(epochs, 1)
+
+
 class _Replies:
     """Each (sample, role)'s logged replies, handed out in order, the messages compared."""
 
@@ -102,7 +127,8 @@ class _Replies:
             queue = self.queues[(sample, role)]
             self.result.calls += 1
             if not queue:
-                self.result.note(f"sample {sample}: {role} made a call the log does not hold")
+                where = _current_span() or role
+                self.result.note(f"sample {sample}: a call the log does not hold ({where})")
                 reply = ""
             else:
                 index, call = queue.popleft()
@@ -272,11 +298,12 @@ def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to sa
         task = tasks[task_name](str(root), **given)
     except PrerequisiteError as exc:
         raise GenotexError(f"cannot be run again: {exc}", path=Path(log_path)) from None
-    epochs = log.eval.config.epochs or 1
+    ids, epochs = _held(log)  # exactly the log's samples and epochs, as `--sample-id`
     with tempfile.TemporaryDirectory(prefix="genotex-replay-") as scratch:
         again = inspect_eval(
             task, model=roles["planner"], model_roles=roles, solver=replayed(),
             log_dir=str(log_dir or scratch), display="none", max_samples=1, epochs=epochs,
+            sample_id=ids,
         )[0]  # fmt: skip
         replies.unused()
         _compare(log, again, result)  # inside: the replay's samples may be read from its log
