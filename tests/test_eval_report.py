@@ -156,7 +156,61 @@ def test_compare_and_leaderboard_from_the_command_line(run, eval_fixtures, tmp_p
     )
     assert board.exit_code == 0 and "| OpenAI o1 (published) | model | 43.26 |" in board.output
     assert "| No planning (published) | ablation |" in board.output  # Table 2's sections kept
-    assert board.output.index("| perfect | run |") < board.output.index("| run | run |")
+    # a plain eval records no setting (issue #60, 1): its group says so
+    assert board.output.index("| perfect | setting unknown |") < board.output.index(
+        "| run | setting unknown |"
+    )
+    assert "perfect is not in the paper's setting (setting unknown)" in board.output
+
+
+def _with_setting(report, into, **setting):
+    """`report` as a harness export of `setting` would record it (bwrap: isolated)."""
+    data = json.loads(report.read_text())
+    paper = {"task": "e2e", "tcga": "all", "conditions": "raw", "time_limit": 3600,
+             "message_limit": 200, "tools": None, "library": "paper", "cohort_seconds": 420,
+             "time_scale": "auto"}  # fmt: skip
+    data["run"]["harness"] = {"sandbox": "bwrap", "setting": {**paper, **setting}}
+    into.write_text(json.dumps(data))
+    return str(into)
+
+
+def test_runs_of_different_settings_are_not_ranked_together(run, tmp_path):
+    """Issue #60, 1: 0.10.1 put a tcga=matched conditions=given run beside default runs and the
+    paper's rows without a word.
+    """
+    paper = _with_setting(run / "run.json", tmp_path / "paper.json")
+    matched = _with_setting(run / "run.json", tmp_path / "matched.json", tcga="matched",
+                            conditions="given")  # fmt: skip
+    plain = str(run / "run.json")
+    refused = CliRunner().invoke(main, ["leaderboard", paper, matched])
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    said = refused.output.strip().splitlines()
+    assert len(said) == 1, refused.output
+    assert (
+        "matched and paper ran in different settings (tcga=matched conditions=given; paper "
+        "setting: tcga=matched against tcga=all)" in said[0]
+    ), said
+    unknown = CliRunner().invoke(main, ["leaderboard", paper, plain])
+    assert unknown.exit_code == 1 and "setting unknown" in unknown.output
+    grouped = CliRunner().invoke(
+        main, ["leaderboard", paper, matched, plain, "--by-setting", "--format", "markdown"]
+    )
+    assert grouped.exit_code == 0, grouped.output
+    rows = [line for line in grouped.output.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| Run | Group |")
+    groups = [row.split(" | ")[1] for row in rows[1:]]
+    assert groups == ["paper setting", "tcga=matched conditions=given", "setting unknown"]
+    # each group ranked apart: the same numbers, so each row is the best of its own group
+    assert all("**" in row for row in rows[1:])
+    beside = CliRunner().invoke(main, ["leaderboard", paper, "--paper"])
+    assert beside.exit_code == 0 and "not in the paper's setting" not in beside.output
+    compared = CliRunner().invoke(main, ["compare", paper, matched, "--resamples", "200"])
+    assert compared.exit_code == 1 and "--across-settings" in compared.output
+    across = CliRunner().invoke(
+        main, ["compare", paper, matched, "--resamples", "200", "--across-settings"]
+    )
+    assert across.exit_code == 0, across.output
+    assert "across settings (paper setting against tcga=matched conditions=given)" in across.output
 
 
 @pytest.mark.parametrize(
@@ -356,3 +410,30 @@ def test_the_report_explains_itself(run, tmp_path):
     assert "Cystic_Fibrosis|Obesity" not in listed
     assert listed.count("regress/Cystic_Fibrosis/significant_genes_condition_Obesity.json") == 1
     assert next(c for c in tables if "failed problems" in c).startswith("1 failed problems")
+
+
+def test_a_baseline_and_genoagent_in_the_papers_setting_rank_together_other_lengths_do_not():
+    """By hand: the baseline has no library or budget ("none"), so it stands beside GenoAgent
+    in the paper's setting; a longer time limit is a setting of its own, said as such.
+    """
+    from genotex.evaluation._setting import RunSetting
+
+    def setting(**given):
+        values = {"task": "e2e", "tcga": "all", "conditions": "raw", "time_limit": "3600",
+                  "message_limit": "200", "tools": "none", "library": "paper",
+                  "cohort_seconds": "420", "time_scale": "auto", **given}  # fmt: skip
+        return RunSetting(tuple(values.items()))
+
+    genoagent = setting()
+    baseline = setting(library="none", cohort_seconds="none", time_scale="none")
+    longer = setting(time_limit="7200")
+    assert genoagent.paper and baseline.paper and longer.paper
+    assert genoagent.compatible(baseline) and baseline.compatible(genoagent)
+    assert (genoagent.label, baseline.label) == ("paper setting", "paper setting")
+    assert not longer.compatible(genoagent) and longer.label == "paper setting time_limit=7200"
+    assert longer.difference(genoagent) == "time_limit=7200 against time_limit=3600"
+    smaller = setting(cohort_seconds="60")
+    assert not smaller.paper and smaller.label == "cohort_seconds=60"
+    assert not RunSetting(None).compatible(genoagent) and RunSetting(None).compatible(
+        RunSetting(None)
+    )

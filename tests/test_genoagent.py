@@ -489,6 +489,20 @@ def test_a_genoagent_run_is_exported_with_tokens_per_role_and_printed_beside_the
     # GenoAgent's published rows: per model, and its ablations
     assert any(line.startswith("OpenAI o1 (published)") for line in lines), board.stdout
     assert any(line.startswith("No reviewer (published)") for line in lines), board.stdout
+    # issue #60, 1: the setting and the budget are in the export; by hand: the task's
+    # defaults (every TCGA folder, the raw conditions, 3600 s, 200 messages), GenoAgent's
+    # (the paper library, 420 s a cohort, "auto"), and mockllm's factor 1 for every role
+    harness = json.loads(path.read_text())["run"]["harness"]
+    assert harness["setting"] == {
+        "task": "e2e", "tcga": "all", "conditions": "raw", "time_limit": 3600,
+        "message_limit": 200, "tools": None, "library": "paper", "cohort_seconds": 420,
+        "time_scale": "auto",
+    }  # fmt: skip
+    assert harness["budget"] == {
+        "time_scale_factor": 1.0, "workflow_seconds": 420.0,
+        "role_time_scale": dict.fromkeys(sorted(calls), 1.0),
+    }  # fmt: skip
+    assert any(line.startswith("run ") and "paper setting" in line for line in lines)
 
 
 def test_every_model_call_is_logged_with_its_role_cohort_and_step(bench, tmp_path):

@@ -46,9 +46,15 @@ from ._common import (
     default=None,
     help="Also write the comparison as JSON.",
 )
+@click.option(
+    "--across-settings",
+    is_flag=True,
+    help="Compare runs of different settings (task arguments, library, budget; or none "
+    "recorded): the difference is then the setting's as much as the agent's.",
+)
 @common_options
 @handle_errors
-def compare_command(
+def compare_command(  # noqa: PLR0913 - the command's options
     *,
     a: Path,
     b: Path,
@@ -57,11 +63,13 @@ def compare_command(
     seed: int,
     top: int,
     json_path: Path | None,
+    across_settings: bool,
 ) -> None:
     """Is run B better than run A? Paired differences, intervals and Wilcoxon tests.
 
     A and B are saved `genotex eval --json` reports made against the same
-    reference and task_info (refused otherwise, exit 1).
+    reference and task_info, in the same setting (refused otherwise, exit 1;
+    --across-settings compares runs of different settings).
 
     \b
     Example:
@@ -88,7 +96,9 @@ def compare_command(
         names = (f"{names[0]} (A)", f"{names[1]} (B)")
     check_file_target(json_path, "--json")
     settings = BootstrapSettings(resamples=resamples, seed=seed)
-    comparison = compare_reports(*reports, names=names, settings=settings)
+    comparison = compare_reports(
+        *reports, names=names, settings=settings, across_settings=across_settings
+    )
     click.echo(render_comparison(comparison, top=top), nl=False)
     if json_path is not None:
         write_text_atomic(json_path, json_text(comparison_to_dict(comparison)))
@@ -122,12 +132,22 @@ def compare_command(
     help="A run's name in the table, one per run in their order (default: the label eval "
     "recorded, else the file's name).",
 )
+@click.option(
+    "--by-setting",
+    is_flag=True,
+    help="Show runs of different settings (task arguments, library, budget; or none "
+    "recorded) as separate groups, each ranked apart (refused otherwise).",
+)
 @common_options
 @handle_errors
 def leaderboard_command(
-    runs: tuple[Path, ...], paper: str | None, fmt: str, labels: tuple[str, ...]
+    runs: tuple[Path, ...], paper: str | None, fmt: str, labels: tuple[str, ...], by_setting: bool
 ) -> None:
     """Saved runs in the layout of the paper's Table 2, sorted by AUROC, best per column marked.
+
+    Runs of different settings (a harness run's task arguments and budget, as its
+    export records them) are refused, or shown as groups with --by-setting; a run
+    that records no setting (a plain eval) is "setting unknown".
 
     \b
     Example:
@@ -137,7 +157,7 @@ def leaderboard_command(
 
     if labels and len(labels) != len(runs):
         raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs: give one per run")
-    board = leaderboard(list(runs), paper=paper, labels=list(labels) or None)
+    board = leaderboard(list(runs), paper=paper, labels=list(labels) or None, by_setting=by_setting)
     for warning in board.warnings:
         click.echo(f"genotex: warning: {warning}", err=True)
     click.echo(render_leaderboard(board, fmt), nl=False)

@@ -22,6 +22,7 @@ from ..core import (
 )
 from ._report import EvalReport
 from ._scores import EXTRA_ANALYSIS_METRICS
+from ._setting import setting_difference, setting_of
 from ._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, PairedComparison, paired_comparison
 
 __all__ = [
@@ -106,6 +107,8 @@ class Comparison:
     b: str
     sections: dict[str, tuple[PairedComparison, ...]]
     settings: BootstrapSettings
+    #: the two runs' settings when they differ (compared with `across_settings`), else None
+    across: str | None = None
 
 
 def _items(report: EvalReport) -> dict[str, dict[str, dict[str, float]]]:
@@ -134,13 +137,20 @@ def compare_reports(
     *,
     names: tuple[str, str] = ("A", "B"),
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
+    across_settings: bool = False,
 ) -> Comparison:
     """Paired comparison of B against A on every metric both reports scored per item.
 
     Raises `ReportError` when they were made against different references or
-    task_info (on the tasks both cover), or when either has no digests.
+    task_info (on the tasks both cover), or when either has no digests; and when
+    they ran in different settings (`setting_of`: a harness run's task arguments and
+    budget, or none recorded), unless `across_settings` (then the difference measured
+    is the setting's as much as the agent's, and the rendering says so).
     """
     check_same_reference({names[0]: a, names[1]: b})
+    why = setting_difference({names[0]: a, names[1]: b})
+    if why is not None and not across_settings:
+        raise ReportError(why.replace("with --by-setting", "with --across-settings"))
     items_a, items_b = _items(a), _items(b)
     sections = {}
     for section in items_a.keys() & items_b.keys():
@@ -153,7 +163,8 @@ def compare_reports(
         if rows:
             sections[section] = tuple(rows)
     ordered = dict(sorted(sections.items()))
-    return Comparison(names[0], names[1], ordered, settings)
+    across = None if why is None else f"{setting_of(a).label} against {setting_of(b).label}"
+    return Comparison(names[0], names[1], ordered, settings, across)
 
 
 #: The metric whose largest differences are listed, per section (the primary metric of each).
@@ -176,6 +187,11 @@ def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
         f"its {settings.confidence:.0%} percentile-bootstrap interval ({settings.resamples} "
         f"resamples, seed {settings.seed}), Wilcoxon signed-rank p (zsplit), wins/ties/losses of B"
     ]
+    if comparison.across is not None:
+        lines.append(
+            f"across settings ({comparison.across}): the difference is the setting's as much "
+            "as the agent's"
+        )
     headers = ["metric", "n", "A", "B", "B - A", "interval", "p", "W/T/L"]
     for section, rows in comparison.sections.items():
         table = [

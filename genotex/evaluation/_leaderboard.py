@@ -21,10 +21,11 @@ from importlib import resources
 from pathlib import Path
 
 from ..core import csv_text, get_metric
-from ._compare import check_same_reference, load_report
+from ._compare import ReportError, check_same_reference, load_report
 from ._isolation import harness_label, not_isolated, unisolated
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
+from ._setting import setting_difference, setting_of
 
 __all__ = [
     "COLUMNS",
@@ -95,9 +96,22 @@ class LeaderboardRow:
 @dataclass(frozen=True)
 class Leaderboard:
     rows: tuple[LeaderboardRow, ...]
-    best: dict[str, float]  # per column, the best value among all rows
+    best: dict[str, float]  # per column, the best value among the rows ranked together
     source: str = ""
     warnings: tuple[str, ...] = ()  # what a reader must know (a partial run beside the paper)
+    #: with `by_setting`, each setting's rows are ranked apart: its best values, by group
+    best_by_group: dict[str, dict[str, float]] | None = None
+
+    @property
+    def grouped(self) -> bool:
+        """Whether a Group column is shown: the paper's sections, or the runs' settings."""
+        return bool(self.source) or self.best_by_group is not None
+
+    def best_of(self, row: LeaderboardRow) -> dict[str, float]:
+        """The best values `row` is ranked against: its setting's, or every row's."""
+        if self.best_by_group is None:
+            return self.best
+        return self.best_by_group.get(_rank_group(row), {})
 
     @property
     def runtime(self) -> bool:
@@ -119,6 +133,23 @@ def against_paper(row: LeaderboardRow) -> tuple[LeaderboardRow, str | None]:
         f"{row.name} scored {scored:,} of the {PAPER_PROBLEMS:,} problems the published rows "
         "were computed on: its averages are not comparable with theirs"
     )
+
+
+def _rank_group(row: LeaderboardRow) -> str:
+    """The group a row is ranked in when runs are grouped by setting: a run's setting, and the
+    paper's own rows in the paper's setting.
+    """
+    return "paper setting" if row.published else row.group
+
+
+def _best(rows: list[LeaderboardRow]) -> dict[str, float]:
+    best = {}
+    for metric, _, _ in COLUMNS:
+        printed = [_printed(v) for r in rows if (v := r.values.get(metric)) is not None]
+        found = [v for v in printed if not math.isnan(v)]
+        if found:
+            best[metric] = get_metric(metric).best(found)
+    return best
 
 
 def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
@@ -205,9 +236,20 @@ def _run_name(path: Path) -> str:
 
 
 def leaderboard(
-    paths: list[str | Path], *, paper: str | None = None, labels: list[str] | None = None
+    paths: list[str | Path],
+    *,
+    paper: str | None = None,
+    labels: list[str] | None = None,
+    by_setting: bool = False,
 ) -> Leaderboard:
     """Rows for saved `eval --json` reports (and the paper's), sorted by AUROC, best marked.
+
+    Each run's group is its setting (`setting_of`: "paper setting", the arguments where it
+    differs from the paper's, or "setting unknown" for a report that records none). Runs
+    of different settings are not ranked together: ReportError in one sentence naming
+    the difference, unless `by_setting`, which sorts and marks each setting's rows apart
+    (the paper's own rows ranked with the runs in its setting). Beside the paper's rows,
+    a run that is not in the paper's setting is said in a warning.
 
     A run is named by `labels` (in the order of `paths`), else by the label its
     report records (`eval --label`), else by its file (or, for `RUN/eval.json`,
@@ -230,22 +272,33 @@ def leaderboard(
         ))
         for path, report in reports.items()
     ]  # fmt: skip
-    rows = [_row_of(name, report) for name, report in zip(names, reports.values(), strict=True)]
+    named = dict(zip(names, reports.values(), strict=True))
+    if len(named) > 1 and not by_setting and (why := setting_difference(named)) is not None:
+        raise ReportError(why)
+    rows = [replace(_row_of(n, r), group=setting_of(r).label) for n, r in named.items()]
     rows.sort(key=lambda r: -(auroc if (auroc := r.values.get("auroc")) is not None else -1))
+    if by_setting:  # each setting's rows together, in the order of their best AUROC
+        order = {row.group: i for i, row in reversed(list(enumerate(rows)))}
+        rows.sort(key=lambda r: order[r.group])
     warnings: list[str] = []
-    warnings += [w for n, r in zip(names, reports.values(), strict=True) if (w := unisolated(n, r))]
+    warnings += [w for n, r in named.items() if (w := unisolated(n, r))]
     if paper:
         checked = [against_paper(row) for row in rows]
         rows = [row for row, _ in checked]
         warnings += [warning for _, warning in checked if warning]
+        warnings += [
+            f"{n} is not in the paper's setting ({s.label}): its row stands beside the "
+            "paper's for reference, not as a rank among them"
+            for n, r in named.items()
+            if not (s := setting_of(r)).paper
+        ]
         rows += published_rows(paper)
-    best = {}
-    for metric, _, _ in COLUMNS:
-        printed = [_printed(v) for r in rows if (v := r.values.get(metric)) is not None]
-        found = [v for v in printed if not math.isnan(v)]
-        if found:
-            best[metric] = get_metric(metric).best(found)
-    return Leaderboard(tuple(rows), best, _SOURCE if paper else "", tuple(warnings))
+    best_by_group = None
+    if by_setting:
+        groups = {_rank_group(row) for row in rows}
+        best_by_group = {g: _best([r for r in rows if _rank_group(r) == g]) for g in groups}
+    source = _SOURCE if paper else ""
+    return Leaderboard(tuple(rows), _best(rows), source, tuple(warnings), best_by_group)
 
 
 def _printed(value: float) -> float:
@@ -272,11 +325,11 @@ def _cells(
     cells = []
     for metric, _, _ in COLUMNS:
         value = row.values.get(metric)
-        is_best = value is not None and board.best.get(metric) == _printed(value)
+        is_best = value is not None and board.best_of(row).get(metric) == _printed(value)
         text = escape(row.cell(metric))
         cells.append(mark(text) if is_best else text)
     runtime = [escape((row.runtime or {}).get(key, "") or "-") for key, _ in RUNTIME_COLUMNS]
-    group = [escape(row.group)] if board.source else []  # the paper's sections beside its rows
+    group = [escape(row.group)] if board.grouped else []  # the paper's sections, the settings
     coverage = escape(_coverage(row))
     return [escape(row.name), *group, *cells, *(runtime if board.runtime else []), coverage]
 
@@ -338,13 +391,13 @@ def _csv_rows(board: Leaderboard) -> list[list[str]]:
             runtime += [_csv_number(cells.get(k) or "") for k in ("cost_usd", "time_s")]
         scored, total = row.coverage if row.coverage is not None else ("", "")
         published = "true" if row.published else "false"
-        group = [row.group] if board.source else []
+        group = [row.group] if board.grouped else []
         rows.append([row.name, *group, *values, *runtime, str(scored), str(total), published])
     return rows
 
 
 def _csv(board: Leaderboard) -> str:
-    headers = ["run", *(["group"] if board.source else [])]
+    headers = ["run", *(["group"] if board.grouped else [])]
     for metric, _, _ in COLUMNS:
         headers.append(metric)
         if metric == "auroc":
@@ -366,7 +419,7 @@ def render_leaderboard(board: Leaderboard, fmt: str = "text") -> str:
     for missing values.
     """
     runtime = [header for _, header in RUNTIME_COLUMNS] if board.runtime else []
-    group = ["Group"] if board.source else []
+    group = ["Group"] if board.grouped else []
     headers = ["Run", *group, *(header for _, _, header in COLUMNS), *runtime, "Coverage"]
     if fmt == "csv":
         return _csv(board)

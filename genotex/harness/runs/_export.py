@@ -143,6 +143,7 @@ def export_run(
     summary, unpriced = runtime_summary(runtimes, problems), _unpriced(priced, runtimes)
     block = _run_block(run, reference, log_path, epochs=len(by_epoch), reducer=reducer_name)
     block |= {"failures": failures, **what_ran(log)}
+    block |= setting_and_budget(run.task, run.metadata, log, block["solver_args"])
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
     given = sorted({t for s in run.specs.values() if s.trait in asked for t in s.given})
     needed = sorted({t for s in run.specs.values() if s.trait in asked for t in s.needed})
@@ -300,6 +301,38 @@ def what_ran(log: Any) -> dict[str, Any]:
             for role, config in list(roles.items())[:20]
         },
     }
+
+
+def setting_and_budget(
+    task: str, metadata: Mapping[str, Any], log: Any, solver_args: dict[str, Any]
+) -> dict[str, Any]:
+    """The setting the run ran in and the budget that ran, for `run.harness` (read as
+    untrusted: scalars only). The setting is the task's arguments that change what the
+    agent faces and the solver's options that change its budget or means (what
+    `genotex leaderboard` and `compare` require to be the same); the budget what those
+    came to: the resolved time-scale factor, the seconds of a workflow, each role's factor.
+    """
+    arguments = metadata.get("arguments")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    setting: dict[str, object] = {"task": task}
+    for key in ("tcga", "conditions", "time_limit", "message_limit", "tools"):
+        setting[key] = _scalar(arguments.get(key))
+    for key in ("library", "cohort_seconds", "time_scale"):
+        setting[key] = _scalar(solver_args.get(key))
+    budget: dict[str, Any] = {}
+    for sample in log.samples or ():
+        team = (getattr(sample, "store", None) or {}).get("genoagent")
+        if isinstance(team, dict):
+            budget = {
+                "time_scale_factor": _scalar(team.get("time_scale")),
+                "workflow_seconds": _scalar(team.get("budget_seconds")),
+                "role_time_scale": {
+                    str(role)[:40]: _scalar(factor)
+                    for role, factor in list((team.get("role_time_scale") or {}).items())[:20]
+                } if isinstance(team.get("role_time_scale"), dict) else {},
+            }  # fmt: skip
+            break
+    return {"setting": setting, "budget": budget or None}
 
 
 def _run_block(

@@ -72,8 +72,10 @@ class ProjectManager:
         self.python = str(metadata.get("python") or "python3")
         self.problems = sample_problems(state)
         self.raw = [str(t) for t in metadata.get("raw") or []]  # conditions to preprocess too
-        models = {str(get_model(role=r, default=get_model())) for r in ROLES}
-        self.time_scale = scale_of(sorted(models), options.time_scale)
+        played = {r: str(get_model(role=r, default=get_model())) for r in ROLES}
+        self.time_scale = scale_of(sorted(set(played.values())), options.time_scale)
+        #: each role's own factor (the budget is the largest: the team waits for its slowest)
+        self.role_scales = {r: scale_of([m], options.time_scale) for r, m in played.items()}
         self.team = Team(options, options.cohort_seconds * self.time_scale)
         self.records: list[WorkflowRecord] = []
 
@@ -169,6 +171,7 @@ class ProjectManager:
             "calls": dict(sorted(self.team.calls.items())),
             "options": vars(self.options),
             "budget_seconds": self.team.budget, "time_scale": self.time_scale,
+            "role_time_scale": self.role_scales,
         })  # fmt: skip
 
 
