@@ -31,11 +31,15 @@ supervisor and the host's answer of a later step are out of its reach.
 
 from __future__ import annotations
 
+import _socket as socket  # the C module: what the kernel uses, without socket.py's imports
 import json
+import linecache
 import os
-import socket
 import struct
 import sys
+import time
+import traceback
+import types
 
 #: A worker frame's header: the length of the JSON that follows.
 _HEADER = struct.Struct("!Q")
@@ -47,11 +51,6 @@ _CREDENTIALS = struct.Struct("3i")
 
 def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one closure
     """The state's process: runs each forwarded step, answers on `results`. Never returns."""
-    import linecache
-    import time
-    import traceback
-    import types
-
     decode, encode = json.JSONDecoder().decode, json.JSONEncoder(ensure_ascii=True).encode
     pid, exit_now, dup2, lseek, read, ftruncate = (
         os.getpid, os._exit, os.dup2, os.lseek, os.read, os.ftruncate
