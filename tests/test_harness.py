@@ -61,9 +61,15 @@ def _ref(bench):
     return bench / "reference" / "output"
 
 
-def test_gold_scores_what_the_reference_scores_against_itself(bench, tmp_path):
-    log = _run(e2e(root=str(bench)), gold(), tmp=tmp_path)
+@pytest.mark.parametrize("setting", [{}, {"tcga": "matched", "conditions": "given"}])
+def test_gold_scores_what_the_reference_scores_against_itself(bench, tmp_path, setting):
+    """Gold is the reference itself: 100 everywhere, a two-step's selection too (0.10.1 copied
+    only the trait's own preprocessed folder: the raw conditions' were missing, 87.5).
+    """
+    log = _run(e2e(root=str(bench), **setting), gold(), tmp=tmp_path)
     values = _values(log)
+    assert values["selection_accuracy"] == pytest.approx(100.0)
+    assert values["csc_gene"] == pytest.approx(1.0) and values["csc_clinical"] == pytest.approx(1)
     ref = bench / "reference" / "output"
     info = Benchmark(bench).task_info
     itself = evaluate(ref, ref, info, options=EvalOptions())

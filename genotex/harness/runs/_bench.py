@@ -189,9 +189,10 @@ class Benchmark:
     def gold_files(self, spec: SampleSpec) -> dict[str, Path]:
         """The reference files that answer a sample, keyed by their path under `output/`."""
         files: dict[str, Path] = {}
-        if spec.task in ("preprocess", "e2e"):
-            folder = self.reference / "preprocess" / spec.trait
-            files.update(_tree_files(folder, f"output/preprocess/{spec.trait}"))
+        if spec.task in ("preprocess", "e2e"):  # and the conditions it preprocesses from raw
+            for trait in (spec.trait, *spec.raw):
+                folder = self.reference / "preprocess" / trait
+                files.update(_tree_files(folder, f"output/preprocess/{trait}"))
         for problem in spec.problems:
             name = regress_file_name(problem.condition)
             path = self.reference / "regress" / problem.trait / name
