@@ -537,3 +537,23 @@ def test_an_end_to_end_run_without_preprocessing_loses_its_selection_as_eval_say
     averages = report.to_frame("average")
     selection = averages[(averages["section"] == "selection") & (averages["metric"] == "accuracy")]
     assert float(selection["average"].iloc[0]) == 0
+
+
+def test_an_all_missing_age_scores_csc_1_as_published_and_diagnose_names_it(bench, tmp_path):
+    """Issue #60, 9: the published CSC compares the values both tables hold, so an Age with no
+    value scores 1.0; the diagnosis names it as a preprocessing finding, the metric unchanged.
+    """
+    from genotex.evaluation import EvalOptions, evaluate
+
+    planted = [PlantedFault("feature_all_missing", "Asthma", "GSE100001")]
+    out = make_faulty_prediction(bench.reference_output, tmp_path / "pred", planted)
+    clinical = pd.read_csv(out / "preprocess/Asthma/clinical_data/GSE100001.csv", index_col=0)
+    assert clinical.loc["Age"].isna().all()  # the fault as planted, read with pandas
+    report = evaluate(out, bench.reference_output, bench.task_info, options=EvalOptions())
+    scored = {s.file: s for s in report.preprocessing["clinical"]}
+    assert scored["GSE100001.csv"].composite_similarity_correlation == pytest.approx(1.0)
+    found = _data_findings(_diagnosis(bench, out))
+    assert [(f.error_class, f.file) for f in found] == [
+        ("feature_all_missing", "preprocess/Asthma/clinical_data/GSE100001.csv")
+    ]
+    assert found[0].message.startswith("Age has no value on the ")

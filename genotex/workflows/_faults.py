@@ -24,8 +24,8 @@ __all__ = ["FAULTS", "PlantedFault", "make_faulty_prediction"]
 #: Faults of one cohort's files (the error class `genotex diagnose` should name).
 _COHORT_FAULTS = (
     "trait_inverted", "trait_constant", "trait_row_wrong", "age_unit", "gender_inverted",
-    "samples_misaligned", "samples_dropped", "gene_ids_not_symbols", "symbols_not_normalized",
-    "values_transformed", "cohort_usability",
+    "feature_all_missing", "feature_constant", "samples_misaligned", "samples_dropped",
+    "gene_ids_not_symbols", "symbols_not_normalized", "values_transformed", "cohort_usability",
 )  # fmt: skip
 #: Every fault that can be planted: the cohort faults, and "analysis" (one problem's answer).
 FAULTS: tuple[str, ...] = (*_COHORT_FAULTS, "analysis")
@@ -105,6 +105,10 @@ def _plant_cohort(cohort: _Cohort, fault: str, trait: str, rng: np.random.Genera
         cohort.clinical_row("Age", cohort.feature("Age") * 12)
     elif fault == "gender_inverted":
         cohort.clinical_row("Gender", 1 - cohort.feature("Gender"))
+    elif fault == "feature_all_missing":  # Age read from no row: every value missing
+        cohort.clinical_row("Age", cohort.feature("Age") * np.nan)
+    elif fault == "feature_constant":  # Age read from a row that is the same for all
+        cohort.clinical_row("Age", cohort.feature("Age") * 0 + 50)
     elif fault == "samples_misaligned":
         linked = cohort.tables["linked"]
         clinical = [c for c in (trait, "Age", "Gender") if c in linked.columns]

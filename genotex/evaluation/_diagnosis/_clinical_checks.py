@@ -1,5 +1,9 @@
 """Error classes of a cohort's clinical data: its trait, Age and Gender rows against the reference.
 
+A row with no value at all, or one value where the reference's vary, is a finding of its own
+(`feature_all_missing`, `feature_constant`): the published CSC compares the values both
+tables hold, so an all-missing Age scores 1.0 there, and the diagnosis says what it hides.
+
 Every check compares values on the samples both tables hold (finite in both),
 so a table that also drops samples is still diagnosed; dropped samples are a
 class of their own. Thresholds are shares of those samples: a check fires
@@ -118,9 +122,45 @@ def _check_trait(pairs: Pairs, report: Report, candidates: Mapping[str, np.ndarr
     )
 
 
+def _emptied(pred: LabelledTable, ref: LabelledTable, feature: str, report: Report) -> bool:
+    """`feature_all_missing` when the agent's row has no value on the samples both tables hold
+    where the reference's has at least 3; True when so (nothing else can be checked of it).
+    """
+    mine, theirs = _row(pred, feature), _row(ref, feature)
+    if mine is None or theirs is None:
+        return False
+    shared = [s for s in theirs if s in mine]
+    known = sum(1 for s in shared if np.isfinite(theirs[s]))
+    if known < 3 or any(np.isfinite(mine[s]) for s in shared):
+        return False
+    report(
+        "feature_all_missing",
+        f"{feature} has no value on the {len(shared)} shared samples, where the reference's "
+        f"has {known}",
+        samples=len(shared),
+        reference_values=known,
+    )
+    return True
+
+
+def _constant(feature: str, pairs: Pairs, report: Report) -> bool:
+    """`feature_constant` when the agent's row is one value where the reference's vary."""
+    a, b, _ = pairs
+    if len(a) < 3 or len(np.unique(a)) != 1 or len(np.unique(b)) < 2:
+        return False
+    report(
+        "feature_constant",
+        f"{feature} is {a[0]:g} on all {len(a)} shared samples, where the reference's takes "
+        f"{len(np.unique(b))} values",
+        samples=len(a),
+        distinct=len(np.unique(b)),
+    )
+    return True
+
+
 def _check_age(pairs: Pairs, report: Report) -> None:
     a, b, _ = pairs
-    if len(a) < 3 or _agreement(a, b) >= AGREE:
+    if len(a) < 3 or _agreement(a, b) >= AGREE or _constant("Age", pairs, report):
         return
     if len(np.unique(a)) <= 2 < len(np.unique(b)):
         values = "/".join(f"{v:g}" for v in np.unique(a))
@@ -150,6 +190,8 @@ def _check_age(pairs: Pairs, report: Report) -> None:
 
 def _check_gender(pairs: Pairs, report: Report) -> None:
     a, b, _ = pairs
+    if _agreement(a, b) >= AGREE or _constant("Gender", pairs, report):
+        return
     if len(a) >= 3 and _binary(a) and _binary(b) and _agreement(a, 1 - b) >= AGREE:
         r = correlation(a, b)
         report("gender_inverted", f"Gender inverted, r = {r:.2f} over {len(a)} shared samples",
@@ -189,11 +231,11 @@ def check_clinical(
         found.append(make(error_class, message, **numbers))
 
     trait_pairs = aligned_rows(pred, ref, trait)
-    if trait_pairs is not None:
+    if trait_pairs is not None and not _emptied(pred, ref, trait, report):
         _check_trait(trait_pairs, report, _candidates(pred, ref, trait, other_rows))
     for feature, check in (("Age", _check_age), ("Gender", _check_gender)):
         pairs = aligned_rows(pred, ref, feature)
-        if pairs is not None:
+        if pairs is not None and not _emptied(pred, ref, feature, report):
             check(pairs, report)
     return found + dropped_samples(pred.samples, ref.samples, make)
 

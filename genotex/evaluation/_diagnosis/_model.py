@@ -44,6 +44,12 @@ ERROR_CLASSES: dict[str, tuple[str, str]] = {
     "trait_row_wrong": ("preprocessing", "the trait matches another characteristics row"),
     "trait_mismatch": ("preprocessing", "the trait disagrees with the reference's, unexplained"),
     "age_unit": ("preprocessing", "Age in months or days, or binarised"),
+    "feature_all_missing": (
+        "preprocessing",
+        "the trait, Age or Gender with no value where the reference's has values (the CSC "
+        "metric, as published, does not see it)",
+    ),
+    "feature_constant": ("preprocessing", "Age or Gender one value where the reference's vary"),
     "gender_inverted": ("preprocessing", "Gender is the reference's 1 - g"),
     "samples_misaligned": ("preprocessing", "linked rows do not match the clinical columns"),
     "samples_dropped": ("preprocessing", "samples of the reference are missing"),
