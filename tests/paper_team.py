@@ -51,10 +51,12 @@ print('STEP DONE')""",
 genetic_data = get_genetic_data(matrix_file)
 print(genetic_data.shape, list(genetic_data.index[:10]))
 print('STEP DONE')""",
-    "identifier_review": "requires_gene_mapping = True\nprint('STEP DONE')",
-    "gene_mapping": """\
+    "identifier_review": """\
+requires_gene_mapping = True
 annotation = get_gene_annotation(soft_file)
 print(preview(annotation))
+print('STEP DONE')""",
+    "gene_mapping": """\
 mapping = get_gene_mapping(annotation, 'ID', 'Gene Symbol')
 gene_data = apply_gene_mapping(genetic_data, mapping)
 print(gene_data.shape)

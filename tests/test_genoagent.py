@@ -265,9 +265,11 @@ def planning_script(answer_at: dict[str, str]) -> Script:
             "dataset_analysis": "assert 'MARK_1' in globals() and 'MARK_3' not in globals()\n"
             + CODE["dataset_analysis"],
             "gene_extraction": "MARK_3 = 1\n" + CODE["gene_extraction"],
-            # a skipped extraction is made up for here (a step the planner skipped)
+            # a skipped extraction and review are made up for here (steps the planner skipped)
             "gene_mapping": "if 'genetic_data' not in globals():\n"
-            "    genetic_data = get_genetic_data(matrix_file)\n" + CODE["gene_mapping"],
+            "    genetic_data = get_genetic_data(matrix_file)\n"
+            "if 'annotation' not in globals():\n"
+            "    annotation = get_gene_annotation(soft_file)\n" + CODE["gene_mapping"],
         }.get(step, CODE.get(step, "print('STEP DONE')"))
         return _fenced(code)
 
@@ -677,10 +679,23 @@ def test_a_default_kernel_holds_the_paper_library_and_the_prompts_document_it(be
 @pytest.mark.parametrize(
     ("models", "given", "factor"),
     [
-        (["openai/o1-2024-12-17"], "auto", 3.0),  # the table's rows, by hand
+        # the successor's rule, by hand (issue #60, 6): o1, o3 or r1 as a word and no "mini"
+        # is x3, DeepSeek's 671B R1 x6, DeepSeek-V3 x3, the rest x1
+        (["openai/o1-2024-12-17"], "auto", 3.0),
+        (["openai/o3"], "auto", 3.0),
         (["openai/gpt-4o", "openai/o1"], "auto", 3.0),  # the slowest of the team's models
-        (["openai/o4-mini"], "auto", 2.0),
+        (["openai/o1-mini"], "auto", 1.0),
+        (["openai/o3-mini"], "auto", 1.0),
+        (["openai/o4-mini"], "auto", 1.0),
         (["together/deepseek-ai/DeepSeek-R1"], "auto", 3.0),  # case ignored
+        (["together/deepseek-ai/DeepSeek-R1-671B"], "auto", 6.0),
+        (["together/deepseek-ai/DeepSeek-V3"], "auto", 3.0),
+        (["google/gemini-2.5-pro"], "auto", 1.0),
+        (["together/Qwen/Qwen3-235B-A22B"], "auto", 1.0),
+        (["openai/gpt-4o1x"], "auto", 1.0),  # "o1" inside a word is not the word o1
+        # genotex's own rows, where the successor has none
+        (["deepseek/deepseek-reasoner"], "auto", 3.0),
+        (["google/gemini-2.0-flash-thinking-exp"], "auto", 2.0),
         (["openai/gpt-4o", "mockllm/model"], "auto", 1.0),
         (["openai/o1"], 1.5, 1.5),  # an override wins
     ],
@@ -689,6 +704,21 @@ def test_the_time_scale_follows_the_table_by_model_or_the_override(models, given
     from genotex.harness.solvers.genoagent._time import scale_of
 
     assert scale_of(models, given) == factor
+
+
+def test_reasoning_switched_on_through_inspect_counts_as_reasoning():
+    from inspect_ai.model import GenerateConfig
+
+    from genotex.harness.solvers.genoagent._time import reasoning_on, scale_of
+
+    assert reasoning_on(GenerateConfig(reasoning_effort="high"))
+    assert reasoning_on(GenerateConfig(reasoning_tokens=4096))
+    assert not reasoning_on(GenerateConfig(reasoning_effort="none"))
+    assert not reasoning_on(GenerateConfig())
+    # a plain model's x1 becomes the reasoning factor (3); a larger table factor stays
+    assert scale_of(["anthropic/claude-sonnet-4"], reasoning=["anthropic/claude-sonnet-4"]) == 3
+    assert scale_of(["together/deepseek-ai/DeepSeek-R1-671B"],
+                    reasoning=["together/deepseek-ai/DeepSeek-R1-671B"]) == 6  # fmt: skip
 
 
 def test_a_runs_budget_is_cohort_seconds_times_its_scale_and_is_recorded(bench, tmp_path):
@@ -889,3 +919,57 @@ def test_a_code_reviewer_that_always_says_verdict_reject_has_every_step_it_revie
     steps = [s for w in log.samples[0].store[STORE_KEY]["workflows"] for s in w["steps"]]
     plain = [s for s in steps if s["reviews"] == 2]
     assert len(plain) == 6 and all(s["approved"] is False for s in plain)
+
+
+# ---- prompts a literal model reads as meant (issue #60, 4) -----------------------------------
+def test_the_rendered_prompts_say_one_thing_each(bench, tmp_path):
+    """Each prompt fix, read off the messages a run sent (the correct team, e2e Psoriasis:
+    two GEO cohorts, the TCGA folder, the problems), one writer's reply once without code.
+    """
+    said_prose = []
+
+    def script(role: str, message: str) -> str:
+        if role == "data_engineer" and _step_of(message) == "gene_extraction" and not said_prose:
+            said_prose.append(message)
+            return "I will read the expression table and print its identifiers."
+        return baseline_script(role, message)
+
+    log = _eval(e2e(root=str(bench), traits="Psoriasis", sandbox="local"), genoagent(),
+                tmp_path, script)  # fmt: skip
+    events = _model_events(log)
+    sent = [(e.role, str(e.input[0].content), str(e.input[-1].content)) for e in events]
+    guidelines = next(system for _, system, _ in sent)
+    # one rule for a cohort without the trait: its gene table is saved, as the reference's is
+    assert "preprocess no further" not in guidelines
+    assert "Without the trait, still make its gene table" in guidelines
+    assert "never a guess" not in guidelines and "about 90% sure" in guidelines
+    planner = [(system, message) for role, system, message in sent if role == "planner"]
+    assert all("everything the guidelines\n  ask to save is saved" in s for s, _ in planner)
+    # going back is offered only once a step was taken
+    first = [m for _, m in planner if "# The steps taken so far\n\n(none yet)" in m]
+    assert first and not any("Going back" in m for m in first), first[:1]
+    assert any("Going back is possible 1 more time(s)." in m for _, m in planner)
+    # the TCGA prompts never show COHORT_DIR = None beside "set COHORT_DIR = None: then..."
+    tcga = [m for _, _, m in sent if "XENA_DIRS" in m]
+    assert tcga and not any(re.search(r"^COHORT_DIR = None$", m, re.MULTILINE) for m in tcga)
+    assert all("COHORT_DIR  # the Xena folder the cohort_selection step chose" in m for m in tcga)
+    # the Domain Expert is asked for code when it writes, for a verdict when it reviews
+    expert = [(system, message) for role, system, message in sent if role == "domain_expert"]
+    writing = [s for s, m in expert if "# This step:" in m]
+    reviewing = [s for s, m in expert if "\n# The step: " in m]
+    assert writing and reviewing
+    assert all("Answer with one fenced Python block" in s for s in writing)
+    assert all("Answer with one fenced Python block" not in s for s in reviewing)
+    assert all('{"verdict": "approve"}' in s for s in reviewing)
+    # the annotation is previewed (identifier_review) before its columns are chosen
+    mapping = [m for role, _, m in sent if "# This step: gene_mapping" in m]
+    assert mapping and all("from the annotation previewed before" in m for m in mapping)
+    assert all("get_gene_annotation" not in m.split("# This step: gene_mapping")[1]
+               for m in mapping)  # fmt: skip
+    assert all("# identifier_review" in m and "Gene Symbol" in m for m in mapping)
+    # a reply with no code is asked again, no reviewer called about it
+    reviews = [m for role, _, m in sent if role == "code_reviewer"]
+    assert not any("# The step: gene_extraction\n" in m and "```python\n\n```" in m
+                   for m in reviews)  # fmt: skip
+    again = [m for role, _, m in sent if role == "data_engineer" and "answer with one" in m]
+    assert again and "the reply held no fenced Python block to run" in again[0]

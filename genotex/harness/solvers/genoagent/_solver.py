@@ -32,7 +32,7 @@ from .._arguments import (
 )
 from ._library import LIBRARIES, library
 from ._team import Team, TeamOptions, WorkflowRecord
-from ._time import scale_of
+from ._time import reasoning_on, scale_of
 from ._units import Unit, units
 
 __all__ = ["STORE_KEY", "genoagent"]
@@ -43,13 +43,27 @@ STORE_KEY = "genoagent"
 SCRATCH = ".genoagent"
 
 
+#: The names a step sets, shown as what they will be rather than their value at the start
+#: (a literal model reads `COHORT_DIR = None` as "no folder", after one was chosen).
+SET_BY_A_STEP = {
+    "COHORT_DIR": "the Xena folder the cohort_selection step chose (None until it runs, "
+    "and after it when no folder is TRAIT's)",
+}
+
+
 def _preamble(names: Mapping[str, object], options: TeamOptions) -> tuple[str, str]:
     """The kernel's preamble (the library, then the workflow's names) and the names as shown."""
-    shown = "\n".join(f"{key} = {value!r}" for key, value in names.items())
+    code = "\n".join(f"{key} = {value!r}" for key, value in names.items())
+    shown = "\n".join(
+        f"{key}  # {SET_BY_A_STEP[key]}"
+        if value is None and key in SET_BY_A_STEP
+        else f"{key} = {value!r}"
+        for key, value in names.items()
+    )
     imports = library(options.library).preamble(
         batch_effect_correction=options.batch_effect_correction
     )
-    return f"{imports}{shown}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
+    return f"{imports}{code}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
 
 
 async def _folders(pattern: str) -> list[str]:
@@ -72,10 +86,15 @@ class ProjectManager:
         self.python = str(metadata.get("python") or "python3")
         self.problems = sample_problems(state)
         self.raw = [str(t) for t in metadata.get("raw") or []]  # conditions to preprocess too
-        played = {r: str(get_model(role=r, default=get_model())) for r in ROLES}
-        self.time_scale = scale_of(sorted(set(played.values())), options.time_scale)
+        models = {r: get_model(role=r, default=get_model()) for r in ROLES}
+        played = {r: str(m) for r, m in models.items()}
+        thinking = {str(m) for m in models.values() if reasoning_on(m.config)}
+        self.time_scale = scale_of(sorted(set(played.values())), options.time_scale,
+                                   reasoning=thinking)  # fmt: skip
         #: each role's own factor (the budget is the largest: the team waits for its slowest)
-        self.role_scales = {r: scale_of([m], options.time_scale) for r, m in played.items()}
+        self.role_scales = {
+            r: scale_of([m], options.time_scale, reasoning=thinking) for r, m in played.items()
+        }
         self.team = Team(options, options.cohort_seconds * self.time_scale)
         self.records: list[WorkflowRecord] = []
 

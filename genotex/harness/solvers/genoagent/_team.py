@@ -18,7 +18,7 @@ from inspect_ai.util import span
 
 from ...sandboxes._kernel import Kernel, StepRun
 from ._library import library
-from ._replies import code_of, plan_choice, verdict_of
+from ._replies import Verdict, code_of, plan_choice, verdict_of
 from ._units import Unit, prompt
 
 __all__ = ["Step", "Team", "TeamOptions", "WorkflowRecord"]
@@ -27,6 +27,8 @@ __all__ = ["Step", "Team", "TeamOptions", "WorkflowRecord"]
 PROMPT_TEXT_CHARS = 4000
 #: The planner's answer that ends a workflow before its last step.
 FINISH = "finish"
+#: What a writer is told when its reply held no code (no reviewer is asked about it).
+NO_CODE = "the reply held no fenced Python block to run: answer with one"
 #: The characters of an earlier step's code shown again in a later prompt (first and last
 #: halves): a 2 MB step is not resent whole with every call after it.
 CODE_SHOWN_CHARS = 6000
@@ -186,9 +188,13 @@ class Team:
         return writer, "code_reviewer"
 
     def _system(self, role: str) -> str:
-        """A writer's instructions: its role, the guidelines, the library's documentation."""
+        """A writer's instructions: its role and how it answers, the guidelines, the library's
+        documentation (the Domain Expert's answer is code when it writes, a verdict when it
+        reviews: `_review_system`).
+        """
         documentation = library(self.options.library).documentation(role)
-        return f"{prompt(role)}\n\n{prompt('guidelines')}\n\n{documentation}"
+        answer = f"\n\n{prompt('domain_expert_answer')}" if role == "domain_expert" else ""
+        return f"{prompt(role)}{answer}\n\n{prompt('guidelines')}\n\n{documentation}"
 
     async def run_workflow(
         self, kernel: Kernel, workflow: Sequence[Unit], title: str, variables: str
@@ -244,8 +250,10 @@ class Team:
         if not self.options.planning or len(choices) == 1:
             return index
         left = self.options.max_retract - work.retracts
-        back = (f"Going back is possible {left} more time(s)." if left
-                else "Going back is no longer possible.")  # fmt: skip
+        back = ""  # before any step was taken there is nothing to go back to
+        if work.kept:
+            back = (f"Going back is possible {left} more time(s)." if left
+                    else "Going back is no longer possible.")  # fmt: skip
         message = prompt("plan").format(
             context_title=work.title, variables=work.variables, history=_history(work.kept),
             steps="\n\n".join(f"## {u.name}\n\n{u.instruction}" for u in workflow),
@@ -274,7 +282,7 @@ class Team:
         reply = await self.call(writer, self._system(writer), message, where)
         code = code_of(reply)
         if code is None:
-            return StepRun("", "the reply held no fenced Python block to run"), ""
+            return StepRun("", NO_CODE), ""
         if rebuild:  # a revision runs on the state before the step, rebuilt
             await self._replay(work)
         return await work.kernel.run(code, f"<{unit.name}>", work.left()), code
@@ -294,11 +302,14 @@ class Team:
         step = Step(unit, code, run)
         for _ in range(self.options.review_rounds):
             work.left()
-            reply = await self.call(
-                reviewer, self._review_system(reviewer), self._review(work, step),
-                f"{work.title} · {unit.name}",
-            )  # fmt: skip
-            verdict = verdict_of(reply)
+            if step.code:
+                reply = await self.call(
+                    reviewer, self._review_system(reviewer), self._review(work, step),
+                    f"{work.title} · {unit.name}",
+                )  # fmt: skip
+                verdict = verdict_of(reply)
+            else:  # no code to review: the writer is asked again, no reviewer called
+                verdict = Verdict(False, NO_CODE)
             step.reviews += 1
             step.approved = verdict.approved
             if verdict.approved:
