@@ -973,3 +973,45 @@ def test_the_rendered_prompts_say_one_thing_each(bench, tmp_path):
                    for m in reviews)  # fmt: skip
     again = [m for role, _, m in sent if role == "data_engineer" and "answer with one" in m]
     assert again and "the reply held no fenced Python block to run" in again[0]
+
+
+# ---- genotex's own pipelines, out of a step's reach (issue #60, 7) ---------------------------
+def test_a_step_reaching_for_genotexs_pipeline_is_refused_and_flagged_in_the_export(
+    bench, tmp_path
+):
+    """The first draft of two steps reaches for genotex: an import of its preprocessing (in
+    code) and `python -m genotex` (a process); the kernel refuses both at run time, the
+    reviewer rejects, the revision is the library's code. The export names both steps.
+    """
+    import json
+
+    from genotex.agentlib._guard import REFUSED
+    from genotex.harness import export_run
+
+    reach = {
+        "initial_inspection": "import genotex.preprocessing as gp\ngp.preprocess_cohort\n",
+        "gene_extraction": "import subprocess, sys\n"
+        "subprocess.run([sys.executable, '-m', 'genotex', '--version'], check=True)\n",
+    }
+    tried: set[str] = set()
+    refused: list[str] = []
+
+    def script(role: str, message: str) -> str:
+        step = _step_of(message) or ""
+        if _is_review(message) and REFUSED in _reviewed(message):
+            refused.append(_reviewed(message).split("\n", 1)[0])
+            return '{"verdict": "reject", "feedback": "use the library"}'
+        if role == "data_engineer" and step in reach and step not in tried:
+            tried.add(step)
+            return _fenced(reach[step] + CODE[step])
+        return baseline_script(role, message)
+
+    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path / "logs", script)
+    assert refused == ["initial_inspection", "gene_extraction"], refused
+    path = export_run(log.location, tmp_path / "run", reference=bench / "reference" / "output")
+    reached = json.loads(path.read_text())["run"]["harness"]["reached_pipeline"]
+    assert [r.rsplit(" · ", 1)[1] for r in reached] == ["initial_inspection", "gene_extraction"]
+    assert all(r.startswith("Psoriasis · Psoriasis/GSE") for r in reached), reached
+    # the revisions (the library's own code) ran: the cohort is preprocessed as the baseline's
+    assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None

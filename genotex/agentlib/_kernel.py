@@ -1,5 +1,5 @@
 """The kernel preamble of a GenoAgent workflow over this library: the usual modules, then
-exactly the library's public names (nothing of genotex's pipelines).
+exactly the library's public names, and genotex's own pipelines refused to the steps.
 """
 
 __all__ = ["KERNEL_MODULES", "kernel_preamble"]
@@ -19,5 +19,7 @@ def kernel_preamble(*, allow_lmm: bool = True) -> str:
         "import pandas as pd",
         "from genotex.agentlib import *",
         f"import genotex.agentlib._settings as _s; _s.allow_lmm({bool(allow_lmm)}); del _s",
+        # genotex's own pipelines refused to the steps (`_guard`): the row measures the model
+        "import genotex.agentlib._guard as _g; _g.guard_pipelines(); del _g",
     ]
     return "\n".join(lines) + "\n"

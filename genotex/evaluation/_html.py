@@ -39,7 +39,7 @@ from ._html_parts import (
     with_interval,
     write_files,
 )
-from ._isolation import not_isolated
+from ._isolation import not_isolated, reached_pipeline
 from ._leaderboard import paper_comparison, paper_table
 from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
@@ -302,6 +302,7 @@ def render_html(report: EvalReport, figures: Mapping[str, RenderedFigure]) -> st
         intervals=bool(report.intervals),
         exact="exact_statistics" in report.run,
         not_isolated=_not_isolated_sandbox(report),
+        reached_pipeline=reached_pipeline(report),
         prediction_is_reference=bool(report.run.get("prediction_is_reference")),
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ._report import EvalReport
 
-__all__ = ["ISOLATED_SANDBOXES", "harness_label", "not_isolated", "unisolated"]
+__all__ = ["ISOLATED_SANDBOXES", "harness_label", "not_isolated", "reached_pipeline", "unisolated"]
 
 #: A harness run's sandboxes that isolate the agent from the host (and so from the answers).
 ISOLATED_SANDBOXES = ("bwrap", "podman", "docker")
@@ -43,3 +43,13 @@ def harness_label(report: EvalReport) -> str:
     passed = harness.get("solver_args_passed")
     shown = [f"{k}={v}" for k, v in (passed.items() if isinstance(passed, dict) else ())][:4]
     return " · ".join([harness["solver"][:40], model[:60], *(s[:40] for s in shown)])
+
+
+def reached_pipeline(report: EvalReport) -> list[str]:
+    """The steps of an agent run whose code reached for genotex's own pipeline (refused in the
+    paper library's kernel), as its export records them: "sample · workflow · step", text
+    cut (a saved report is untrusted).
+    """
+    harness = report.run.get("harness")
+    found = harness.get("reached_pipeline") if isinstance(harness, dict) else None
+    return [str(step)[:200] for step in found[:100]] if isinstance(found, list) else []

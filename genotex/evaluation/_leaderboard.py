@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..core import csv_text, get_metric
 from ._compare import ReportError, check_same_reference, load_report
-from ._isolation import harness_label, not_isolated, unisolated
+from ._isolation import harness_label, not_isolated, reached_pipeline, unisolated
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
 from ._setting import setting_difference, setting_of
@@ -282,6 +282,12 @@ def leaderboard(
         rows.sort(key=lambda r: order[r.group])
     warnings: list[str] = []
     warnings += [w for n, r in named.items() if (w := unisolated(n, r))]
+    warnings += [
+        f"{n}'s agent reached for genotex's own pipeline in {len(steps)} step(s), refused by "
+        f"the paper library's kernel (first: {steps[0]})"
+        for n, r in named.items()
+        if (steps := reached_pipeline(r))
+    ]
     if paper:
         checked = [against_paper(row) for row in rows]
         rows = [row for row, _ in checked]

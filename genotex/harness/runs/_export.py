@@ -332,7 +332,25 @@ def setting_and_budget(
                 } if isinstance(team.get("role_time_scale"), dict) else {},
             }  # fmt: skip
             break
-    return {"setting": setting, "budget": budget or None}
+    return {"setting": setting, "budget": budget or None, "reached_pipeline": _reached(log)}
+
+
+def _reached(log: Any) -> list[str]:
+    """The steps whose code reached for genotex's own pipeline (refused in the paper
+    library's kernel: a GenoAgent step record's `reached_pipeline`), as "sample · workflow ·
+    step"; at most 100.
+    """
+    found = []
+    for sample in log.samples or ():
+        team = (getattr(sample, "store", None) or {}).get("genoagent")
+        workflows = team.get("workflows") if isinstance(team, dict) else None
+        for workflow in workflows if isinstance(workflows, list) else ():
+            steps = workflow.get("steps") if isinstance(workflow, dict) else None
+            for step in steps if isinstance(steps, list) else ():
+                if isinstance(step, dict) and step.get("reached_pipeline") is True:
+                    where = (sample.id, workflow.get("workflow"), step.get("step"))
+                    found.append(" · ".join(str(part)[:80] for part in where))
+    return found[:100]
 
 
 def _run_block(

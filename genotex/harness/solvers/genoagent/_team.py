@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.util import span
 
+from ....agentlib._guard import REFUSED
 from ...sandboxes._kernel import Kernel, StepRun
 from ._library import library
 from ._replies import Verdict, code_of, plan_choice, verdict_of
@@ -89,11 +90,18 @@ class Step:
     run: StepRun
     reviews: int = 0
     approved: bool | None = None
+    #: whether any of its drafts reached for genotex's own pipeline (refused in the kernel)
+    reached_pipeline: bool = False
+
+    def note(self, run: StepRun) -> None:
+        """A draft's run: a refusal of genotex's pipeline is kept, whatever comes after."""
+        self.reached_pipeline |= REFUSED in (run.error or "")
 
     def summary(self) -> dict:
         return {"step": self.unit.name, "ok": self.run.ok, "reviews": self.reviews,
                 "approved": self.approved, "seconds": self.run.seconds,
-                "error": (self.run.error or "")[-500:] or None}  # fmt: skip
+                "error": (self.run.error or "")[-500:] or None,
+                "reached_pipeline": self.reached_pipeline}  # fmt: skip
 
 
 @dataclass
@@ -300,6 +308,7 @@ class Team:
             request += "\n\n" + prompt("reuse").format(source=source, code=shown)
         run, code = await self._write(work, unit, writer, request)
         step = Step(unit, code, run)
+        step.note(run)
         for _ in range(self.options.review_rounds):
             work.left()
             if step.code:
@@ -320,6 +329,7 @@ class Team:
                 feedback=verdict.feedback,
             )  # fmt: skip
             step.run, step.code = await self._write(work, unit, writer, revision, rebuild=True)
+            step.note(step.run)
         if step.run.ok and step.approved is not False:  # approved, or ran with no reviewer
             self.approved[unit.name] = (work.title, step.code)
         return step
