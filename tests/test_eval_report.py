@@ -437,3 +437,15 @@ def test_a_baseline_and_genoagent_in_the_papers_setting_rank_together_other_leng
     assert not RunSetting(None).compatible(genoagent) and RunSetting(None).compatible(
         RunSetting(None)
     )
+
+
+def test_a_run_that_reached_for_genotexs_pipeline_says_so_on_its_page_escaped(run, tmp_path):
+    data = json.loads((run / "run.json").read_text())
+    data["run"]["harness"] = {"sandbox": "bwrap", "reached_pipeline": [
+        "Psoriasis · Psoriasis/GSE1 · <script>alert(1)</script>"]}  # fmt: skip
+    saved = tmp_path / "reached.json"
+    saved.write_text(json.dumps(data))
+    write_report(load_report(saved), tmp_path / "page")
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert 'data-testid="reached-pipeline"' in page and "1 step(s) reached" in page
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
