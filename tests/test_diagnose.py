@@ -551,7 +551,7 @@ def test_an_all_missing_age_scores_csc_1_as_published_and_diagnose_names_it(benc
     assert clinical.loc["Age"].isna().all()  # the fault as planted, read with pandas
     report = evaluate(out, bench.reference_output, bench.task_info, options=EvalOptions())
     scored = {s.file: s for s in report.preprocessing["clinical"]}
-    assert scored["GSE100001.csv"].composite_similarity_correlation == pytest.approx(1.0)
+    assert scored["Asthma/GSE100001.csv"].composite_similarity_correlation == pytest.approx(1.0)
     found = _data_findings(_diagnosis(bench, out))
     assert [(f.error_class, f.file) for f in found] == [
         ("feature_all_missing", "preprocess/Asthma/clinical_data/GSE100001.csv")

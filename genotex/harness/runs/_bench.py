@@ -189,8 +189,8 @@ class Benchmark:
     def gold_files(self, spec: SampleSpec) -> dict[str, Path]:
         """The reference files that answer a sample, keyed by their path under `output/`."""
         files: dict[str, Path] = {}
-        if spec.task in ("preprocess", "e2e"):  # and the conditions it preprocesses from raw
-            for trait in (spec.trait, *spec.raw):
+        if spec.task in ("preprocess", "e2e"):  # and the conditions' (given, or raw)
+            for trait in (spec.trait, *spec.needed):
                 folder = self.reference / "preprocess" / trait
                 files.update(_tree_files(folder, f"output/preprocess/{trait}"))
         for problem in spec.problems:
