@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["REFUSED", "guard_pipelines"]
+__all__ = ["KERNEL_MARK", "REFUSED", "guard_pipelines"]
 
 #: How a refusal's message begins (the team looks for it in a step's error).
 REFUSED = "genotex's own pipelines are not part of the paper's library"
@@ -107,10 +107,18 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         raise PermissionError(f"running genotex: {_WHY}")
 
 
+#: What GenoAgent's kernel process says of itself (its worker sets it before any step): the
+#: guard is for that process alone, never for one that runs the preamble otherwise (a test).
+KERNEL_MARK = "GENOTEX_KERNEL"
+
+
 def guard_pipelines() -> None:
-    """Refuse genotex's pipelines to step code from now on, in this process (the kernel's);
-    once a process.
+    """Refuse genotex's pipelines to step code from now on, in this process if it is
+    GenoAgent's kernel (`KERNEL_MARK`); once a process. An audit hook cannot be removed, so
+    nothing else is ever guarded.
     """
+    if os.environ.get(KERNEL_MARK) != "1":
+        return
     if getattr(builtins.__import__, "__genotex_guard__", False):
         return
     guarded = _guarded_import(builtins.__import__)

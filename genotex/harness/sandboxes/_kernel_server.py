@@ -59,6 +59,7 @@ def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one 
     send, pack, clock = results.sendall, _HEADER.pack, time.perf_counter
     format_exception, cache = traceback.format_exception, linecache.cache
     me = os.getpid()
+    os.environ["GENOTEX_KERNEL"] = "1"  # a library's guard is for this process (agentlib)
     # the steps' namespace is `__main__`, as in a notebook; this program's module is not
     namespace = types.ModuleType("__main__")
     state = namespace.__dict__
