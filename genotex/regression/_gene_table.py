@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -96,6 +96,7 @@ def marginal_statistics(
         raise ValueError(f"x must be samples x genes ({len(y)} x {len(genes)}), not {x.shape}")
     n = len(y)
     c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
+    _full_rank(c, y)
     df = n - c.shape[1] - 1 - absorbed
     if df < 1:
         raise ValueError(f"{n} samples leave no degree of freedom for {c.shape[1]} covariates")
@@ -126,6 +127,45 @@ def marginal_statistics(
     return frame.where(np.isfinite(frame), np.nan)
 
 
+@contextlib.contextmanager
+def _inmoose_said() -> Iterator[None]:
+    """What InMoose prints or logs (to stderr, by its own handler) while in the block, said as
+    Python warnings instead.
+    """
+    import logging
+
+    logger = logging.getLogger("inmoose")
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handlers, propagate = list(logger.handlers), logger.propagate
+    logger.handlers, logger.propagate = [Keep()], False
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said):
+            yield
+    finally:
+        logger.handlers, logger.propagate = handlers, propagate
+    for text in [*(r.getMessage() for r in records), said.getvalue().strip()]:
+        if text:
+            warnings.warn(f"InMoose: {text[:500]}", UserWarning, stacklevel=4)
+
+
+def _full_rank(c: np.ndarray, y: np.ndarray) -> None:
+    """Refuse a design `[1, covariates, trait]` that is not of full column rank, in one
+    sentence: its estimates would be arbitrary, and its degrees of freedom wrong.
+    """
+    if np.linalg.matrix_rank(np.column_stack([c, y])) < c.shape[1] + 1:
+        raise ValueError(
+            "the design (intercept, covariates, trait) is not of full rank: a covariate is "
+            "constant, repeats another, or restates the trait (GeneAnalysis leaves such "
+            "covariates out, said in a DesignWarning)"
+        )
+
+
 def moderated_statistics(
     x: np.ndarray, y: np.ndarray, genes: Sequence[str], z: np.ndarray | None = None
 ) -> pd.DataFrame:
@@ -133,8 +173,10 @@ def moderated_statistics(
     InMoose's `lmFit` and `eBayes` on the design [1, y, z], with its p-value and BH FDR.
 
     One convention with `marginal_statistics`: a gene the covariates explain (a constant
-    one) has no test (NaN), and the FDR is Benjamini-Hochberg over the tested genes only.
-    What InMoose prints is turned into a warning, never written to standard output.
+    one) has no test (NaN), and is left out before `lmFit` and `eBayes` (it would shrink
+    the variance prior the tested genes share: limma's answer is on the genes tested); the
+    FDR is Benjamini-Hochberg over the tested genes only. What InMoose prints or logs is
+    turned into a warning, never written to standard output or error.
 
     Needs the `limma` extra (InMoose). Indexed by gene:
     `t_moderated`, `p_moderated`, `fdr_moderated`.
@@ -148,23 +190,24 @@ def moderated_statistics(
         raise ImportError(f"moderated statistics need InMoose: {extra_hint('limma')}") from None
     n = len(y)
     c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
+    _full_rank(c, np.asarray(y, dtype=np.float64))
     design = pd.DataFrame(np.column_stack([c[:, :1], y, c[:, 1:]]))
     values = np.asarray(x, dtype=np.float64)
-    expression = pd.DataFrame(values.T, index=list(genes))
-    said = io.StringIO()
-    with contextlib.redirect_stdout(said):  # InMoose prints its warnings: said as warnings
-        fit = eBayes(lmFit(expression, design))
-    if said.getvalue().strip():
-        warnings.warn(f"InMoose: {said.getvalue().strip()[:500]}", UserWarning, stacklevel=2)
-    t = np.asarray(fit.t, dtype=np.float64)[:, 1].copy()
-    p = np.asarray(fit.p_value, dtype=np.float64)[:, 1].copy()
     # one convention with the ordinary test: a gene the covariates explain (a constant one)
-    # has no test, and the BH FDR is over the tested genes only
+    # has no test; and it is left out before limma, whose variance prior it would shrink
     rx = _partialled(values, c)
     flat = np.einsum("ij,ij->j", rx, rx) <= 1e-24 * np.maximum(
         np.einsum("ij,ij->j", values, values), 1.0
     )
-    t[flat], p[flat] = np.nan, np.nan
+    t = np.full(len(genes), np.nan)
+    p = np.full(len(genes), np.nan)
+    tested = ~flat
+    if tested.sum() >= 2:  # limma's prior needs genes to share
+        expression = pd.DataFrame(values[:, tested].T, index=np.asarray(genes)[tested].tolist())
+        with _inmoose_said():
+            fit = eBayes(lmFit(expression, design))
+        t[tested] = np.asarray(fit.t, dtype=np.float64)[:, 1]
+        p[tested] = np.asarray(fit.p_value, dtype=np.float64)[:, 1]
     fdr = np.full(len(p), np.nan)
     tested = np.isfinite(p)
     if tested.any():

@@ -26,6 +26,7 @@ from ..core import (
 )
 from ._blas import one_blas_thread
 from ._data import ProblemData
+from ._design import checked_covariates, no_duplicated_samples, not_gene_names, warn_small_groups
 from ._gene_table import gene_table
 from ._pipeline import RegressionResult, analyse
 from ._table_columns import (
@@ -91,6 +92,10 @@ class GeneAnalysis(BaseEstimator):
         The trait's case level, when the trait column holds text (a two-level
         categorical): that level is coded 1, the other 0. A numeric trait must
         be coded 0/1 already: GenoTEX traits are binary.
+    strict
+        Refuse a design that is not of full rank instead of leaving out the covariates
+        that make it so (a constant one, one the others make) with a `DesignWarning`
+        naming them. A covariate collinear with the trait is refused either way.
 
     Attributes
     ----------
@@ -107,7 +112,11 @@ class GeneAnalysis(BaseEstimator):
         Residual degrees of freedom of the marginal tests; a fit with fewer than 3 is
         refused, one with fewer than 10 warned of (`SmallSampleWarning`).
     few_samples_ : bool
-        Whether the fit had fewer than 10 residual degrees of freedom.
+        Whether the fit had fewer than 10 residual degrees of freedom, or a trait group
+        of fewer than 3 samples (each said in a `SmallSampleWarning`).
+    covariates_dropped_ : dict
+        The covariates (the condition among them) left out of the design, with why:
+        constant in the samples fitted, or a combination of the others.
     """
 
     def __init__(
@@ -125,6 +134,7 @@ class GeneAnalysis(BaseEstimator):
         moderated: bool = False,
         genes: Sequence[str] | None = None,
         case: str | None = None,
+        strict: bool = False,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -138,6 +148,7 @@ class GeneAnalysis(BaseEstimator):
         self.moderated = moderated
         self.genes = genes
         self.case = case
+        self.strict = strict
 
     def _arrays(
         self, data: Any
@@ -150,7 +161,9 @@ class GeneAnalysis(BaseEstimator):
             raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
         not_genes = {self.trait, *covariates, *_CLINICAL, *([self.groups] if self.groups else [])}
         asked = None if self.genes is None else [str(g) for g in self.genes]
+        not_genes |= self._not_genes(data, not_genes, asked)
         annotations, block = annotations_and_genes(data, not_genes, asked)
+        no_duplicated_samples(annotations.index)
         #: a DataFrame's columns left out of the genes for holding text
         self.text_columns_ = text_columns(data, not_genes, asked)
         y = binary_trait(annotations, self.trait, self.case)
@@ -187,6 +200,26 @@ class GeneAnalysis(BaseEstimator):
             )
         self._kept = keep
         return x, y[keep], None if z is None else z[keep], genes, annotations
+
+    @staticmethod
+    def _not_genes(data: Any, not_genes: set[Any], asked: list[str] | None) -> set[Any]:
+        """A DataFrame's columns that cannot be genes (row numbers, empty or missing names),
+        left out with a warning naming them.
+        """
+        import pandas as pd
+
+        if asked is not None or not isinstance(data, pd.DataFrame):
+            return set()
+        odd = not_gene_names(data, [c for c in data.columns if c not in not_genes])
+        if odd:
+            warnings.warn(
+                f"{len(odd)} column(s) left out of the genes, being no gene: "
+                f"{', '.join(repr(c) for c in odd[:5])} (row numbers, or no name; read a CSV "
+                "with index_col=0)",
+                UserWarning,
+                stacklevel=4,
+            )
+        return set(odd)
 
     def _covariates(self) -> list[str]:
         """The covariates as a list: a string is one column (`covariates="Age"`)."""
@@ -241,10 +274,12 @@ class GeneAnalysis(BaseEstimator):
         if mode == "reference" and (len(self._covariates()) or self.groups is not None):
             raise ValueError("covariates beside the condition, or groups, need mode='standard'")
         x, target, z, genes, annotations = self._arrays(data)
+        coded = target  # the trait as 0/1, before any group's means are taken out
         groups = None if self.groups is None else group_labels(annotations, self.groups)
         self._absorbed = 0
         if groups is not None:
             x, target, z, self._absorbed = self._within(groups, x, target, z)
+
         source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
         cohorts = (str(source.get("cohort") or "in-memory"),)
         if len(target) == 0:
@@ -259,9 +294,16 @@ class GeneAnalysis(BaseEstimator):
                 else ""
             )
             raise ValueError(f"the trait {self.trait!r} is constant{dropped}")
+        names = [*([self.condition] if self.condition else []), *self._covariates()]
+        self.covariates_dropped_: dict[str, str] = {}
+        if len(target) - 2 - len(names) - self._absorbed >= MIN_RESIDUAL_DF:  # else refused below
+            z, _, self.covariates_dropped_ = checked_covariates(
+                target, z, names, trait=self.trait, strict=self.strict
+            )
         self._check_degrees_of_freedom(
             len(target), 0 if z is None else z.reshape(len(target), -1).shape[1]
         )
+        self.few_samples_ = warn_small_groups(coded, self.trait) or self.few_samples_
         problem = ProblemId(self.trait, self.condition)
         task_info = TaskInfo({self.trait: tuple(self.known_genes)}, {self.trait: ()})
         arrays = ProblemData(problem, cohorts, np.asfortranarray(x), target, z, tuple(genes))

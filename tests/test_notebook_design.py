@@ -1,0 +1,132 @@
+"""No silent wrong number in a notebook design (issue #61): covariates checked for rank, limma's
+prior over the genes it tests, duplicated samples refused, non-genes never tested, small
+groups flagged. Every expected number comes from statsmodels' OLS or InMoose's limma run
+here on the same data, never from genotex.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from genotex.regression import GeneAnalysis, SmallSampleWarning
+from genotex.regression._design import DesignWarning
+
+
+def _frame(n: int = 40, genes: int = 15, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    trait = (np.arange(n) % 2).astype(float)
+    age = rng.integers(20, 80, n).astype(float)
+    x = rng.normal(size=(n, genes))
+    x[:, 0] += 1.5 * trait
+    x[:, 1] += 0.04 * age
+    frame = pd.DataFrame(x, columns=[f"G{i}" for i in range(genes)],
+                         index=[f"S{i:02d}" for i in range(n)])  # fmt: skip
+    frame.insert(0, "Trait", trait)
+    frame.insert(1, "Age", age)
+    frame.insert(2, "Gender", (np.arange(n) // 2 % 2).astype(float))
+    return frame
+
+
+def _fit(frame: pd.DataFrame, **options) -> GeneAnalysis:
+    return GeneAnalysis("Trait", **{"resamples": 0, **options}).fit(frame)
+
+
+def _ols_t(frame: pd.DataFrame, covariates: list[str]) -> pd.Series:
+    """statsmodels' t of the trait, gene by gene, on `1 + Trait + covariates`."""
+    design = sm.add_constant(frame[["Trait", *covariates]].to_numpy(float))
+    genes = [c for c in frame.columns if c[:1] == "G" and c[1:].isdigit()]
+    return pd.Series({g: sm.OLS(frame[g].to_numpy(float), design).fit().tvalues[1] for g in genes})
+
+
+@pytest.mark.parametrize(
+    ("change", "covariates", "left"),
+    [
+        # a males-only subset that keeps Gender: constant
+        (lambda f: f.assign(Gender=1.0), ["Age", "Gender"], "Gender"),
+        # a constant batch column
+        (lambda f: f.assign(batch=3.0), ["Age", "batch"], "batch"),
+        # Age under another name, restated: a combination of Age and the intercept
+        (lambda f: f.assign(Age2=2 * f["Age"] + 1), ["Age", "Age2"], "Age2"),
+    ],
+    ids=["constant-gender", "constant-batch", "aliased-age"],
+)
+def test_a_constant_or_aliased_covariate_is_left_out_named_and_t_is_statsmodels(
+    change, covariates, left
+):
+    frame = change(_frame())
+    with pytest.warns(DesignWarning, match=repr(left)):
+        analysis = _fit(frame, covariates=covariates)
+    assert list(analysis.covariates_dropped_) == [left]
+    kept = [c for c in covariates if c != left]
+    expected = _ols_t(frame, kept)
+    got = analysis.to_frame()["t"]
+    assert np.allclose(got[expected.index], expected, rtol=0, atol=1e-8)
+    # one covariate left: n - 2 - 1 residual degrees of freedom (40 - 3)
+    assert analysis.residual_df_ == 40 - 2 - len(kept)
+    with pytest.raises(ValueError, match="not of full rank") as raised:
+        _fit(frame, covariates=covariates, strict=True)
+    assert "\n" not in str(raised.value) and repr(left) in str(raised.value)
+
+
+@pytest.mark.parametrize("restated", ["equal", "collinear"])
+def test_a_covariate_that_restates_the_trait_is_refused(restated):
+    frame = _frame()
+    frame["copy"] = frame["Trait"] if restated == "equal" else 1 - 2 * frame["Trait"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="the trait 'Trait' is collinear with the covariates"):
+            _fit(frame, covariates=["Age", "copy"])
+        with pytest.raises(ValueError, match="collinear"):  # moderated: no bare LinAlgError
+            _fit(frame, covariates=["copy"], moderated=True)
+
+
+def test_duplicated_samples_are_refused_naming_them():
+    frame = _frame()
+    repeated = pd.concat([frame, frame.iloc[[3, 5, 7]]])
+    with pytest.raises(ValueError, match="3 sample id\\(s\\) more than once \\('S03', 'S05', "):
+        _fit(repeated)
+
+
+def test_a_csv_read_without_index_col_never_tests_its_row_numbers():
+    frame = _frame()
+    text = io.StringIO()
+    frame.to_csv(text)
+    read = pd.read_csv(io.StringIO(text.getvalue()))  # no index_col: "Unnamed: 0" holds ids
+    read.insert(1, "row", np.arange(len(read)))  # and row numbers under another name
+    with pytest.warns(UserWarning, match="being no gene: 'Unnamed: 0', 'row'"):
+        table = _fit(read).to_frame()
+    assert "Unnamed: 0" not in table.index and "row" not in table.index
+    assert len(table) == 15
+
+
+def test_one_control_beside_cases_warns_with_the_counts():
+    frame = _frame(n=37)
+    frame["Trait"] = 1.0
+    frame.loc["S00", "Trait"] = 0.0  # 1 control beside 36 cases
+    with pytest.warns(SmallSampleWarning, match="has 1 control and 36 case sample"):
+        analysis = _fit(frame)
+    assert analysis.few_samples_
+
+
+def test_limmas_moderated_t_with_constant_genes_is_limmas_on_the_genes_tested():
+    inmoose = pytest.importorskip("inmoose.limma", reason="the limma extra (InMoose)")
+    frame = _frame(genes=60)
+    for index in range(40):  # 40 constant genes, as a cohort's unexpressed ones
+        frame[f"C{index}"] = float(index)
+    analysis = _fit(frame, covariates=["Age"], moderated=True)
+    moderated = analysis.to_frame()["t_moderated"]
+    assert moderated[[f"C{i}" for i in range(40)]].isna().all()
+    genes = [f"G{i}" for i in range(60)]
+    design = pd.DataFrame(sm.add_constant(frame[["Trait", "Age"]].to_numpy(float)))
+    expression = pd.DataFrame(frame[genes].to_numpy(float).T, index=genes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = inmoose.eBayes(inmoose.lmFit(expression, design))
+    expected = pd.Series(np.asarray(fit.t)[:, 1], index=genes)
+    assert np.allclose(moderated[genes], expected, rtol=0, atol=1e-8)
