@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from genotex.regression import GeneAnalysis, SmallSampleWarning
-from genotex.regression._design import DesignWarning
+from genotex.regression import DesignWarning, GeneAnalysis, SmallSampleWarning
 
 
 def _frame(n: int = 40, genes: int = 15, seed: int = 1) -> pd.DataFrame:
