@@ -40,6 +40,7 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable
 
 #: A worker frame's header: the length of the JSON that follows.
 _HEADER = struct.Struct("!Q")
@@ -49,53 +50,53 @@ _FRAME_BYTES = 64 * 1024 * 1024
 _CREDENTIALS = struct.Struct("3i")
 
 
-def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one closure
-    """The state's process: runs each forwarded step, answers on `results`. Never returns."""
-    decode, encode = json.JSONDecoder().decode, json.JSONEncoder(ensure_ascii=True).encode
-    pid, exit_now, dup2, lseek, read, ftruncate = (
-        os.getpid, os._exit, os.dup2, os.lseek, os.read, os.ftruncate
-    )  # fmt: skip
-    compile_, exec_, base_exception, system_exit = compile, exec, BaseException, SystemExit
-    send, pack, clock = results.sendall, _HEADER.pack, time.perf_counter
-    format_exception, cache = traceback.format_exception, linecache.cache
-    me = os.getpid()
+def _setup() -> tuple[types.ModuleType, int, list]:
+    """The worker's process made ready: the steps' `__main__` (a namespace of their own, as in
+    a notebook; this program's module is not), its input emptied, its output and error going
+    to a capture file. Returns the namespace, the capture's fd and the standard streams.
+    """
     os.environ["GENOTEX_KERNEL"] = "1"  # a library's guard is for this process (agentlib)
-    # the steps' namespace is `__main__`, as in a notebook; this program's module is not
     namespace = types.ModuleType("__main__")
-    state = namespace.__dict__
-    state["__builtins__"] = __builtins__
+    namespace.__dict__["__builtins__"] = __builtins__
     sys.modules["__main__"] = namespace
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # a step that reads its input reads nothing
-    capture_path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".kernel-{me}.out")
-    capture = os.open(capture_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".kernel-{os.getpid()}.out")
+    capture = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(capture, 1)
     os.dup2(capture, 2)
+    return namespace, capture, [_stream(0, "r"), _stream(1, "w"), _stream(2, "w")]
 
-    def stream(fd: int, mode: str) -> object:
-        # closefd=False: a step that closes sys.stdout closes the wrapper, never the fd
-        return open(fd, mode, encoding="utf-8", errors="backslashreplace", buffering=1,  # noqa: SIM115
-                    closefd=False)  # fmt: skip
 
-    streams = [stream(0, "r"), stream(1, "w"), stream(2, "w")]
-    lines = os.fdopen(requests, "r", encoding="utf-8")
-    modules, opened = sys.modules, open
+def _stream(fd: int, mode: str) -> object:
+    """A standard stream over `fd`; closefd=False: a step that closes it closes the wrapper."""
+    return open(fd, mode, encoding="utf-8", errors="backslashreplace", buffering=1,  # noqa: SIM115
+                closefd=False)  # fmt: skip
+
+
+def _restorer(capture: int, streams: list, namespace: types.ModuleType) -> Callable[[], None]:
+    """What puts back the worker's own streams, fds and `__main__`, whatever a step did."""
+    dup2, modules, stream = os.dup2, sys.modules, _stream
 
     def restore() -> None:
-        """The worker's own streams, fds and `__main__`, whatever the step did with them."""
         dup2(capture, 1)
         dup2(capture, 2)
         for fd, mode in ((0, "r"), (1, "w"), (2, "w")):
-            if streams[fd].closed:  # type: ignore[attr-defined]
-                streams[fd] = opened(fd, mode, encoding="utf-8", errors="backslashreplace",
-                                     buffering=1, closefd=False)  # fmt: skip
+            if streams[fd].closed:
+                streams[fd] = stream(fd, mode)
         sys.stdin, sys.stdout, sys.stderr = streams
         modules["__main__"] = namespace
 
+    return restore
+
+
+def _output_taker(capture: int, streams: list) -> Callable[[int], tuple[str, bool]]:
+    """What takes a step's output (then empties the file), cut to `limit` characters."""
+    lseek, read, ftruncate, base_exception = os.lseek, os.read, os.ftruncate, BaseException
+
     def taken_output(limit: int) -> tuple[str, bool]:
-        """What the step printed (then the file is emptied), cut to `limit` characters."""
         for written in streams[1:]:
             try:
-                written.flush()  # type: ignore[attr-defined]
+                written.flush()
             except base_exception:  # noqa: BLE001 - a stream the step broke
                 pass
         size = lseek(capture, 0, os.SEEK_END)
@@ -114,12 +115,37 @@ def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one 
             text = f"{text[:half]}\n[... output cut: {size:,} bytes in all ...]\n{text[-half:]}"
         return text, cut
 
+    return taken_output
+
+
+def _tracer() -> Callable[[str, BaseException], str]:
+    """What gives an error's trace from the step's own frames on (the kernel's left out)."""
+    format_exception = traceback.format_exception
+
     def trace(name: str, error: BaseException) -> str:
-        """The error's trace from the step's own frames on (the kernel's left out)."""
         frames = error.__traceback__
         while frames is not None and frames.tb_frame.f_code.co_filename != name:
             frames = frames.tb_next
         return "".join(format_exception(type(error), error, frames))
+
+    return trace
+
+
+def _worker(requests: int, results: socket.socket) -> None:
+    """The state's process: runs each forwarded step, answers on `results`. Never returns.
+
+    Everything its loop calls is bound here, in its own frame and closures, before any step
+    runs: a step that replaces a global of this program or `sys.modules['__main__']`
+    reaches none of it.
+    """
+    decode, encode = json.JSONDecoder().decode, json.JSONEncoder(ensure_ascii=True).encode
+    pid, exit_now, me, clock = os.getpid, os._exit, os.getpid(), time.perf_counter
+    compile_, exec_, base_exception, system_exit = compile, exec, BaseException, SystemExit
+    send, pack, cache = results.sendall, _HEADER.pack, linecache.cache
+    namespace, capture, streams = _setup()
+    state, lines = namespace.__dict__, os.fdopen(requests, "r", encoding="utf-8")
+    restore, taken_output = _restorer(capture, streams, namespace), _output_taker(capture, streams)
+    trace, unencodable = _tracer(), _unencodable
 
     def run(request: dict) -> dict:
         name = str(request.get("name") or "<step>")
@@ -140,19 +166,14 @@ def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one 
             exit_now(0)
         restore()
         output, cut = taken_output(limit)
-        return {
-            "output": output,
-            "error": error,
-            "cut": cut,
-            "seconds": round(clock() - started, 3),
-        }
+        return {"output": output, "error": error, "cut": cut,
+                "seconds": round(clock() - started, 3)}  # fmt: skip
 
     def answer(line: str) -> bytes:
         request: dict = {}
         try:
             request = decode(line)
-            if not isinstance(request, dict):
-                request = {}
+            request = request if isinstance(request, dict) else {}
             result = run(request)
         except base_exception as exc:  # noqa: BLE001 - the kernel answers, whatever broke
             restore()
@@ -161,8 +182,7 @@ def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one 
         try:
             return encode(result).encode()
         except base_exception:  # noqa: BLE001 - a result the encoder cannot write
-            nonce = "".join(c for c in str(request.get("nonce", "")) if c.isalnum())
-            return b'{"output": "", "error": "unencodable", "nonce": "%s"}' % nonce.encode()
+            return unencodable(request)
 
     while True:
         line = lines.readline()
@@ -173,6 +193,12 @@ def _worker(requests: int, results: socket.socket) -> None:  # noqa: C901 - one 
             send(pack(len(body)) + body)
         except base_exception:  # noqa: BLE001 - the supervisor is gone
             exit_now(0)
+
+
+def _unencodable(request: dict) -> bytes:
+    """The answer of a step whose result the encoder cannot write (it broke the encoder)."""
+    nonce = "".join(c for c in str(request.get("nonce", "")) if c.isalnum())
+    return b'{"output": "", "error": "unencodable", "nonce": "%s"}' % nonce.encode()
 
 
 class _Results:
