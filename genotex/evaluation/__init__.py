@@ -57,13 +57,8 @@ from ._html import render_html, write_report
 from ._html_runs import write_runs_report
 from ._isolation import ISOLATED_SANDBOXES, not_isolated
 from ._item_tables import FRAME_LEVELS, item_tables, report_frame, write_csv_tables
-from ._leaderboard import (
-    Leaderboard,
-    leaderboard,
-    leaderboard_notes,
-    published_rows,
-    render_leaderboard,
-)
+from ._leaderboard import Leaderboard, leaderboard, published_rows
+from ._leaderboard_render import leaderboard_notes, render_leaderboard
 from ._preprocessing_task import (
     SUBTASKS,
     evaluate_preprocessing,

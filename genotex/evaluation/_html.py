@@ -40,7 +40,8 @@ from ._html_parts import (
     write_files,
 )
 from ._isolation import not_isolated, reached_pipeline
-from ._leaderboard import paper_comparison, paper_table
+from ._leaderboard import paper_table
+from ._leaderboard_render import paper_comparison
 from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
 from ._report import EvalReport, group_key
