@@ -57,6 +57,7 @@ from inspect_ai.util import ExecResult, SandboxEnvironment, sandboxenv, subproce
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
+from ._cgroups import SampleCgroup, own_cgroups
 from ._folder_sandbox import (
     HOME,
     METADATA_KEY,
@@ -65,11 +66,10 @@ from ._folder_sandbox import (
     pids_limit_hits,
     sandbox_variables,
 )
-from ._leftovers import remove_cgroup, run_tag, sweep_cgroups, sweep_folders
+from ._leftovers import sweep_cgroups, sweep_folders
 from ._sandbox_spec import (
     AGENT_UID,
     SampleSandbox,
-    SandboxLimits,
     bwrap_binary,
     bwrap_problem,
     drop_to_agent,
@@ -86,120 +86,6 @@ __all__ = ["HOME", "METADATA_KEY", "SHM_BYTES", "BubblewrapSandbox"]
 
 #: The size of a sample's `/dev/shm` (Podman's default).
 SHM_BYTES = 64 * 1024 * 1024
-
-
-def own_cgroups() -> dict[str, Path]:
-    """The cgroups this process runs in, by controller ("pids", "memory"; "unified" for a
-    cgroup v2 host), as folders under /sys/fs/cgroup; a sample's cgroups go below them, so a
-    job scheduler's caps on the caller still hold.
-    """
-    base, found = Path("/sys/fs/cgroup"), {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            number, controllers, path = line.split(":", 2)
-            names = controllers.split(",")
-            if number == "0" and not controllers and (base / "cgroup.controllers").is_file():
-                found["unified"] = base / path.lstrip("/")
-            for name in ("pids", "memory"):
-                if name in names:
-                    found[name] = base / name / path.lstrip("/")
-    return found
-
-
-_WARNED: set[str] = set()
-
-
-def _say_once(text: str) -> None:
-    """One line on stderr, once a run: a limit that does not hold as the user might think."""
-    if text not in _WARNED:
-        _WARNED.add(text)
-        print(f"genotex: {text}", file=sys.stderr)
-
-
-class _Cgroup:
-    """A sample's pids and memory cgroups, below the caller's own (RLIMIT_NPROC does not bound
-    root, and RLIMIT_AS bounds each process, not the sample); where they cannot be made, the
-    run says so once and the per-process limits stand alone.
-
-    The memory bound is the sample's processes and the files in its folders together
-    (a tmpfs's pages are charged to the cgroup of the process that wrote them). Each
-    cgroup is named `genotex-<pid>-<start>-<random>` after the run, so that a later run
-    removes those of an ended run (`sweep_cgroups`) and never a live one's.
-    """
-
-    def __init__(self, limits: SandboxLimits, memory_bytes: int) -> None:
-        self.folders: list[Path] = []
-        self.pids: Path | None = None
-        self.memory: Path | None = None
-        name = f"genotex-{run_tag()}-{uuid.uuid4().hex[:12]}"
-        own = own_cgroups()
-        if os.geteuid() != 0:
-            return  # a user may not make cgroups here: RLIMIT_NPROC and RLIMIT_AS bound it
-        if "unified" in own:  # cgroup v2: one folder, both controllers enabled by the parent
-            parent = own["unified"]
-            if _enable_controllers(parent):
-                self.pids = self._make(parent / name, {"pids.max": limits.processes})
-                if self.pids is not None and _write(self.pids / "memory.max", memory_bytes):
-                    self.memory = self.pids
-        else:  # cgroup v1: the pids and memory hierarchies
-            if "pids" in own:
-                self.pids = self._make(own["pids"] / name, {"pids.max": limits.processes})
-            if "memory" in own:
-                settings = {"memory.limit_in_bytes": memory_bytes}
-                self.memory = self._make(own["memory"] / name, settings)
-        if self.pids is None or self.memory is None:
-            _say_once(
-                "the bwrap sandbox could not make a sample's pids and memory cgroups below "
-                "this process's own; each process is bounded by its rlimits alone (address "
-                "space per process, RLIMIT_NPROC for the agent's uid)"
-            )
-
-    def _make(self, folder: Path, settings: dict[str, int]) -> Path | None:
-        try:
-            folder.mkdir()
-        except OSError:
-            return None
-        if not all(_write(folder / key, value) for key, value in settings.items()):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-            return None
-        self.folders.append(folder)
-        return folder
-
-    @property
-    def procs(self) -> list[str]:
-        return [str(f / "cgroup.procs") for f in self.folders]
-
-    def remove(self) -> None:
-        for folder in self.folders:
-            remove_cgroup(folder)
-
-
-def _enable_controllers(parent: Path) -> bool:
-    """Whether `parent` (cgroup v2) gives its children the pids and memory controllers; a
-    cgroup that holds processes itself cannot (the kernel's no-internal-process rule), and
-    is left as it is.
-    """
-    try:
-        enabled = set((parent / "cgroup.subtree_control").read_text().split())
-    except OSError:
-        return False
-    wanted = {"pids", "memory"} - enabled
-    return not wanted or _write_text(
-        parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(wanted))
-    )
-
-
-def _write(path: Path, value: int) -> bool:
-    return _write_text(path, str(value))
-
-
-def _write_text(path: Path, value: str) -> bool:
-    try:
-        path.write_text(value)
-    except OSError:
-        return False
-    return True
 
 
 @functools.cache
@@ -248,7 +134,7 @@ class BubblewrapSandbox(HostFolderSandbox):
         (etc / "passwd").write_text(f"agent:x:{uid}:{uid}:agent:{HOME}:/bin/sh\n")
         (etc / "group").write_text(f"agent:x:{uid}:\n")
         (etc / "hostname").write_text("sandbox\n")
-        self.cgroup = _Cgroup(spec.limits, self.memory_bound())
+        self.cgroup = SampleCgroup(spec.limits, self.memory_bound())
         self.binary = bwrap_binary() or "bwrap"
 
     def _make_mount_points(self, uid: int) -> None:
