@@ -32,32 +32,24 @@ from inspect_ai._util.error import PrerequisiteError  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 
 from genotex.harness.runs._tasks import e2e, preprocess  # noqa: E402
-from genotex.harness.sandboxes._bwrap import BubblewrapSandbox  # noqa: E402
-from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
-from genotex.harness.sandboxes._sandbox_spec import SampleSandbox, bwrap_problem  # noqa: E402
+from genotex.harness.sandboxes._sandbox_spec import SampleSandbox  # noqa: E402
 from genotex.harness.sandboxes._uids import AGENT_UID, UID_RANGE, uid_base  # noqa: E402
 from genotex.harness.solvers.genoagent import genoagent  # noqa: E402
 from genotex.harness.solvers.genoagent._replay import replay_run  # noqa: E402
 from genotex.workflows import write_raw_benchmark  # noqa: E402
 from tests.conftest import INSPECT_WARNINGS  # noqa: E402
 from tests.test_genoagent import _team, baseline_script  # noqa: E402
+from tests.test_sandbox_escapes import (  # noqa: E402 - the sandboxes as that suite probes them
+    AS_ROOT,
+    CLASSES,
+    ISOLATED,
+    needs_bwrap,
+)
 
 pytestmark = INSPECT_WARNINGS
 
-PROBLEMS = {"bwrap": bwrap_problem(), "podman": podman_problem(default_image())}
-AS_ROOT = os.geteuid() == 0
-ISOLATED = [
-    pytest.param(
-        name, marks=pytest.mark.skipif(problem is not None, reason=f"no {name} sandbox: {problem}")
-    )
-    for name, problem in PROBLEMS.items()
-]
-CLASSES = {"bwrap": BubblewrapSandbox, "podman": PodmanSandbox}
-needs_bwrap = pytest.mark.skipif(PROBLEMS["bwrap"] is not None, reason=f"{PROBLEMS['bwrap']}")
-#: The keyctl, add_key and request_key system calls by architecture, and keyctl's operations.
+#: The keyctl, add_key and request_key system calls by architecture.
 _CALLS = {"x86_64": (250, 248, 249), "aarch64": (219, 217, 218)}
-KEYCTL_GET_KEYRING_ID, KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_UPDATE, KEYCTL_READ = 0, 1, 2, 11
-KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING = -3, -4
 
 
 def _python(name: str) -> str:
