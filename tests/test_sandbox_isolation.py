@@ -31,6 +31,7 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai._util.error import PrerequisiteError  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 
+from genotex.core import GenotexError  # noqa: E402
 from genotex.harness.runs._tasks import e2e, preprocess  # noqa: E402
 from genotex.harness.sandboxes._sandbox_spec import SampleSandbox  # noqa: E402
 from genotex.harness.sandboxes._uids import AGENT_UID, UID_RANGE, uid_base  # noqa: E402
@@ -128,7 +129,7 @@ def test_replay_in_local_without_trust_log_exits_2_before_any_code_runs(local_lo
     assert refused.returncode == 2, refused.stderr
     assert "--trust-log" in refused.stderr and "Traceback" not in refused.stderr
     assert not marker.exists()
-    with pytest.raises(Exception, match="--trust-log"):  # the library says the same
+    with pytest.raises(GenotexError, match="trust_log=True"):  # the library, in its own words
         replay_run(log, root=bench, sandbox="local")
     assert not marker.exists()
     trusted = replay_run(log, root=bench, sandbox="local", trust_log=True,

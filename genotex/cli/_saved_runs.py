@@ -78,6 +78,7 @@ def compare_command(  # noqa: PLR0913 - the command's options
     from ..core import json_text, write_text_atomic
     from ..evaluation import (
         BootstrapSettings,
+        SettingsDiffer,
         compare_reports,
         comparison_to_dict,
         load_report,
@@ -96,9 +97,12 @@ def compare_command(  # noqa: PLR0913 - the command's options
         names = (f"{names[0]} (A)", f"{names[1]} (B)")
     check_file_target(json_path, "--json")
     settings = BootstrapSettings(resamples=resamples, seed=seed)
-    comparison = compare_reports(
-        *reports, names=names, settings=settings, across_settings=across_settings
-    )
+    try:
+        comparison = compare_reports(
+            *reports, names=names, settings=settings, across_settings=across_settings
+        )
+    except SettingsDiffer as exc:  # the library's option, as this command spells it
+        raise SettingsDiffer(exc.why, "--across-settings compares them anyway") from None
     click.echo(render_comparison(comparison, top=top), nl=False)
     if json_path is not None:
         write_text_atomic(json_path, json_text(comparison_to_dict(comparison)))
@@ -153,11 +157,16 @@ def leaderboard_command(
     Example:
       genotex leaderboard a.json b.json --label "GPT-4o" --label "o1" --paper --format latex
     """
-    from ..evaluation import leaderboard, leaderboard_notes, render_leaderboard
+    from ..evaluation import SettingsDiffer, leaderboard, leaderboard_notes, render_leaderboard
 
     if labels and len(labels) != len(runs):
         raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs: give one per run")
-    board = leaderboard(list(runs), paper=paper, labels=list(labels) or None, by_setting=by_setting)
+    try:
+        board = leaderboard(
+            list(runs), paper=paper, labels=list(labels) or None, by_setting=by_setting
+        )
+    except SettingsDiffer as exc:  # the library's option, as this command spells it
+        raise SettingsDiffer(exc.why, "--by-setting shows them as separate groups") from None
     for warning in board.warnings:
         click.echo(f"genotex: warning: {warning}", err=True)
     click.echo(render_leaderboard(board, fmt), nl=False)

@@ -21,6 +21,7 @@ from ._common import Progress, no_progress
 from ._compare import (
     Comparison,
     ReportError,
+    SettingsDiffer,
     compare_reports,
     comparison_to_dict,
     load_report,
@@ -137,6 +138,7 @@ __all__ = [
     "PairedComparison",
     "ProblemScore",
     "ReportError",
+    "SettingsDiffer",
     "SelectionScore",
     "add_exact_statistics",
     "add_intervals",

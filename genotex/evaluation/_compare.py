@@ -28,6 +28,7 @@ from ._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, PairedComparison,
 __all__ = [
     "Comparison",
     "ReportError",
+    "SettingsDiffer",
     "check_same_reference",
     "compare_reports",
     "comparison_to_dict",
@@ -39,6 +40,16 @@ __all__ = [
 
 class ReportError(GenotexError):
     """A saved report that cannot be read, or two reports that must not be compared."""
+
+
+class SettingsDiffer(ReportError):
+    """Runs of different settings asked to be ranked or compared together: `why` says what
+    differs, `allow` what would allow it (the library's option; a command says its flag).
+    """
+
+    def __init__(self, why: str, allow: str) -> None:
+        super().__init__(f"{why}; {allow}")
+        self.why = why
 
 
 def load_report(path: str | Path) -> EvalReport:
@@ -150,7 +161,7 @@ def compare_reports(
     check_same_reference({names[0]: a, names[1]: b})
     why = setting_difference({names[0]: a, names[1]: b})
     if why is not None and not across_settings:
-        raise ReportError(why.replace("with --by-setting", "with --across-settings"))
+        raise SettingsDiffer(why, "across_settings=True compares them anyway")
     items_a, items_b = _items(a), _items(b)
     sections = {}
     for section in items_a.keys() & items_b.keys():

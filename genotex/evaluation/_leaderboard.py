@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..core import get_metric
-from ._compare import ReportError, check_same_reference, load_report
+from ._compare import SettingsDiffer, check_same_reference, load_report
 from ._isolation import harness_label, not_isolated, reached_pipeline, unisolated
 from ._report import EvalReport, group_key
 from ._scores import OVERALL
@@ -33,7 +33,7 @@ __all__ = [
     "leaderboard",
     "paper_table",
     "published_rows",
-    "printed",
+    "as_printed",
 ]
 
 #: (report metric, paper column, header) in Table 2's order.
@@ -142,8 +142,8 @@ def _rank_group(row: LeaderboardRow) -> str:
 def _best(rows: list[LeaderboardRow]) -> dict[str, float]:
     best = {}
     for metric, _, _ in COLUMNS:
-        printed = [printed(v) for r in rows if (v := r.values.get(metric)) is not None]
-        found = [v for v in printed if not math.isnan(v)]
+        shown = [as_printed(v) for r in rows if (v := r.values.get(metric)) is not None]
+        found = [v for v in shown if not math.isnan(v)]
         if found:
             best[metric] = get_metric(metric).best(found)
     return best
@@ -255,7 +255,7 @@ def leaderboard(
     ]  # fmt: skip
     named = dict(zip(names, reports.values(), strict=True))
     if len(named) > 1 and not by_setting and (why := setting_difference(named)) is not None:
-        raise ReportError(why)
+        raise SettingsDiffer(why, "by_setting=True ranks each setting apart")
     rows = [replace(_row_of(n, r), group=setting_of(r).label) for n, r in named.items()]
     rows.sort(key=lambda r: -(auroc if (auroc := r.values.get("auroc")) is not None else -1))
     if by_setting:  # each setting's rows together, in the order of their best AUROC
@@ -288,6 +288,6 @@ def leaderboard(
     return Leaderboard(tuple(rows), _best(rows), source, tuple(warnings), best_by_group)
 
 
-def printed(value: float) -> float:
+def as_printed(value: float) -> float:
     """A value as the table prints it (2 decimals): ties are judged on what the reader sees."""
     return round(value, 2) if math.isfinite(value) else value

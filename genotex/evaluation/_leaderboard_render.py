@@ -16,7 +16,7 @@ from ._leaderboard import (
     LeaderboardRow,
     _row_of,
     against_paper,
-    printed,
+    as_printed,
     published_rows,
 )
 from ._report import EvalReport
@@ -43,7 +43,7 @@ def _cells(
     cells = []
     for metric, _, _ in COLUMNS:
         value = row.values.get(metric)
-        is_best = value is not None and board.best_of(row).get(metric) == printed(value)
+        is_best = value is not None and board.best_of(row).get(metric) == as_printed(value)
         text = escape(row.cell(metric))
         cells.append(mark(text) if is_best else text)
     runtime = [escape((row.runtime or {}).get(key, "") or "-") for key, _ in RUNTIME_COLUMNS]

@@ -133,6 +133,6 @@ def setting_difference(reports: dict[str, EvalReport]) -> str | None:
                 return (
                     f"{name} and {first_name} ran in different settings ({setting.label}; "
                     f"{first.label}: {setting.difference(first)}), so they cannot be ranked "
-                    "together; show them as separate groups with --by-setting"
+                    "together"
                 )
     return None

@@ -218,8 +218,8 @@ def replay_sandbox(sandbox: str | None, *, trust_log: bool = False) -> str:
     if sandbox == "local" and not trust_log:
         raise GenotexError(
             "a replay runs the log's code; in the local sandbox it would run on this machine "
-            "as you, with your files: add --trust-log if you trust whoever made the log, or "
-            "leave --sandbox out for an isolated one"
+            "as you, with your files: pass trust_log=True if you trust whoever made the log, "
+            "or name no sandbox for an isolated one"
         )
     return choose_sandbox(sandbox)
 
