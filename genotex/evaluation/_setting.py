@@ -56,10 +56,6 @@ class RunSetting:
     values: tuple[tuple[str, str], ...] | None
 
     @property
-    def known(self) -> bool:
-        return self.values is not None
-
-    @property
     def paper(self) -> bool:
         """Whether the run is in the paper's setting (a solver without a library or a budget,
         such as the baseline, is in it when the task's arguments are).

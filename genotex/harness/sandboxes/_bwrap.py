@@ -159,8 +159,6 @@ class BubblewrapSandbox(HostFolderSandbox):
     def close(self) -> None:
         self.cgroup.remove()
         super().close()
-        if self.lease is not None:  # the uid is free once nothing of the sample is left
-            self.lease.release()
 
     def limit_hits(self) -> int:
         return pids_limit_hits(self.cgroup.folders)

@@ -34,6 +34,7 @@ from ._host_files import (
 )
 from ._leftovers import folder_prefix, release_watcher, remove_tree, watch_folder
 from ._sandbox_spec import AGENT_UID, SampleSandbox, SandboxLimitError, SandboxLimits
+from ._uids import UidLease
 
 __all__ = [
     "AGENT_UID",
@@ -126,6 +127,8 @@ class HostFolderSandbox(SandboxEnvironment):
         self.owner: tuple[int, int] | None = None
         #: the agent's uid on the host (set by each sandbox: its own leased uid as root)
         self.agent_uid = os.getuid()
+        #: as root, the lease of that uid (`lease_uid`), let go when the folder is gone
+        self.lease: UidLease | None = None
         self.watcher = watch_folder(self.folder, self.removal_command())
 
     def removal_command(self) -> list[str]:
@@ -160,11 +163,13 @@ class HostFolderSandbox(SandboxEnvironment):
     def close(self) -> None:
         """Remove the sample's folder, whatever modes the agent left in it (a folder of mode
         000 is opened first); a folder that stays is said, never passed over. The watcher is
-        then told that the run cleaned up after itself.
+        then told that the run cleaned up after itself, and the uid's lease let go.
         """
         if not remove_tree(self.folder):
             print(f"genotex: could not remove the sample folder {self.folder}", file=sys.stderr)
         release_watcher(self.watcher)
+        if self.lease is not None:  # the uid is free once nothing of the sample is left
+            self.lease.release()
 
     def say_limits_after_commands(self) -> None:
         """As a user (no tmpfs of `disk_mb`): say once that the folders' size and file count

@@ -281,9 +281,7 @@ class PodmanSandbox(HostFolderSandbox):
     async def teardown(self) -> None:
         with contextlib.suppress(Exception):
             await subprocess([self.binary, "rm", "--force", "--time", "0", self.name], timeout=120)
-        self.close()
-        if self.lease is not None:  # the uid is free once the container is gone
-            self.lease.release()
+        self.close()  # the container gone first: then the folder and the uid's lease
 
     def limit_hits(self) -> int:
         return pids_limit_hits(self.cgroups)

@@ -101,8 +101,8 @@ LEASES = Path("/run/genotex-sandbox-uids")
 
 @dataclass
 class UidLease:
-    """One sample's uid: `offset` inside the range (the uid inside a podman container), held
-    by the lock on its file until `release`.
+    """One sample's uid: `offset` inside the range (`host` is the uid itself), held by the
+    lock on its file until `release`.
     """
 
     offset: int
