@@ -21,7 +21,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -282,12 +282,7 @@ def what_ran(log: Any) -> dict[str, Any]:
     run used: a sample's store records GenoAgent's options, else the log's solver arguments.
     """
     spec = log.eval
-    used: Any = None
-    for sample in log.samples or ():
-        team = (getattr(sample, "store", None) or {}).get("genoagent")
-        if isinstance(team, dict) and isinstance(team.get("options"), dict):
-            used = team["options"]
-            break
+    used = next((t["options"] for _, t in _teams(log) if isinstance(t.get("options"), dict)), None)
     arguments = used if isinstance(used, dict) else (spec.solver_args or {})
     passed = spec.solver_args_passed if isinstance(spec.solver_args_passed, dict) else {}
     roles = spec.model_roles if isinstance(spec.model_roles, dict) else {}
@@ -319,20 +314,26 @@ def setting_and_budget(
         setting[key] = _scalar(arguments.get(key))
     for key in ("library", "cohort_seconds", "time_scale"):
         setting[key] = _scalar(solver_args.get(key))
-    budget: dict[str, Any] = {}
+    budget: dict[str, Any] | None = None
+    for _, team in _teams(log):  # the first sample's record: the budget is the run's
+        roles = team.get("role_time_scale")
+        budget = {
+            "time_scale_factor": _scalar(team.get("time_scale")),
+            "workflow_seconds": _scalar(team.get("budget_seconds")),
+            "role_time_scale": {
+                str(role)[:40]: _scalar(factor) for role, factor in list(roles.items())[:20]
+            } if isinstance(roles, dict) else {},
+        }  # fmt: skip
+        break
+    return {"setting": setting, "budget": budget, "reached_pipeline": _reached(log)}
+
+
+def _teams(log: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Each sample with the record GenoAgent kept in its store (samples without one passed)."""
     for sample in log.samples or ():
         team = (getattr(sample, "store", None) or {}).get("genoagent")
         if isinstance(team, dict):
-            budget = {
-                "time_scale_factor": _scalar(team.get("time_scale")),
-                "workflow_seconds": _scalar(team.get("budget_seconds")),
-                "role_time_scale": {
-                    str(role)[:40]: _scalar(factor)
-                    for role, factor in list((team.get("role_time_scale") or {}).items())[:20]
-                } if isinstance(team.get("role_time_scale"), dict) else {},
-            }  # fmt: skip
-            break
-    return {"setting": setting, "budget": budget or None, "reached_pipeline": _reached(log)}
+            yield sample, team
 
 
 def _reached(log: Any) -> list[str]:
@@ -341,9 +342,8 @@ def _reached(log: Any) -> list[str]:
     step"; at most 100.
     """
     found = []
-    for sample in log.samples or ():
-        team = (getattr(sample, "store", None) or {}).get("genoagent")
-        workflows = team.get("workflows") if isinstance(team, dict) else None
+    for sample, team in _teams(log):
+        workflows = team.get("workflows")
         for workflow in workflows if isinstance(workflows, list) else ():
             steps = workflow.get("steps") if isinstance(workflow, dict) else None
             for step in steps if isinstance(steps, list) else ():
