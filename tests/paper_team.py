@@ -9,6 +9,11 @@ library) and tests/test_genoagent.py (sent by scripted models through the whole 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import genotex.agentlib as lib
+
 GEO = {
     "initial_inspection": """\
 soft_file, matrix_file = geo_get_relevant_filepaths(COHORT_DIR)
@@ -111,20 +116,31 @@ print(validate_and_save_cohort_info(
 
 _FIT = """\
 known = get_known_genes(TASK_INFO_FILE, TRAIT)
-model = 'lmm' if MODEL != 'lasso' and detect_batch_effect(X) else 'lasso'
-cv = cross_validation(X, Y, Z, model=model, known_genes=known)
-coefficients = fit_model(X, Y, Z, model=model, alpha=cv.alpha)
-print(save_result(OUT_DIR, TRAIT, CONDITION, interpret_result(coefficients), cv.performance))
+model = LMM if MODEL != 'lasso' and detect_batch_effect(X) else Lasso
+grid = [10.0 ** k for k in range(-6, 1)]
+config, performance = tune_hyperparameters(model, grid, X, Y, genes, known, Z)
+fitted = ResidualizationRegressor(model, config)
+fitted.fit(normalize_data(X)[0], Y, None if Z is None else normalize_data(Z)[0])
+print(save_result(OUT_DIR, TRAIT, CONDITION, interpret_result(fitted, genes), performance))
 """
+
+
+def _indented(code: str) -> str:
+    return "\n".join("    " + line for line in code.splitlines())
+
+
 _ONE_STEP = (
     """\
 loaded = select_and_load_cohort(DATA_DIR, TRAIT, CONDITION, TASK_INFO_FILE)
 if loaded is None:
     print('no usable cohort: no answer')
 else:
-    X, Y, Z = split_features(loaded.trait_data, TRAIT, CONDITION)
+    table = loaded.trait_data
+    genes = [c for c in table.columns if c not in (TRAIT, 'Age', 'Gender')]
+    X, Y = table[genes], table[TRAIT]
+    Z = table[CONDITION] if CONDITION else None
 """
-    + "\n".join("    " + line for line in _FIT.splitlines())
+    + _indented(_FIT)
     + "\nprint('STEP DONE')"
 )
 _TWO_STEP = (
@@ -133,12 +149,23 @@ loaded = select_and_load_cohort(DATA_DIR, TRAIT, CONDITION, TASK_INFO_FILE)
 if loaded is None:
     print('no usable cohort pair: no answer')
 else:
-    regressors = get_gene_regressors(TRAIT, CONDITION, loaded.trait_data, loaded.condition_data,
-                                     TASK_INFO_FILE)
-    X, Y, _ = split_features(loaded.trait_data, TRAIT, CONDITION)
-    Z = predict_condition(loaded.condition_data, loaded.trait_data, CONDITION, regressors)
+    table, other = loaded.trait_data, loaded.condition_data
+    regressors = get_gene_regressors(TRAIT, CONDITION, table, other, TASK_INFO_FILE)
+    condition_y = other[CONDITION].to_numpy()
+    wide = len(regressors) > len(other)
+    if len(np.unique(condition_y)) == 2:
+        first = (LogisticRegression(l1_ratio=1.0, solver='liblinear', random_state=42)
+                 if wide else LogisticRegression())
+    else:
+        first = Lasso(alpha=1.0) if wide else LinearRegression()
+    first.fit(normalize_data(other[regressors])[0], condition_y)
+    in_trait = normalize_data(table[regressors])[0]
+    Z = (first.predict_proba(in_trait)[:, 1] if len(np.unique(condition_y)) == 2
+         else first.predict(in_trait))
+    genes = [c for c in table.columns if c not in (TRAIT, CONDITION, 'Age', 'Gender')]
+    X, Y = table[genes], table[TRAIT]
 """
-    + "\n".join("    " + line for line in _FIT.splitlines())
+    + _indented(_FIT)
     + "\nprint('STEP DONE')"
 )
 
@@ -158,8 +185,8 @@ MISTAKES = {
                                "row_of('gender'), row_of('gender')"),
     "probes left unmapped": ("gene_mapping", "apply_gene_mapping(genetic_data, mapping)",
                              "genetic_data"),
-    "an LMM problem fitted as a Lasso": ("unconditional", "'lmm' if MODEL != 'lasso' and "
-                                         "detect_batch_effect(X) else 'lasso'", "'lasso'"),
+    "an LMM problem fitted as a Lasso": ("unconditional", "LMM if MODEL != 'lasso' and "
+                                         "detect_batch_effect(X) else Lasso", "Lasso"),
 }  # fmt: skip
 
 
@@ -170,3 +197,47 @@ def with_mistake(name: str) -> dict[str, str]:
     assert right in code[step], (name, right)
     code[step] = code[step].replace(right, wrong)
     return code
+
+
+# ---- running a team's code as the kernel runs it ------------------------------------------
+def kernel_namespace(names: dict) -> dict:
+    """What the kernel's preamble makes: the library's names, the usual modules, the names."""
+    namespace: dict = {}
+    exec(lib.kernel_preamble(), namespace)  # noqa: S102 - the preamble GenoAgent's kernel runs
+    namespace.update(names)
+    return namespace
+
+
+def run_workflow(code: dict[str, str], steps: dict[str, str], names: dict) -> list[str]:
+    """Each step run in turn as the kernel runs it: a step that raises is reported and the
+    workflow goes on (the team's next step sees the state it left). The failed steps.
+    """
+    namespace, failed = kernel_namespace(names), []
+    for step in steps:
+        try:
+            exec(compile(code[step], f"<{step}>", "exec"), namespace)  # noqa: S102
+        except Exception as exc:  # noqa: BLE001 - what the kernel prints as the step's error
+            failed.append(f"{step}: {type(exc).__name__}: {exc}")
+    return failed
+
+
+def run_team(code: dict[str, str], root: Path, out: Path) -> Path:
+    """Every workflow of an e2e run of the team over the benchmark at `root`; its output/."""
+    common = {"OUT_DIR": str(out / "preprocess"),
+              "SYNONYMS_FILE": str(root / "metadata/gene_synonym.json")}  # fmt: skip
+    info = json.loads((root / "metadata/task_info.json").read_text())
+    for trait in sorted(info):
+        for cohort in sorted((root / "input/GEO" / trait).glob("*")):
+            names = {**common, "TRAIT": trait, "COHORT": cohort.name, "COHORT_DIR": str(cohort)}
+            run_workflow(code, GEO, names)
+        xena = sorted(str(p) for p in (root / "input/TCGA").glob("*"))
+        run_workflow(code, TCGA, {**common, "TRAIT": trait, "COHORT": "Xena", "XENA_DIRS": xena})
+    for trait, entry in sorted(info.items()):
+        for condition in [None, *entry.get("conditions", [])]:
+            kind = ("unconditional" if condition is None else "conditional_one_step"
+                    if condition in ("Age", "Gender") else "two_step")  # fmt: skip
+            names = {"TRAIT": trait, "CONDITION": condition, "DATA_DIR": common["OUT_DIR"],
+                     "TASK_INFO_FILE": str(root / "metadata/task_info.json"),
+                     "OUT_DIR": str(out / "regress"), "MODEL": "auto"}  # fmt: skip
+            run_workflow(code, {kind: STATISTICS[kind]}, names)
+    return out

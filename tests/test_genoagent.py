@@ -617,11 +617,12 @@ def test_zero_shot_top_is_checked_before_any_paid_call():
 def test_no_bec_refuses_the_lmm_whatever_a_step_asks_for(bench, tmp_path):
     """0.8.0's No BEC was only a prompt variable: a step asking for the LMM got it (#51)."""
 
-    forced = "'lmm' if MODEL != 'lasso' and detect_batch_effect(X) else 'lasso'"
+    forced = "LMM if MODEL != 'lasso' and detect_batch_effect(X) else Lasso"
+    assert all(forced in CODE[kind] for kind in ("unconditional", "two_step"))
 
     def script(role: str, message: str) -> str:
         if role == "statistician":  # the step asks for the LMM whatever MODEL says
-            return _fenced(CODE[_step_of(message) or ""].replace(forced, "'lmm'"))
+            return _fenced(CODE[_step_of(message) or ""].replace(forced, "LMM"))
         return baseline_script(role, message)
 
     task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")

@@ -20,7 +20,7 @@ import pytest
 import genotex.agentlib as lib
 from genotex.evaluation import evaluate
 from genotex.workflows import run_baseline, write_raw_benchmark
-from tests.paper_team import CORRECT, GEO, STATISTICS, TCGA, with_mistake
+from tests.paper_team import CORRECT, kernel_namespace, run_team, run_workflow, with_mistake
 
 #: What a GenoAgent kernel must not be handed: genotex's one-call pipelines and decisions.
 DENIED = ("propose_cohort", "preprocess_cohort", "answer_problem", "decide", "geo_gene_table",
@@ -28,52 +28,9 @@ DENIED = ("propose_cohort", "preprocess_cohort", "answer_problem", "decide", "ge
           "write_cohort", "choose_gene_column", "choose_age_column", "propose_recipe")  # fmt: skip
 
 
-def _namespace(names: dict) -> dict:
-    """What the kernel's preamble makes: the library's names, the usual modules, the names."""
-    namespace: dict = {}
-    exec(lib.kernel_preamble(), namespace)  # noqa: S102 - the preamble GenoAgent's kernel runs
-    namespace.update(names)
-    return namespace
-
-
-def _workflow(code: dict[str, str], steps: dict[str, str], names: dict) -> list[str]:
-    """Each step run in turn as the kernel runs it: a step that raises is reported and the
-    workflow goes on (the team's next step sees the state it left). The failed steps.
-    """
-    namespace, failed = _namespace(names), []
-    for step in steps:
-        try:
-            exec(compile(code[step], f"<{step}>", "exec"), namespace)  # noqa: S102
-        except Exception as exc:  # noqa: BLE001 - what the kernel prints as the step's error
-            failed.append(f"{step}: {type(exc).__name__}: {exc}")
-    return failed
-
-
-def run_team(code: dict[str, str], root: Path, out: Path) -> Path:
-    """Every workflow of an e2e run of the team over the benchmark at `root`; its output/."""
-    common = {"OUT_DIR": str(out / "preprocess"),
-              "SYNONYMS_FILE": str(root / "metadata/gene_synonym.json")}  # fmt: skip
-    info = json.loads((root / "metadata/task_info.json").read_text())
-    for trait in sorted(info):
-        for cohort in sorted((root / "input/GEO" / trait).glob("*")):
-            names = {**common, "TRAIT": trait, "COHORT": cohort.name, "COHORT_DIR": str(cohort)}
-            _workflow(code, GEO, names)
-        xena = sorted(str(p) for p in (root / "input/TCGA").glob("*"))
-        _workflow(code, TCGA, {**common, "TRAIT": trait, "COHORT": "Xena", "XENA_DIRS": xena})
-    for trait, entry in sorted(info.items()):
-        for condition in [None, *entry.get("conditions", [])]:
-            kind = ("unconditional" if condition is None else "conditional_one_step"
-                    if condition in ("Age", "Gender") else "two_step")  # fmt: skip
-            names = {"TRAIT": trait, "CONDITION": condition, "DATA_DIR": common["OUT_DIR"],
-                     "TASK_INFO_FILE": str(root / "metadata/task_info.json"),
-                     "OUT_DIR": str(out / "regress"), "MODEL": "auto"}  # fmt: skip
-            _workflow(code, {kind: STATISTICS[kind]}, names)
-    return out
-
-
 # ---- the kernel's namespace ----------------------------------------------------------------
 def test_the_kernel_holds_exactly_the_allow_list_and_nothing_of_the_deny_list():
-    namespace = _namespace({})
+    namespace = kernel_namespace({})
     names = {n for n in namespace if n != "__builtins__"}
     assert names == set(lib.__all__) | set(lib.KERNEL_MODULES)
     assert not names & set(DENIED)
@@ -87,9 +44,12 @@ def test_no_bec_makes_the_library_refuse_the_lmm_and_only_in_that_kernel():
     y = pd.Series([0.0, 1.0] * 3)
     try:
         with pytest.raises(ValueError, match="No BEC"):
-            namespace["fit_model"](x, y, model="lmm", alpha=0.1)
+            namespace["LMM"](alpha=0.1)
         with pytest.raises(ValueError, match="No BEC"):
-            namespace["cross_validation"](x, y, model="lmm", known_genes=["A"])
+            namespace["ResidualizationRegressor"](namespace["LMM"], {"alpha": 0.1})
+        with pytest.raises(ValueError, match="No BEC"):
+            namespace["tune_hyperparameters"](namespace["LMM"], [0.1], x, y, list(x), ["A"])
+        namespace["ResidualizationRegressor"](namespace["Lasso"], {"alpha": 0.1}).fit(x, y)
     finally:
         exec(lib.kernel_preamble(), {})  # noqa: S102 - each kernel says it: a later one allows it
     assert "lmm" not in str(namespace)  # nothing of the switch is left in the namespace
@@ -316,7 +276,7 @@ def test_an_lmm_problem_fitted_as_a_lasso_scores_below_the_team_that_tested_for_
                  "DATA_DIR": str(batched / tree / "output/preprocess"),
                  "TASK_INFO_FILE": str(batched / "task_info.json"),
                  "OUT_DIR": str(batched / tree / "output/regress")}  # fmt: skip
-        assert _workflow(code, {"unconditional": ""}, names) == []
+        assert run_workflow(code, {"unconditional": ""}, names) == []
         report = evaluate(batched / tree / "output", batched / "ref/output",
                           batched / "task_info.json")  # fmt: skip
         return _f1(report)["Flu|None"]

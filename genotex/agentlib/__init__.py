@@ -3,7 +3,9 @@
 Each function does one transformation; the decisions are the agent's: which characteristics
 row holds the trait, age and gender and how each value converts (functions it writes),
 whether identifiers need mapping and with which columns, whether a cohort is usable, which
-model to fit. It holds none of genotex's one-call pipelines (no recipe proposal, no whole
+model to fit. The statistics are the paper's pieces (the normalization, the model classes, the
+residualization regressor, the cross-validation tuner), which the Statistician assembles into
+a fit. It holds none of genotex's one-call pipelines (no recipe proposal, no whole
 cohort, no whole problem): a run over this library measures the model, not genotex.
 
 The harness imports exactly `__all__` into each kernel (`library=paper`, the default), and
@@ -32,19 +34,23 @@ from ._geo import (
 # for the harness, not in `__all__` (the kernel's namespace holds `__all__` only)
 from ._kernel import KERNEL_MODULES as KERNEL_MODULES
 from ._kernel import kernel_preamble as kernel_preamble
+from ._models import (
+    LMM,
+    Lasso,
+    LinearRegression,
+    LogisticRegression,
+    ResidualizationRegressor,
+    normalize_data,
+    tune_hyperparameters,
+)
 from ._statistics import (
-    CVResult,
     LoadedCohorts,
-    cross_validation,
     detect_batch_effect,
-    fit_model,
     get_gene_regressors,
     get_known_genes,
     interpret_result,
-    predict_condition,
     save_result,
     select_and_load_cohort,
-    split_features,
 )
 from ._tcga import (
     tcga_convert_age,
@@ -82,14 +88,16 @@ __all__ = [
     "validate_and_save_cohort_info",
     "select_and_load_cohort",
     "LoadedCohorts",
-    "split_features",
     "get_known_genes",
     "get_gene_regressors",
-    "predict_condition",
+    "LinearRegression",
+    "LogisticRegression",
+    "normalize_data",
     "detect_batch_effect",
-    "cross_validation",
-    "CVResult",
-    "fit_model",
+    "Lasso",
+    "LMM",
+    "ResidualizationRegressor",
+    "tune_hyperparameters",
     "interpret_result",
     "save_result",
 ]

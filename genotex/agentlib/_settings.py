@@ -7,7 +7,8 @@ _ALLOWED = {"lmm": True}
 
 def allow_lmm(allowed: bool) -> None:
     """Under GenoAgent's `batch_effect_correction=false` (Table 3's "No BEC") the preamble
-    calls `allow_lmm(False)`: `cross_validation` and `fit_model` then refuse the LMM.
+    calls `allow_lmm(False)`: `LMM`, and `ResidualizationRegressor` and
+    `tune_hyperparameters` given it, then refuse the linear mixed model.
     """
     _ALLOWED["lmm"] = bool(allowed)
 

@@ -97,8 +97,11 @@ def predict_condition(
     else:
         model = Lasso() if wide else LinearRegression()
         name = "Lasso (alpha 1)" if wide else "linear regression"
-    train, _ = normalize(x_condition)
-    target, _ = normalize(x_trait)
+    # column-major, as the trait's genes are normalized (and as the paper library's
+    # `normalize_data` does whatever order it is given): the column sums, so the last bits,
+    # depend on the order; the reference's row-major sums differ from these in the last bits
+    train, _ = normalize(np.asfortranarray(x_condition))
+    target, _ = normalize(np.asfortranarray(x_trait))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(train, y_condition)

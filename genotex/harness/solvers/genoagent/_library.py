@@ -9,6 +9,7 @@ how much a better library is worth; its documentation is a prompt file.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ _SECTIONS = {
     "genotex.agentlib._tcga": "A TCGA (Xena) cohort",
     "genotex.agentlib._cohort": "A cohort's tables and its saved outputs",
     "genotex.agentlib._statistics": "Statistics",
+    "genotex.agentlib._models": "Statistics",
 }
 
 
@@ -74,9 +76,14 @@ def _signature(obj: object) -> str:
 def _entry(name: str) -> tuple[str, str]:
     """(section, text) of one library name: its signature, then its docstring."""
     obj = getattr(agentlib, name)
-    if inspect.isclass(obj):
+    if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
         fields = ", ".join(f"{f}: {t}" for f, t in inspect.get_annotations(obj).items())
         head = f"class {name}({fields})"
+    elif inspect.isclass(obj):  # its constructor's arguments, or its docstring says them
+        own = "__init__" in vars(obj) or obj.__init__.__module__.startswith("genotex.")
+        arguments = _signature(obj.__init__).replace("(self, ", "(").replace("(self)", "()")
+        arguments = arguments.removesuffix(" -> None")
+        head = f"class {name}{arguments if own else '(...)'}"
     else:
         head = f"{name}{_signature(obj)}"
     doc = inspect.getdoc(obj) or ""
