@@ -557,3 +557,30 @@ def test_an_all_missing_age_scores_csc_1_as_published_and_diagnose_names_it(benc
         ("feature_all_missing", "preprocess/Asthma/clinical_data/GSE100001.csv")
     ]
     assert found[0].message.startswith("Age has no value on the ")
+
+
+def test_an_exported_run_that_called_genotex_s_pipeline_is_said_first(bench, tmp_path):
+    """An export's `eval.json` beside its `output/` says which steps reached for genotex's
+    pipeline (#60 item 7); diagnose says it before the stage table, and only then.
+    """
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(bench.reference_output, run / "output")
+    ref, info = str(bench.reference_output), str(bench.task_info)
+    args = ["diagnose", "-p", str(run / "output"), "-r", ref, "--task-info", info]
+    plain = CliRunner().invoke(main, [*args, "--json", str(tmp_path / "plain.json")])
+    assert plain.exit_code == 0 and "genotex's pipeline" not in plain.output
+    saved = CliRunner().invoke(main, ["eval", "-p", str(run / "output"), "-r", ref,
+                                      "--task-info", info, "--json", str(run / "eval.json")])  # fmt: skip
+    assert saved.exit_code == 0, saved.output
+    report = json.loads((run / "eval.json").read_text())
+    steps = ["Asthma · GSE100001 · linking_and_qc", "Asthma|None · statistics · unconditional"]
+    report["run"]["harness"] = {"reached_pipeline": steps}
+    (run / "eval.json").write_text(json.dumps(report))
+    result = CliRunner().invoke(main, [*args, "--json", str(tmp_path / "d.json")])
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("The agent called genotex's pipeline: 2 step(s)")
+    assert steps[0] in first and steps[1] in first
+    assert load_diagnosis(tmp_path / "d.json").run["reached_pipeline"] == steps

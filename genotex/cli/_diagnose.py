@@ -156,6 +156,7 @@ def diagnose_command(
         input_dir=input_dir or _beside(pred, "input"),
         traits=traits,
         given_data=None if task is None else task == "analysis",
+        reached_pipeline=_reached_beside(pred),
     )
     click.echo(render_diagnosis(diagnosis, limit=limit), nl=False)
     _write(diagnosis, json_path, csv_dir, figure_path)
@@ -166,10 +167,27 @@ def diagnose_command(
         click.echo(render_diagnosis_comparison(compare_diagnoses(diagnosis, saved, labels)))
 
 
-def _beside(pred: Path, name: str) -> Path | None:
+def _reached_beside(pred: Path) -> list[str]:
+    """An exported agent run's steps that called genotex's pipeline, from the `eval.json`
+    `harness export` writes beside its `output/` (none when there is no readable one).
+    """
+    from ..core import GenotexError
+    from ..evaluation import load_report, reached_pipeline
+
+    saved = _beside(pred, "eval.json", folder=False)
+    if saved is None:
+        return []
+    try:
+        return reached_pipeline(load_report(saved))
+    except GenotexError as exc:
+        say(f"warning: {exc}; the run's record beside the prediction is not read")
+        return []
+
+
+def _beside(pred: Path, name: str, *, folder: bool = True) -> Path | None:
     """`name` in the folder that holds PRED (an output/ folder), if it is there."""
-    folder = pred.resolve().parent / name
-    return folder if folder.is_dir() else None
+    found = pred.resolve().parent / name
+    return found if (found.is_dir() if folder else found.is_file()) else None
 
 
 def _write(

@@ -56,7 +56,7 @@ from ._figure_files import (
 )
 from ._html import render_html, write_report
 from ._html_runs import write_runs_report
-from ._isolation import ISOLATED_SANDBOXES, not_isolated
+from ._isolation import ISOLATED_SANDBOXES, not_isolated, reached_pipeline
 from ._item_tables import FRAME_LEVELS, item_tables, report_frame, write_csv_tables
 from ._leaderboard import Leaderboard, leaderboard, published_rows
 from ._leaderboard_render import leaderboard_notes, render_leaderboard
@@ -161,6 +161,7 @@ __all__ = [
     "published_rows",
     "leaderboard_notes",
     "not_isolated",
+    "reached_pipeline",
     "reference_csvs",
     "reference_results",
     "render_comparison",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -242,6 +242,7 @@ def diagnose(
     input_dir: str | Path | None = None,
     traits: Iterable[str] = (),
     given_data: bool | None = None,
+    reached_pipeline: Sequence[str] = (),
 ) -> Diagnosis:
     """Where a prediction `output/` tree lost its points against a reference one.
 
@@ -274,6 +275,10 @@ def diagnose(
         Whether the run was given the reference's preprocessed data (the analysis task);
         None infers it from an empty `preprocess/`. False for an end-to-end run: its
         missing preprocessing costs selection and preprocessing, as `eval` scores it.
+    reached_pipeline
+        The agent run's steps that called genotex's own pipeline (its export's
+        `run.harness.reached_pipeline`): kept in the diagnosis's run and said first, as
+        the run then measured genotex there, not the model.
 
     Returns
     -------
@@ -328,6 +333,8 @@ def diagnose(
         "scheduler": scheduler,
         "seconds": round(time.time() - started, 3),
     }
+    if reached_pipeline:
+        run["reached_pipeline"] = [str(step)[:200] for step in reached_pipeline]
     return finish_diagnosis(
         collected,
         scores,

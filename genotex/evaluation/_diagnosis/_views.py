@@ -103,10 +103,25 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"[{low:.1f}, {high:.1f}]"
 
 
+def _reached_pipeline(steps: object) -> list[str]:
+    """The warning first, when the agent called genotex's own pipeline (a saved diagnosis is
+    untrusted: a list of texts, cut).
+    """
+    if not isinstance(steps, list) or not steps:
+        return []
+    named = "; ".join(str(step)[:200] for step in steps[:5]) + ("; ..." if len(steps) > 5 else "")
+    warning = (
+        f"The agent called genotex's pipeline: {len(steps)} step(s) reached for genotex's "
+        f"own one-call pipelines, which the paper library's kernel refused ({named})."
+    )
+    return [warning, ""]
+
+
 def render_diagnosis(diagnosis: Diagnosis, *, limit: int = 40) -> str:
     """The stage table, the error classes, and one line per problem that lost points."""
     mode = diagnosis.run.get("mode", "?")
-    lines = [
+    lines = _reached_pipeline(diagnosis.run.get("reached_pipeline"))
+    lines += [
         f"Where the points were lost (F1 points; substitutes made by the {mode} mode)",
         f"  {'category':<24}" + "".join(f"{s:>22}" for s in STAGES) + f"{'n':>6}",
     ]

@@ -154,7 +154,8 @@ def export_run(
         origin = provenance(sliced, run.task_info.to_dict(), chosen, started, benchmark=benchmark)
         if diagnose is not None:  # against the slice: the problems asked, nothing else
             scope = (run.task_info.restricted_to(asked), given, analysis_problems, reference)
-            report = _diagnosed(report, out, sliced, scope, mode=diagnose, task=run.task)
+            report = _diagnosed(report, out, sliced, scope, mode=diagnose, task=run.task,
+                                reached=block["reached_pipeline"])  # fmt: skip
     run_block = {
         **report.run,
         "genotex_version": __version__,
@@ -211,6 +212,7 @@ def _diagnosed(
     *,
     mode: Mode,
     task: str,
+    reached: list[str],
 ) -> EvalReport:
     """The report with the diagnosis of the exported tree: the asked problems only, against
     the reference's slice, the agent's tree holding (as the scorer's did) the reference's
@@ -224,7 +226,7 @@ def _diagnosed(
     shutil.copytree(out / "output", pred)
     add_given(pred, sliced, given)
     found = run_diagnosis(pred, sliced, task_info, mode=mode, problems=problems,
-                          given_data=task == "analysis")  # fmt: skip
+                          given_data=task == "analysis", reached_pipeline=reached)  # fmt: skip
     as_given = {**found.run, "prediction": str(out / "output"), "reference": str(reference)}
     return replace(report, diagnosis=replace(found, run=as_given))
 
