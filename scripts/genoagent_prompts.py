@@ -7,9 +7,12 @@ reads the log: per role, its calls and the characters of the messages each call 
 (system prompt included; a token is about 4 characters of English), and the calls per
 GEO cohort, TCGA workflow and problem. The sizes depend on the prompts and on what the
 steps print, not on a model: a real model's replies (longer code, more output) make them
-larger. Run from the repository's root:
+larger. With `--realistic` the benchmark is `genotex demo --realistic`'s and the team is
+tests/realistic_team.py's, and each trait's calls and characters are printed too (a token
+is counted as 4 characters: an estimate, no tokenizer is used). Run from the repository's
+root:
 
-    python scripts/genoagent_prompts.py [--traits Asthma,Psoriasis]
+    python scripts/genoagent_prompts.py [--traits Asthma,Psoriasis] [--realistic]
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ os.environ.setdefault("INSPECT_DISABLE_MODEL_API", "1")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traits", default="Asthma,Psoriasis")
-    traits = parser.parse_args().traits
+    parser.add_argument("--realistic", action="store_true")
+    arguments = parser.parse_args()
+    traits, realistic = arguments.traits, arguments.realistic
 
     from inspect_ai import eval as inspect_eval
     from inspect_ai.event import ModelEvent, SpanBeginEvent
@@ -38,13 +43,16 @@ def main() -> None:
 
     from genotex.harness.runs._tasks import e2e
     from genotex.harness.solvers.genoagent import ROLES, genoagent
-    from genotex.workflows import write_raw_benchmark
-    from tests.test_genoagent import baseline_script
+    from genotex.workflows import write_raw_benchmark, write_realistic_benchmark
+    from tests.realistic_team import CORRECT as REALISTIC
+    from tests.test_genoagent import baseline_script, team_script
+
+    script = team_script(REALISTIC) if realistic else baseline_script
 
     def role_model(role: str):
         def answer(messages, tools, tool_choice, config):
             output = ModelOutput.from_content(
-                "mockllm/model", baseline_script(role, str(messages[-1].content))
+                "mockllm/model", script(role, str(messages[-1].content))
             )
             output.usage = ModelUsage(input_tokens=0, output_tokens=0, total_tokens=0)
             return output
@@ -53,21 +61,28 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "bench"
-        write_raw_benchmark(root, recipes=False)
+        if realistic:
+            write_realistic_benchmark(root)
+        else:
+            write_raw_benchmark(root, recipes=False)
         roles = {r: role_model(r) for r in ROLES}
         log = inspect_eval(e2e(root=str(root), traits=traits, sandbox="local"),
                            model=roles["planner"], model_roles=roles, solver=genoagent(),
                            log_dir=str(Path(scratch) / "logs"), display="none")[0]  # fmt: skip
         sizes: dict[str, list[int]] = defaultdict(list)
         per_workflow: dict[str, int] = defaultdict(int)
+        per_trait: dict[str, list[int]] = defaultdict(list)
         for sample in log.samples:
             sample = resolve_sample_attachments(sample)
             spans = {e.id: e.name for e in sample.events if isinstance(e, SpanBeginEvent)}
             for event in sample.events:
                 if isinstance(event, ModelEvent):
-                    sizes[str(event.role)].append(sum(len(str(m.content)) for m in event.input))
+                    sent = sum(len(str(m.content)) for m in event.input)
+                    sizes[str(event.role)].append(sent)
+                    per_trait[str(sample.id)].append(sent)
                     per_workflow[spans.get(event.span_id or "", "?").split(" · ")[0]] += 1
-    print(f"e2e over {traits} (the demo), the scripted correct team, library=paper:")
+    bench = "the realistic demo" if realistic else "the demo"
+    print(f"e2e over {traits} ({bench}), the scripted correct team, library=paper:")
     print(f"{'role':<15}{'calls':>7}{'median chars':>14}{'max chars':>11}")
     for role, found in sorted(sizes.items()):
         print(f"{role:<15}{len(found):>7}{statistics.median(found):>14,.0f}{max(found):>11,}")
@@ -83,6 +98,9 @@ def main() -> None:
         kinds[kind].append(calls)
     for kind, counts in sorted(kinds.items()):
         print(f"calls per {kind}: median {statistics.median(counts):g} (of {len(counts)})")
+    print(f"{'trait':<15}{'calls':>7}{'chars sent':>14}{'~tokens':>11}")
+    for trait, sent in sorted(per_trait.items()):
+        print(f"{trait:<15}{len(sent):>7}{sum(sent):>14,}{sum(sent) // 4:>11,}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from ._progress import say
 
 _WHERE = """
 Where everything is ({stages}):
-  raw inputs        {folder}/input (GEO series matrices + SOFT, one Xena cohort)
+  raw inputs        {folder}/input (GEO series matrices + SOFT, Xena cohorts)
   recipes           {folder}/recipes
   task_info         {folder}/metadata/task_info.json
   pipeline output   {folder}/output (preprocess/, regress/ with status.json)
@@ -50,10 +50,24 @@ Re-run a stage yourself, from {folder}:
     is_flag=True,
     help="Only write the raw benchmark without recipes (what `genotex baseline` starts from).",
 )
+@click.option(
+    "--realistic",
+    is_flag=True,
+    help="Cohorts that vary as real GEO and TCGA cohorts do (phrasings, codes, a constant or "
+    "absent trait, another annotation column, a wrong TCGA folder, batches, a two-step "
+    "condition that matters), run through `genotex baseline`.",
+)
 @common_options
 @handle_errors
 def demo_command(
-    *, out: Path | None, seed: int, eval_only: bool, jobs: int, details: bool, inputs_only: bool
+    *,
+    out: Path | None,
+    seed: int,
+    eval_only: bool,
+    jobs: int,
+    details: bool,
+    inputs_only: bool,
+    realistic: bool,
 ) -> None:
     """Run the whole pipeline (preprocess -> regress -> eval) on a generated benchmark.
 
@@ -61,16 +75,28 @@ def demo_command(
     Examples:
       genotex demo --eval-only
       genotex demo --out demo --jobs 2 --details
+      genotex demo --realistic --inputs-only --out realistic
     """
-    from ..workflows import run_demo, run_eval_demo, write_raw_benchmark
+    from ..workflows import (
+        run_demo,
+        run_eval_demo,
+        write_raw_benchmark,
+        write_realistic_benchmark,
+    )
+
+    if eval_only and realistic:
+        raise click.UsageError("--realistic generates a benchmark; --eval-only does not")
 
     folder = out if out is not None else Path(tempfile.mkdtemp(prefix="genotex-demo-"))
     started = time.perf_counter()
     json_path = folder / "eval_report.json"
     if inputs_only:
-        bench = write_raw_benchmark(folder, seed=seed, recipes=False)
+        if realistic:
+            bench = write_realistic_benchmark(folder, seed=seed)
+        else:
+            bench = write_raw_benchmark(folder, seed=seed, recipes=False)
         say(
-            f"raw benchmark (no recipes) written to {folder}\n"
+            f"{'realistic' if realistic else 'raw'} benchmark (no recipes) written to {folder}\n"
             f"  genotex baseline {folder}\n"
             f"  genotex eval -p {folder}/output -r {bench.reference_output} "
             f"--task-info {bench.task_info}",
@@ -85,7 +111,7 @@ def demo_command(
         say(f"\nTry it yourself:\n  genotex eval -p {pred} -r {ref} --details")
     else:
         say(f"generating a small benchmark in {folder} and running the pipeline ...")
-        run = run_demo(folder, seed=seed, jobs=jobs)
+        run = run_demo(folder, seed=seed, jobs=jobs, realistic=realistic)
         emit_report(run.report, details=details, json_path=json_path, csv_dir=None)
         stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())
         say(_WHERE.format(stages=stages, folder=folder))

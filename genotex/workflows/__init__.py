@@ -14,6 +14,7 @@ from ._diagnose import diagnose
 from ._examples import DEMO_SPEC, Example, SynthSpec, write_example
 from ._faults import FAULTS, PlantedFault, make_faulty_prediction
 from ._raw_benchmark import RawBenchmark, write_raw_benchmark
+from ._realistic import write_realistic_benchmark
 
 __all__ = [
     "DEMO_SPEC",
@@ -33,4 +34,5 @@ __all__ = [
     "run_eval_demo",
     "write_example",
     "write_raw_benchmark",
+    "write_realistic_benchmark",
 ]
