@@ -129,3 +129,82 @@ def test_limmas_moderated_t_with_constant_genes_is_limmas_on_the_genes_tested():
         fit = inmoose.eBayes(inmoose.lmFit(expression, design))
     expected = pd.Series(np.asarray(fit.t)[:, 1], index=genes)
     assert np.allclose(moderated[genes], expected, rtol=0, atol=1e-8)
+
+
+# ---- designs as formulas (formulaic; the `formula` extra) ------------------------------------
+def _paired_frame() -> pd.DataFrame:
+    """20 patients, a case and a control sample each; a three-level stage that varies by
+    sample, and Age."""
+    frame = _frame(n=40, genes=12, seed=4)
+    rng = np.random.default_rng(9)
+    frame["patient"] = [f"P{i // 2:02d}" for i in range(40)]
+    frame["stage"] = rng.choice(["I", "II", "III"], 40)
+    frame["G3"] += frame["stage"].map({"I": 0.0, "II": 0.8, "III": 1.6})
+    frame["G4"] += frame["patient"].str[1:].astype(int) * 0.1  # a patient effect
+    return frame
+
+
+def test_a_formula_with_a_three_level_factor_and_a_paired_term_is_statsmodels_formula_api():
+    import statsmodels.formula.api as smf
+
+    frame = _paired_frame()
+    design = "~ Trait + Age + C(stage) + C(patient)"
+    analysis = GeneAnalysis("Trait", design=design, resamples=0).fit(frame)
+    genes = [c for c in frame.columns if c[:1] == "G" and c[1:].isdigit()]
+    expected = pd.Series({g: smf.ols(f"{g} {design}", data=frame).fit().tvalues["Trait"]
+                          for g in genes})  # fmt: skip
+    got = analysis.to_frame()["t"]
+    assert set(got.index) == set(genes)  # stage and patient are annotations, never genes
+    assert np.allclose(got[genes], expected[genes], rtol=0, atol=1e-8)
+    # intercept, trait, Age, 2 stage contrasts, 19 patient contrasts: 40 - 24
+    assert analysis.residual_df_ == 40 - 24
+
+
+def test_a_text_covariate_is_coded_by_the_formula_not_refused():
+    import statsmodels.formula.api as smf
+
+    frame = _paired_frame()
+    with pytest.raises(ValueError, match="stage"):  # as a plain covariate: text is refused
+        _fit(frame, covariates=["Age", "stage"])
+    analysis = GeneAnalysis("Trait", design="~ Trait + stage", resamples=0).fit(frame)
+    expected = smf.ols("G3 ~ Trait + stage", data=frame).fit().tvalues["Trait"]
+    assert analysis.to_frame().loc["G3", "t"] == pytest.approx(expected, abs=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("design", "said"),
+    [
+        ("Trait ~ Age", "must start with '~'"),
+        ("~ Age", "does not hold the trait 'Trait'"),
+        ("~ C(Trait) + Age", "enters the design as"),
+        ("~ Trait + nowhere", "'nowhere', which the data does not hold"),
+    ],
+)
+def test_a_design_formula_that_cannot_be_used_is_one_sentence(design, said):
+    with pytest.raises(ValueError, match=said) as raised:
+        GeneAnalysis("Trait", design=design, resamples=0).fit(_paired_frame())
+    assert "\n" not in str(raised.value)
+
+
+def test_a_formula_is_not_given_beside_the_covariates_it_replaces():
+    with pytest.raises(ValueError, match="in the design formula"):
+        GeneAnalysis("Trait", design="~ Trait", covariates=["Age"], resamples=0).fit(_frame())
+
+
+def test_a_paired_formula_with_limma_is_limmas_on_the_formulas_design():
+    """limma on a paired design was out of reach before the formula (groups refuse limma)."""
+    inmoose = pytest.importorskip("inmoose.limma", reason="the limma extra (InMoose)")
+    import statsmodels.formula.api as smf
+
+    frame = _paired_frame()
+    design = "~ Trait + Age + C(stage) + C(patient)"
+    analysis = GeneAnalysis("Trait", design=design, resamples=0, moderated=True).fit(frame)
+    genes = [c for c in frame.columns if c[:1] == "G" and c[1:].isdigit()]
+    model = smf.ols(f"G0 {design}", data=frame)  # statsmodels' own coding of the design
+    matrix, trait = model.exog, model.exog_names.index("Trait")
+    expression = pd.DataFrame(frame[genes].to_numpy(float).T, index=genes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = inmoose.eBayes(inmoose.lmFit(expression, pd.DataFrame(matrix)))
+    expected = pd.Series(np.asarray(fit.t)[:, trait], index=genes)
+    assert np.allclose(analysis.to_frame()["t_moderated"][genes], expected, rtol=0, atol=1e-8)

@@ -27,6 +27,7 @@ from ..core import (
 from ._blas import one_blas_thread
 from ._data import ProblemData
 from ._design import checked_covariates, no_duplicated_samples, not_gene_names, warn_small_groups
+from ._formula import FormulaDesign, coded_covariates, formula_design
 from ._gene_table import gene_table
 from ._pipeline import RegressionResult, analyse
 from ._table_columns import (
@@ -92,6 +93,11 @@ class GeneAnalysis(BaseEstimator):
         The trait's case level, when the trait column holds text (a two-level
         categorical): that level is coded 1, the other 0. A numeric trait must
         be coded 0/1 already: GenoTEX traits are binary.
+    design
+        The design as a formula, ``"~ Trait + Age + C(stage)"`` (the `formula` extra): the
+        trait is one of its plain terms; the others are coded as covariates (text and
+        ``C()`` terms by treatment contrasts, a paired design's ``C(patient)``), for OLS
+        and limma alike. Not with `condition`, `covariates` or `groups`: write them in it.
     strict
         Refuse a design that is not of full rank instead of leaving out the covariates
         that make it so (a constant one, one the others make) with a `DesignWarning`
@@ -135,6 +141,7 @@ class GeneAnalysis(BaseEstimator):
         genes: Sequence[str] | None = None,
         case: str | None = None,
         strict: bool = False,
+        design: str | None = None,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -149,6 +156,7 @@ class GeneAnalysis(BaseEstimator):
         self.genes = genes
         self.case = case
         self.strict = strict
+        self.design = design
 
     def _arrays(
         self, data: Any
@@ -159,7 +167,9 @@ class GeneAnalysis(BaseEstimator):
         covariates = [*([self.condition] if self.condition else []), *self._covariates()]
         if self.trait in covariates:
             raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
-        not_genes = {self.trait, *covariates, *_CLINICAL, *([self.groups] if self.groups else [])}
+        formula = self._formula(covariates)
+        read = list(formula.variables) if formula is not None else covariates
+        not_genes = {self.trait, *read, *_CLINICAL, *([self.groups] if self.groups else [])}
         asked = None if self.genes is None else [str(g) for g in self.genes]
         not_genes |= self._not_genes(data, not_genes, asked)
         annotations, block = annotations_and_genes(data, not_genes, asked)
@@ -167,11 +177,18 @@ class GeneAnalysis(BaseEstimator):
         #: a DataFrame's columns left out of the genes for holding text
         self.text_columns_ = text_columns(data, not_genes, asked)
         y = binary_trait(annotations, self.trait, self.case)
-        z = numeric_columns(annotations, covariates, "covariate") if covariates else None
         missing = {"trait": ~np.isfinite(y)}
-        for index, name in enumerate(covariates):
-            assert z is not None
-            missing[name] = ~np.isfinite(z[:, index])
+        z: np.ndarray | None
+        if formula is not None:  # each variable the formula reads, then its coded columns
+            coded, self._z_names = coded_covariates(formula, annotations)
+            missing |= {v: annotations[v].isna().to_numpy() for v in formula.variables}
+            z = coded if coded.shape[1] else None
+        else:
+            z = numeric_columns(annotations, covariates, "covariate") if covariates else None
+            self._z_names = covariates
+            for index, name in enumerate(covariates):
+                assert z is not None
+                missing[name] = ~np.isfinite(z[:, index])
         keep = ~np.logical_or.reduce(list(missing.values()))
         #: samples left out, by why: the trait missing, else the first covariate missing
         self.samples_dropped_by_ = {}
@@ -220,6 +237,15 @@ class GeneAnalysis(BaseEstimator):
                 stacklevel=4,
             )
         return set(odd)
+
+    def _formula(self, covariates: list[str]) -> FormulaDesign | None:
+        """The design formula read (None without one); refused beside what it replaces."""
+        if self.design is None:
+            return None
+        if covariates or self.groups is not None:
+            raise ValueError("give the condition, covariates and groups in the design formula "
+                             "(+ Age, + C(patient)), not beside it")  # fmt: skip
+        return formula_design(self.design, self.trait)
 
     def _covariates(self) -> list[str]:
         """The covariates as a list: a string is one column (`covariates="Age"`)."""
@@ -271,8 +297,9 @@ class GeneAnalysis(BaseEstimator):
         (genes in `var_names`, the trait and covariates in `obs`; see `genes`).
         """
         mode = check_mode(self.mode)
-        if mode == "reference" and (len(self._covariates()) or self.groups is not None):
-            raise ValueError("covariates beside the condition, or groups, need mode='standard'")
+        if mode == "reference" and (self._covariates() or self.groups or self.design):
+            raise ValueError("covariates beside the condition, groups or a design formula need "
+                             "mode='standard'")  # fmt: skip
         x, target, z, genes, annotations = self._arrays(data)
         coded = target  # the trait as 0/1, before any group's means are taken out
         groups = None if self.groups is None else group_labels(annotations, self.groups)
@@ -294,7 +321,7 @@ class GeneAnalysis(BaseEstimator):
                 else ""
             )
             raise ValueError(f"the trait {self.trait!r} is constant{dropped}")
-        names = [*([self.condition] if self.condition else []), *self._covariates()]
+        names = list(self._z_names)
         self.covariates_dropped_: dict[str, str] = {}
         if len(target) - 2 - len(names) - self._absorbed >= MIN_RESIDUAL_DF:  # else refused below
             z, _, self.covariates_dropped_ = checked_covariates(
