@@ -571,8 +571,8 @@ def test_an_exported_run_that_called_genotex_s_pipeline_is_said_first(bench, tmp
     args = ["diagnose", "-p", str(run / "output"), "-r", ref, "--task-info", info]
     plain = CliRunner().invoke(main, [*args, "--json", str(tmp_path / "plain.json")])
     assert plain.exit_code == 0 and "genotex's pipeline" not in plain.output
-    saved = CliRunner().invoke(main, ["eval", "-p", str(run / "output"), "-r", ref,
-                                      "--task-info", info, "--json", str(run / "eval.json")])  # fmt: skip
+    scored = ["eval", "-p", str(run / "output"), "-r", ref, "--task-info", info]
+    saved = CliRunner().invoke(main, [*scored, "--json", str(run / "eval.json")])
     assert saved.exit_code == 0, saved.output
     report = json.loads((run / "eval.json").read_text())
     steps = ["Asthma · GSE100001 · linking_and_qc", "Asthma|None · statistics · unconditional"]

@@ -47,6 +47,7 @@ PLAN: list[tuple[str, str, str]] = [
     ("docs/guides/diagnose.md", "genotex diagnose -p trait_row_wrong", "planted"),
     ("docs/guides/evaluate.md", "case1/", "fixtures"),
     ("docs/guides/evaluate.md", "genotex", "pred-ref"),
+    ("docs/guides/paper-tables.md", "genotex demo --realistic", "empty"),
     ("docs/guides/paper-tables.md", "inspect eval", "bench-demo"),
     ("docs/guides/paper-tables.md", "--reference BENCH/output --out runs/NAME", "bench-hub"),
     ("docs/guides/paper-tables.md", "genotex leaderboard runs/*/eval.json", "bench-hub"),

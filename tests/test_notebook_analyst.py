@@ -125,14 +125,14 @@ def test_the_anndata_of_a_cohort_holds_its_table_and_where_it_came_from(bench):
     np.testing.assert_array_equal(adata.obs["Asthma"], linked["Asthma"])
     assert adata.uns["genotex"]["cohort_info"]["sample_size"] == len(linked)
     assert adata.obs["characteristics_2"].iloc[0] in ("gender: male", "gender: female")
-    back = anndata_to_linked(adata)
+    back = anndata_to_linked(adata, linked.columns[:3])
     pd.testing.assert_frame_equal(back, linked, check_names=False, check_index_type=False)
 
 
 def test_decide_takes_an_anndata_as_it_takes_the_two_tables(bench):
     data_dir = bench.reference_output / "preprocess"
     adata = cohort_anndata(data_dir, "Asthma", "GSE100001")
-    linked = anndata_to_linked(adata)
+    linked = anndata_to_linked(adata, ["Asthma", "Age", "Gender"])
     genes = linked.drop(columns=["Asthma", "Age", "Gender"]).T
     clinical = linked[["Asthma", "Age", "Gender"]].T
     assert (
@@ -378,7 +378,7 @@ def test_missing_values_are_handled_in_an_anndata_as_in_its_table(bench):
 
     adata = cohort_anndata(bench.reference_output / "preprocess", "Asthma", "GSE100001")
     adata.X[:5, 0] = np.nan  # five samples lose a gene's value: the gene's mean fills them
-    table = anndata_to_linked(adata)
+    table = anndata_to_linked(adata, ["Asthma", "Age", "Gender"])
     from_anndata = handle_missing_values(adata, "Asthma")
     pd.testing.assert_frame_equal(from_anndata, handle_missing_values(table, "Asthma"))
     gene = adata.var_names[0]

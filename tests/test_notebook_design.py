@@ -208,3 +208,53 @@ def test_a_paired_formula_with_limma_is_limmas_on_the_formulas_design():
         fit = inmoose.eBayes(inmoose.lmFit(expression, pd.DataFrame(matrix)))
     expected = pd.Series(np.asarray(fit.t)[:, trait], index=genes)
     assert np.allclose(analysis.to_frame()["t_moderated"][genes], expected, rtol=0, atol=1e-8)
+
+
+# ---- what is a gene, and which way round (issue #61, items 4 and 6) --------------------------
+def _anndata(frame: pd.DataFrame):
+    anndata = pytest.importorskip("anndata")
+    genes = [c for c in frame.columns if c[:1] == "G" and c[1:].isdigit()]
+    obs = frame[["Trait", "Age", "Gender"]].copy()
+    return anndata.AnnData(X=frame[genes].to_numpy(float), obs=obs,
+                           var=pd.DataFrame(index=genes))  # fmt: skip
+
+
+def test_scanpys_qc_metrics_in_obs_never_become_genes_of_a_linked_table():
+    from genotex.core import anndata_to_linked
+    from genotex.preprocessing import handle_missing_values
+
+    adata = _anndata(_frame())
+    adata.obs["total_counts"] = adata.X.sum(axis=1)  # what calculate_qc_metrics adds
+    adata.obs["n_genes_by_counts"] = 15
+    linked = anndata_to_linked(adata, ["Trait", "Age", "Gender"])
+    assert list(linked.columns[:3]) == ["Trait", "Age", "Gender"]
+    assert "total_counts" not in linked and list(linked.columns[3:]) == list(adata.var_names)
+    assert "total_counts" not in handle_missing_values(adata, "Trait").columns
+
+
+def test_an_obs_column_with_a_genes_name_is_refused_naming_it():
+    from genotex.core import anndata_to_linked
+
+    adata = _anndata(_frame())
+    adata.obs["G3"] = 1.0
+    with pytest.raises(ValueError, match="obs column 'G3' has a gene's name"):
+        anndata_to_linked(adata, ["Trait", "G3"])
+    with pytest.raises(ValueError, match="obs column 'G3' has a gene's name"):
+        _fit(adata, covariates=["G3"])
+
+
+def test_a_genes_by_samples_table_is_refused_with_its_transpose_named():
+    frame = _frame()
+    frame.index = [f"GSM{1000 + i}" for i in range(len(frame))]
+    with pytest.raises(ValueError, match=r"genes x samples .*\(data\.T\)"):
+        _fit(frame.T)  # the trait is now a row
+    adata = _anndata(frame).T  # samples in var_names, the genes in obs
+    adata.obs["Trait"] = 0.0
+    with pytest.raises(ValueError, match=r"40 of its 40 columns are sample IDs.*\(adata\.T\)"):
+        _fit(adata)
+
+
+def test_fit_refuses_a_y_rather_than_ignoring_it():
+    frame = _frame()
+    with pytest.raises(ValueError, match="takes the trait from the data's column 'Trait'"):
+        GeneAnalysis("Trait", resamples=0).fit(frame, frame["Trait"])

@@ -78,20 +78,24 @@ def linked_to_anndata(
     return anndata.AnnData(X=matrix, obs=obs, var=var, uns={"genotex": dict(uns or {})})
 
 
-def anndata_to_linked(adata: Any) -> pd.DataFrame:
-    """An AnnData as a linked table: its numeric `obs` columns first, then its genes.
+def anndata_to_linked(adata: Any, columns: Sequence[str]) -> pd.DataFrame:
+    """An AnnData as a linked table: the `obs` columns named in `columns` (the trait, Age,
+    Gender, covariates: those the AnnData has) first, then its genes.
 
-    Non-numeric `obs` columns (free-text characteristics) are left out: a linked
-    table holds numbers only.
+    Only those `obs` columns are carried: any other (scanpy's QC metrics such as
+    `total_counts`, free-text characteristics) is an annotation, never a column of the
+    table, where it would be taken for a gene. One of them that shares a gene's name is
+    refused, naming it (0.11 dropped it unsaid).
     """
     import pandas as pd
 
     if not is_anndata(adata):
         raise TypeError(f"not an AnnData: {type(adata).__name__}")
     genes = adata.to_df()
-    numeric = [
-        c for c in adata.obs.columns
-        if pd.api.types.is_numeric_dtype(adata.obs[c]) and c not in genes.columns
-    ]  # fmt: skip
-    obs = adata.obs.loc[:, numeric].astype(np.float64)
+    carried = [c for c in columns if c in adata.obs.columns]
+    clash = [c for c in carried if c in genes.columns]
+    if clash:
+        raise ValueError(f"the AnnData's obs column {clash[0]!r} has a gene's name (in its "
+                         "var_names): rename one of them")  # fmt: skip
+    obs = adata.obs.loc[:, carried].apply(pd.to_numeric, errors="coerce").astype(np.float64)
     return pd.concat([obs, genes.astype(np.float64)], axis=1)

@@ -67,7 +67,7 @@ def handle_missing_values(linked: pd.DataFrame | Any, trait: str) -> pd.DataFram
     `obs` and its genes); the result is a linked table.
     """
     if is_anndata(linked):
-        linked = anndata_to_linked(linked)
+        linked = anndata_to_linked(linked, (trait, *COVARIATES))
     covariates = [c for c in linked.columns if c in (trait, *COVARIATES)]
     gene_columns = [c for c in linked.columns if c not in (trait, *COVARIATES)]
     df = linked[linked[trait].notna()]
@@ -181,7 +181,7 @@ def decide(
     if is_anndata(genes):
         if clinical is not None:
             raise ValueError("an AnnData holds the clinical columns itself: give no clinical")
-        linked = anndata_to_linked(genes)
+        linked = anndata_to_linked(genes, (trait, *COVARIATES))
         features = [c for c in (trait, *COVARIATES) if c in linked.columns]
         clinical = linked.loc[:, features].T if trait in features else None
         genes = linked.drop(columns=features).T

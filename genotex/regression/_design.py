@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,7 @@ __all__ = [
     "MIN_GROUP",
     "checked_covariates",
     "no_duplicated_samples",
+    "non_gene_columns",
     "not_gene_names",
     "warn_small_groups",
 ]
@@ -161,3 +162,23 @@ def warn_small_groups(y: np.ndarray, trait: str) -> bool:
         stacklevel=4,
     )
     return True
+
+
+def non_gene_columns(data: Any, not_genes: set[Any], asked: list[str] | None) -> set[Any]:
+    """A DataFrame's columns that cannot be genes (row numbers, empty or missing names),
+    left out with a warning naming them (none when the genes are named, or for an AnnData).
+    """
+    import pandas as pd
+
+    if asked is not None or not isinstance(data, pd.DataFrame):
+        return set()
+    odd = not_gene_names(data, [c for c in data.columns if c not in not_genes])
+    if odd:
+        warnings.warn(
+            f"{len(odd)} column(s) left out of the genes, being no gene: "
+            f"{', '.join(repr(c) for c in odd[:5])} (row numbers, or no name; read a CSV "
+            "with index_col=0)",
+            UserWarning,
+            stacklevel=5,
+        )
+    return set(odd)

@@ -26,7 +26,12 @@ from ..core import (
 )
 from ._blas import one_blas_thread
 from ._data import ProblemData
-from ._design import checked_covariates, no_duplicated_samples, not_gene_names, warn_small_groups
+from ._design import (
+    checked_covariates,
+    no_duplicated_samples,
+    non_gene_columns,
+    warn_small_groups,
+)
 from ._formula import FormulaDesign, coded_covariates, formula_design
 from ._gene_table import gene_table
 from ._pipeline import RegressionResult, analyse
@@ -171,7 +176,7 @@ class GeneAnalysis(BaseEstimator):
         read = list(formula.variables) if formula is not None else covariates
         not_genes = {self.trait, *read, *_CLINICAL, *([self.groups] if self.groups else [])}
         asked = None if self.genes is None else [str(g) for g in self.genes]
-        not_genes |= self._not_genes(data, not_genes, asked)
+        not_genes |= non_gene_columns(data, not_genes, asked)
         annotations, block = annotations_and_genes(data, not_genes, asked)
         no_duplicated_samples(annotations.index)
         #: a DataFrame's columns left out of the genes for holding text
@@ -217,26 +222,6 @@ class GeneAnalysis(BaseEstimator):
             )
         self._kept = keep
         return x, y[keep], None if z is None else z[keep], genes, annotations
-
-    @staticmethod
-    def _not_genes(data: Any, not_genes: set[Any], asked: list[str] | None) -> set[Any]:
-        """A DataFrame's columns that cannot be genes (row numbers, empty or missing names),
-        left out with a warning naming them.
-        """
-        import pandas as pd
-
-        if asked is not None or not isinstance(data, pd.DataFrame):
-            return set()
-        odd = not_gene_names(data, [c for c in data.columns if c not in not_genes])
-        if odd:
-            warnings.warn(
-                f"{len(odd)} column(s) left out of the genes, being no gene: "
-                f"{', '.join(repr(c) for c in odd[:5])} (row numbers, or no name; read a CSV "
-                "with index_col=0)",
-                UserWarning,
-                stacklevel=4,
-            )
-        return set(odd)
 
     def _formula(self, covariates: list[str]) -> FormulaDesign | None:
         """The design formula read (None without one); refused beside what it replaces."""
@@ -294,8 +279,12 @@ class GeneAnalysis(BaseEstimator):
 
     def fit(self, data: Any, y: None = None) -> GeneAnalysis:
         """Answer the question on `data`: a linked DataFrame (samples x features) or an AnnData
-        (genes in `var_names`, the trait and covariates in `obs`; see `genes`).
+        (genes in `var_names`, the trait and covariates in `obs`; see `genes`). The trait is
+        `data`'s column `trait`: a `y` is refused, not ignored.
         """
+        if y is not None:
+            raise ValueError(f"fit takes the trait from the data's column {self.trait!r}; "
+                             "give no y (add it to the data as that column)")  # fmt: skip
         mode = check_mode(self.mode)
         if mode == "reference" and (self._covariates() or self.groups or self.design):
             raise ValueError("covariates beside the condition, groups or a design formula need "

@@ -8,6 +8,7 @@ sample had been dropped for its covariates).
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ __all__ = [
     "binary_trait",
     "group_labels",
     "linked_frame",
+    "not_transposed",
     "numeric_columns",
     "text_columns",
 ]
@@ -36,15 +38,17 @@ __all__ = [
 def linked_frame(data: Any) -> pd.DataFrame:
     """A linked table (samples x features) from a DataFrame or an AnnData (obs beside X).
 
-    An AnnData's numeric `obs` columns (trait, Age, Gender, covariates) come first,
-    then its genes (`var_names`); a DataFrame is taken as it is.
+    An AnnData's numeric `obs` columns come first (every one: give `anndata_to_linked`
+    the columns to keep where others, such as QC metrics, are there), then its genes
+    (`var_names`); a DataFrame is taken as it is.
     """
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
         return data
     if is_anndata(data):
-        return anndata_to_linked(data)
+        numeric = [c for c in data.obs.columns if pd.api.types.is_numeric_dtype(data.obs[c])]
+        return anndata_to_linked(data, numeric)
     raise TypeError(
         f"a linked table is a pandas DataFrame (samples x features) or an AnnData, "
         f"not {type(data).__name__}"
@@ -121,6 +125,18 @@ def annotations_and_genes(
                 f"{int((names == twice).sum())} times): make them unique first "
                 "(adata.var_names_make_unique())"
             )
+        not_transposed(
+            names,
+            data.obs.columns,
+            data.obs_names,
+            not_genes,
+            what="the AnnData",
+            transpose="adata.T",
+        )
+        clash = sorted(str(c) for c in not_genes if c in data.obs.columns and c in names)
+        if clash:
+            raise ValueError(f"the AnnData's obs column {clash[0]!r} has a gene's name (in "
+                             "its var_names): rename one of them")  # fmt: skip
         block = data.to_df().astype(np.float64)
         annotations = data.obs
         unique_columns(annotations, "the AnnData's obs")
@@ -131,6 +147,9 @@ def annotations_and_genes(
             block = block.loc[:, list(genes)]
         return annotations, block
     data = linked_frame(data)  # a DataFrame as it is; anything else refused in one sentence
+    not_transposed(
+        data.columns, data.columns, data.index, not_genes, what="the table", transpose="data.T"
+    )
     unique_columns(data, "the table")
     if genes is None:
         genes = [str(c) for c in data.columns if c not in not_genes and gene_like(data[c])]
@@ -139,6 +158,27 @@ def annotations_and_genes(
         raise ValueError(f"the table has no gene column {missing[0]!r}")
     block = data.loc[:, list(genes)].apply(pd.to_numeric, errors="coerce").astype(np.float64)
     return data, block
+
+
+_SAMPLE_ID = re.compile(r"^(GSM\d+|TCGA-\w\w-\w{4}(-\w+)*)$")
+
+
+def not_transposed(
+    features: Any, annotations: Any, rows: Any, wanted: set[Any], *, what: str, transpose: str
+) -> None:
+    """Refuse a table the wrong way round (genes x samples), in one sentence naming the
+    transpose: its features (gene columns, `var_names`) are sample IDs (GEO's GSM...,
+    TCGA barcodes), or a column it should hold (the trait, a covariate) is a row label.
+    """
+    names = [str(c) for c in features]
+    samples = sum(bool(_SAMPLE_ID.match(n)) for n in names)
+    held, row_labels = {str(c) for c in annotations}, {str(r) for r in rows}
+    wrong_way = sorted(str(t) for t in wanted if str(t) not in held and str(t) in row_labels)
+    if (names and samples > len(names) / 2) or wrong_way:
+        why = (f"{samples} of its {len(names)} columns are sample IDs" if samples > len(names) / 2
+               else f"{wrong_way[0]!r} is a row, not a column")  # fmt: skip
+        raise ValueError(f"{what} looks genes x samples ({why}): give it samples x genes "
+                         f"({transpose})")  # fmt: skip
 
 
 def text_columns(data: Any, not_genes: set[str], asked: Sequence[str] | None) -> list[str]:

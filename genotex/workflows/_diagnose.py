@@ -332,9 +332,7 @@ def diagnose(
         "jobs": None if scheduler else jobs,
         "scheduler": scheduler,
         "seconds": round(time.time() - started, 3),
-    }
-    if reached_pipeline:
-        run["reached_pipeline"] = [str(step)[:200] for step in reached_pipeline]
+    } | ({"reached_pipeline": [str(s)[:200] for s in reached_pipeline]} if reached_pipeline else {})
     return finish_diagnosis(
         collected,
         scores,

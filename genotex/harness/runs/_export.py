@@ -153,9 +153,8 @@ def export_run(
         chosen, benchmark = {"harness_task": run.task, "reducer": reducer_name}, run.benchmark
         origin = provenance(sliced, run.task_info.to_dict(), chosen, started, benchmark=benchmark)
         if diagnose is not None:  # against the slice: the problems asked, nothing else
-            scope = (run.task_info.restricted_to(asked), given, analysis_problems, reference)
-            report = _diagnosed(report, out, sliced, scope, mode=diagnose, task=run.task,
-                                reached=block["reached_pipeline"])  # fmt: skip
+            scope = (run.task_info.restricted_to(asked), given, analysis_problems, reference, block)
+            report = _diagnosed(report, out, sliced, scope, mode=diagnose, task=run.task)
     run_block = {
         **report.run,
         "genotex_version": __version__,
@@ -208,20 +207,21 @@ def _diagnosed(
     report: EvalReport,
     out: Path,
     sliced: Path,
-    scope: tuple[TaskInfo, list[str], set[str], Path],
+    scope: tuple[TaskInfo, list[str], set[str], Path, Mapping[str, Any]],
     *,
     mode: Mode,
     task: str,
-    reached: list[str],
 ) -> EvalReport:
     """The report with the diagnosis of the exported tree: the asked problems only, against
     the reference's slice, the agent's tree holding (as the scorer's did) the reference's
     preprocessed data of `given` traits it was handed and wrote none of its own.
 
     `scope` is (task_info of the asked traits, the given traits, the asked problems' keys,
-    the reference as the user gave it).
+    the reference as the user gave it, the run's harness record: the diagnosis says its steps
+    that called genotex's pipeline).
     """
-    task_info, given, problems, reference = scope
+    task_info, given, problems, reference, block = scope
+    reached = block.get("reached_pipeline") or []
     pred = sliced.parent / "pred"
     shutil.copytree(out / "output", pred)
     add_given(pred, sliced, given)
