@@ -91,6 +91,7 @@ from ._proposer import (
     propose_records,
     trait_terms,
 )
+from ._raw_anndata import ProposedRecipeWarning, raw_cohort_anndata
 from ._recipe import Recipe, RecipeError, Rule, Variable, load_recipe
 from ._soft import SoftFile, read_soft, unique_names
 from ._symbols import (
@@ -159,6 +160,8 @@ __all__ = [
     "choose_gene_column",
     "clinical_features",
     "cohort_anndata",
+    "raw_cohort_anndata",
+    "ProposedRecipeWarning",
     "label_groups",
     "cohort_qc_plot",
     "clinical_table",

@@ -32,10 +32,12 @@ __all__ = [
     "RecipeNeeded",
     "TraitMismatch",
     "geo_gene_table",
+    "geo_outcome",
     "is_tcga_folder",
     "preprocess_cohort",
     "preprocess_geo",
     "preprocess_tcga",
+    "tcga_outcome",
 ]
 
 log = logging.getLogger("genotex.preprocessing")
@@ -100,6 +102,38 @@ def geo_gene_table(
     return genes, matrix.characteristics, column
 
 
+def geo_outcome(
+    cohort_dir: str | Path,
+    recipe: Recipe,
+    synonyms: Mapping[str, str],
+    *,
+    gene_ids: Mapping[str, str] | None = None,
+    input_root: str | Path | None = None,
+    aggregation: GeneAggregation = "sum",
+) -> CohortOutcome:
+    """What preprocessing one GEO cohort as its recipe says decides, in memory: its tables
+    and record, nothing written (`preprocess_geo` writes them).
+    """
+    cohort_dir = Path(cohort_dir)
+    if recipe.cohort != cohort_dir.name:
+        reason = f"is for the cohort {recipe.cohort!r}, not the folder {cohort_dir.name!r}"
+        raise RecipeError(reason, path=recipe.source)
+    root = Path(input_root) if input_root is not None else None
+    note = f"INFO: GEO; {recipe.note}".rstrip("; ")
+    if not recipe.gene_usable:
+        return decide(recipe.trait, recipe.cohort, None, None, note=note)
+    genes, characteristics, column = geo_gene_table(
+        cohort_dir, recipe, synonyms, gene_ids=gene_ids, input_root=root, aggregation=aggregation
+    )
+    details = f"gene column {column!r}, {len(genes)} genes after normalization"
+    log.info("%s/%s: %s", recipe.trait, recipe.cohort, details)
+    trait = recipe.variables.get("trait")
+    clinical = None
+    if trait is not None and trait.available:
+        clinical = clinical_table(characteristics, recipe)
+    return replace(decide(recipe.trait, recipe.cohort, genes, clinical, note=note), details=details)
+
+
 def preprocess_geo(
     cohort_dir: str | Path,
     recipe: Recipe | str | Path,
@@ -117,32 +151,25 @@ def preprocess_geo(
     folder's grandparent). `aggregation` is how probes become genes (`map_probes`:
     the benchmark's "sum", or "mean").
     """
-    cohort_dir = Path(cohort_dir)
     if not isinstance(recipe, Recipe):
         recipe = Recipe.read(recipe)
-    if recipe.cohort != cohort_dir.name:
-        reason = f"is for the cohort {recipe.cohort!r}, not the folder {cohort_dir.name!r}"
-        raise RecipeError(reason, path=recipe.source)
-    root = Path(input_root) if input_root is not None else None
-    note = f"INFO: GEO; {recipe.note}".rstrip("; ")
-    if not recipe.gene_usable:
-        outcome = decide(recipe.trait, recipe.cohort, None, None, note=note)
-    else:
-        genes, characteristics, column = geo_gene_table(
-            cohort_dir, recipe, synonyms, gene_ids=gene_ids, input_root=root,
-            aggregation=aggregation,
-        )  # fmt: skip
-        details = f"gene column {column!r}, {len(genes)} genes after normalization"
-        log.info("%s/%s: %s", recipe.trait, recipe.cohort, details)
-        trait = recipe.variables.get("trait")
-        clinical = None
-        if trait is not None and trait.available:
-            clinical = clinical_table(characteristics, recipe)
-        outcome = replace(
-            decide(recipe.trait, recipe.cohort, genes, clinical, note=note), details=details
-        )
+    outcome = geo_outcome(cohort_dir, recipe, synonyms, gene_ids=gene_ids,
+                          input_root=input_root, aggregation=aggregation)  # fmt: skip
     write_cohort(out_root, outcome)
     return outcome
+
+
+def tcga_outcome(xena_dir: str | Path, trait: str, synonyms: Mapping[str, str]) -> CohortOutcome:
+    """What preprocessing a Xena cohort for a trait decides, in memory (cohort ID `Xena`);
+    its `details` say which clinical columns gave Age and Gender.
+    """
+    cohort = read_xena(xena_dir)
+    clinical, columns = clinical_features(cohort.clinical, trait)
+    genes = normalize_gene_table(cohort.expression, synonyms)
+    sources = f"Age from {columns['Age']}, Gender from {columns['Gender']}"
+    note = f"INFO: TCGA Xena {Path(xena_dir).name}; {sources}"
+    outcome = decide(trait, "Xena", genes, clinical, note=note, index_name="sampleID")
+    return replace(outcome, details=sources)
 
 
 def preprocess_tcga(
@@ -152,14 +179,9 @@ def preprocess_tcga(
 
     The outcome's `details` say which clinical columns gave Age and Gender.
     """
-    cohort = read_xena(xena_dir)
-    clinical, columns = clinical_features(cohort.clinical, trait)
-    genes = normalize_gene_table(cohort.expression, synonyms)
-    sources = f"Age from {columns['Age']}, Gender from {columns['Gender']}"
-    note = f"INFO: TCGA Xena {Path(xena_dir).name}; {sources}"
-    outcome = decide(trait, "Xena", genes, clinical, note=note, index_name="sampleID")
+    outcome = tcga_outcome(xena_dir, trait, synonyms)
     write_cohort(out_root, outcome)
-    return replace(outcome, details=sources)
+    return outcome
 
 
 def is_tcga_folder(folder: str | Path) -> bool:
