@@ -180,11 +180,15 @@ def test_the_volcano_and_frequency_plots_draw_the_table(bench):
         table["p_value"].notna().sum()
     )
     named = [t.get_text() for t in ax.texts]
-    # the model's first genes by rank and the most significant ones, in turn (issue #45, 13);
-    # a gene whose label finds no free place is left unnamed
+    # the model's genes first, by rank, then the most significant others (issue #61, 7: the
+    # model's top gene was left unnamed when the two were interleaved); a label that finds
+    # no free place is left out, and the model's genes are placed first
     by_rank = list(table[table["selected"]].sort_values("rank").index)
     by_p = list(table.dropna(subset=["p_value"]).sort_values(["p_value", "rank"]).index)
-    assert named[:2] == [by_rank[0], by_p[0]] if by_rank[0] != by_p[0] else named[0] == by_p[0]
+    assert named[0] == by_rank[0]
+    model_named = [g for g in named if g in by_rank]
+    assert named[: len(model_named)] == model_named  # no marginal gene before a model gene
+    assert model_named == [g for g in by_rank[:12] if g in model_named]
     assert set(named) <= set(by_rank[:12]) | set(by_p[:12]) and len(named) >= 6
     # the dashed line: the largest p-value that statsmodels' BH keeps at 5%
     p = table["p_value"].dropna()
@@ -423,3 +427,35 @@ def test_selection_frequency_is_scikit_learns_lasso_on_the_same_halves():
         counts += np.abs(model.coef_) > 1e-9
     np.testing.assert_array_equal(frequency, counts / resamples)
     assert frequency.max() > 0  # the α selects something
+
+
+def test_every_figure_says_which_cohort_and_trait_and_a_subset_says_so(bench):
+    """#61 item 7: the QC plot had no title, a TCGA cohort was titled "Xena", a subset's
+    volcano had the whole cohort's title, and log2 data's effect was "expression units".
+    """
+    from genotex.preprocessing import cohort_qc_plot
+
+    data_dir = bench.reference_output / "preprocess"
+    adata = cohort_anndata(data_dir, "Asthma", "GSE100001")
+    assert cohort_qc_plot(adata).get_suptitle() == "Asthma · GSE100001: cohort QC"
+    # a Xena cohort as genotex preprocesses it: its folder (the record's note), never "Xena"
+    from genotex.preprocessing import preprocess_cohort
+
+    folder = next((bench.root / "input/TCGA").iterdir())
+    out = bench.root.parent / "xena-out"
+    preprocess_cohort(folder, "Psoriasis", bench.root / "metadata/gene_synonym.json", out)
+    xena = cohort_anndata(out, "Psoriasis", "Xena")
+    assert cohort_qc_plot(xena).get_suptitle() == f"Psoriasis · {folder.name}: cohort QC"
+    whole = GeneAnalysis("Asthma", resamples=0).fit(adata)
+    assert whole.plot("volcano").axes[0].get_title().startswith("Asthma · GSE100001: ")
+    males = adata[adata.obs["Gender"] == 1.0].copy()
+    subset = GeneAnalysis("Asthma", resamples=0).fit(males)
+    title = subset.plot("volcano").axes[0].get_title().replace("\n", " ")
+    assert f"(subset: {males.n_obs} of {adata.n_obs} samples)" in title
+    # the demo's genes are log2-like values (about 4 to 11): the effect is a log2 fold change
+    assert float(np.max(adata.X)) <= 30 and float(np.min(adata.X)) >= -1
+    assert "log2 fold change" in whole.plot("volcano").axes[0].get_xlabel()
+    scaled = adata.copy()
+    scaled.X = 2.0 ** scaled.X  # back to linear intensities, up to about 2,000
+    linear = GeneAnalysis("Asthma", resamples=0).fit(scaled)
+    assert "expression units" in linear.plot("volcano").axes[0].get_xlabel()

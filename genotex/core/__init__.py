@@ -18,7 +18,13 @@ scikit-learn / SciPy, so evaluation stays light.
 - Plumbing: `atomic_output`, `write_text_atomic`, `ordered_map`, the errors.
 """
 
-from ._anndata import CLINICAL_COLUMNS, anndata_to_linked, is_anndata, linked_to_anndata
+from ._anndata import (
+    CLINICAL_COLUMNS,
+    anndata_to_linked,
+    cohort_label,
+    is_anndata,
+    linked_to_anndata,
+)
 from ._atomic import (
     WriteError,
     atomic_output,
@@ -159,6 +165,7 @@ __all__ = [
     "notebook_table",
     "CLINICAL_COLUMNS",
     "anndata_to_linked",
+    "cohort_label",
     "is_anndata",
     "linked_to_anndata",
     "CACHE_ENV",

@@ -8,7 +8,9 @@ where it came from. `anndata` is an optional dependency (`pip install
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +20,13 @@ from ._errors import GenotexError, extra_hint
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CLINICAL_COLUMNS", "anndata_to_linked", "is_anndata", "linked_to_anndata"]
+__all__ = [
+    "CLINICAL_COLUMNS",
+    "anndata_to_linked",
+    "cohort_label",
+    "is_anndata",
+    "linked_to_anndata",
+]
 
 #: The linked table's columns that are not genes, beside the trait.
 CLINICAL_COLUMNS = ("Age", "Gender")
@@ -99,3 +107,22 @@ def anndata_to_linked(adata: Any, columns: Sequence[str]) -> pd.DataFrame:
                          "var_names): rename one of them")  # fmt: skip
     obs = adata.obs.loc[:, carried].apply(pd.to_numeric, errors="coerce").astype(np.float64)
     return pd.concat([obs, genes.astype(np.float64)], axis=1)
+
+
+def cohort_label(info: Any, samples: int | None = None) -> str:
+    """How a figure names a cohort from its AnnData's `uns["genotex"]`: the GEO series, or a
+    TCGA cohort's Xena folder (never the bare "Xena"); with `samples` fewer than the cohort
+    holds, "(subset: n of N samples)". "in-memory" when nothing says where it came from.
+    """
+    info = info if isinstance(info, Mapping) else {}
+    cohort = str(info.get("cohort") or "in-memory")[:80]
+    record = info.get("cohort_info") if isinstance(info.get("cohort_info"), Mapping) else {}
+    if cohort == "Xena":
+        note = str(record.get("note") or "")
+        found = re.search(r"TCGA Xena (\S+?);", note)
+        source = str(info.get("source") or "")
+        cohort = found.group(1) if found else (Path(source).name if source else "TCGA (Xena)")
+    size = record.get("sample_size")
+    if samples is not None and isinstance(size, int) and 0 < samples < size:
+        cohort += f" (subset: {samples} of {size} samples)"
+    return cohort

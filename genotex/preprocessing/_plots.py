@@ -47,11 +47,13 @@ def _counts(ax: Axes, values: Any, names: dict[float, str], what: str) -> None:
 
 def cohort_qc_plot(adata: Any) -> Figure:
     """Four panels: samples kept of the series matrix's (when known), the trait's values,
-    Age's distribution and Gender's counts (0 female, 1 male, the benchmark's coding).
+    Age's distribution and Gender's counts (0 female, 1 male, the benchmark's coding),
+    under a title naming the trait and the cohort (a subset says so), so a saved image says
+    what it shows.
     """
     from matplotlib.figure import Figure
 
-    from ..core import is_anndata
+    from ..core import cohort_label, is_anndata
 
     if not is_anndata(adata):
         raise TypeError(
@@ -93,4 +95,5 @@ def cohort_qc_plot(adata: Any) -> Figure:
         _missing(gender, "Gender")
     for ax in (kept, genes_ax, balance, age, gender):
         ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle(f"{trait} · {cohort_label(info, adata.n_obs)}: cohort QC", fontsize=9)
     return fig

@@ -22,6 +22,7 @@ from ..core import (
     SelectBy,
     TaskInfo,
     check_mode,
+    cohort_label,
     is_anndata,
 )
 from ._blas import one_blas_thread
@@ -298,6 +299,10 @@ class GeneAnalysis(BaseEstimator):
 
         source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
         cohorts = (str(source.get("cohort") or "in-memory"),)
+        #: how the figures name the cohort (its series, its Xena folder; a subset says so)
+        self.cohort_label_ = cohort_label(source, int(data.shape[0]))
+        #: whether the genes look log2-scaled (0 to 30): the effect is then a log2 fold change
+        self.log2_ = bool(x.size and np.nanmin(x) >= -1 and np.nanmax(x) <= 30)
         if len(target) == 0:
             raise ValueError(
                 f"no sample is left: every one lacks the trait {self.trait!r} or a covariate "
@@ -365,7 +370,8 @@ class GeneAnalysis(BaseEstimator):
 
         if kind == "volcano":
             adjusted = [*([self.condition] if self.condition else []), *self._covariates()]
-            given = {"adjusted_for": adjusted, "title": self._title("genes by marginal test")}
+            given = {"adjusted_for": adjusted, "title": self._title("genes by marginal test"),
+                     "log2": getattr(self, "log2_", False)}  # fmt: skip
             return volcano_plot(self.to_frame(), **{**given, **options})
         if kind == "frequency":
             given = {"title": self._title("selection frequency")}
@@ -375,8 +381,8 @@ class GeneAnalysis(BaseEstimator):
     def _title(self, what: str) -> str:
         """A figure's title: the trait, the condition (or none), the cohort, and what it shows."""
         condition = f" given {self.condition}" if self.condition else ""
-        cohorts = " + ".join(self.result_.cohorts) if hasattr(self, "result_") else "in-memory"
-        return f"{self.trait}{condition} · {cohorts}: {what}"
+        cohort = getattr(self, "cohort_label_", "in-memory")
+        return f"{self.trait}{condition} · {cohort}: {what}"
 
     def to_frame(self) -> pd.DataFrame:
         """Every gene: the model's `coefficient`, `selected`, `rank`, `frequency`, and the

@@ -2,9 +2,9 @@
 model's genes marked, and the selection frequency of the most often selected genes.
 
 Both take `GeneAnalysis.to_frame()`'s table and return a matplotlib `Figure`
-(no pyplot state: safe in scripts and notebooks alike), in the report's style:
-no title (the caption is the reader's), labelled axes, the selected genes in the
-report's blue, the others grey.
+(no pyplot state: safe in scripts and notebooks alike), in the report's style: a title
+when given (`GeneAnalysis.plot` names the trait and the cohort), labelled axes, the
+selected genes in the report's blue, the others grey.
 """
 
 from __future__ import annotations
@@ -33,17 +33,13 @@ def _significance_line(table: pd.DataFrame, fdr: float) -> float | None:
 
 
 def _labelled(data: pd.DataFrame, selected: np.ndarray, labels: int) -> pd.DataFrame:
-    """The genes to name: the model's first by rank and the most significant marginally, in
-    turn (a strong marker the Lasso left out, its signal carried by another gene, is named).
+    """The genes to name, in the order they are given a place: the model's genes first, by
+    rank (the answer), then the most significant marginally (a strong marker the Lasso left
+    out, its signal carried by another gene).
     """
     by_rank = list(data[selected].sort_values("rank").index)
-    by_p = list(data.sort_values(["p_value", "rank"]).index)
-    chosen: list[object] = []
-    for first, second in zip(by_rank + [None] * len(by_p), by_p, strict=False):
-        for gene in (first, second):
-            if gene is not None and gene not in chosen and len(chosen) < labels:
-                chosen.append(gene)
-    return data.loc[chosen]
+    by_p = [g for g in data.sort_values(["p_value", "rank"]).index if g not in set(by_rank)]
+    return data.loc[(by_rank + by_p)[:labels]]
 
 
 #: Where a label may sit beside its point (points right and up, then around it), in order.
@@ -87,17 +83,20 @@ def volcano_plot(
     labels: int = 12,
     adjusted_for: Sequence[str] = (),
     title: str | None = None,
+    log2: bool = False,
 ) -> Figure:
     """Each gene's marginal `effect` against -log10 `p_value`; the model's genes marked; a
     dashed line where the BH FDR crosses `fdr`.
 
-    Up to `labels` genes are named, the model's first by rank and the most significant
-    marginally in turn, each where its text overlaps no other label and stays inside the
-    axes (a gene with no free place is left unnamed). `adjusted_for` names the covariates
-    the marginal effect was adjusted for (`GeneAnalysis.plot` passes its condition and
-    covariates), for the axis' label, which is wrapped to the figure's width; `title`
-    heads it (`GeneAnalysis.plot` names the trait, the condition and the cohort). The
-    layout is fixed when the figure is made, so a plain `fig.savefig(path)` saves it whole.
+    Up to `labels` genes are named, the model's first by rank, then the most significant
+    marginally, each where its text overlaps no other label and stays inside the axes (a
+    gene with no free place is left unnamed; the model's genes are placed first). With
+    `log2` (the genes are log2-scaled) the effect is named a log2 fold change.
+    `adjusted_for` names the covariates the marginal effect was adjusted for
+    (`GeneAnalysis.plot` passes its condition and covariates), for the axis' label, which
+    is wrapped to the figure's width; `title` heads it (`GeneAnalysis.plot` names the
+    trait, the condition and the cohort). The layout is fixed when the figure is made, so
+    a plain `fig.savefig(path)` saves it whole.
     """
     from matplotlib.figure import Figure
 
@@ -116,7 +115,8 @@ def volcano_plot(
     if line is not None:
         ax.axhline(-np.log10(line), color=_LINE, linestyle="--", linewidth=0.8,
                    label=f"BH FDR {fdr:g}")  # fmt: skip
-    label = "marginal effect: case - control mean, in expression units"
+    label = ("marginal effect: log2 fold change (case - control mean of log2 values)" if log2
+             else "marginal effect: case - control mean, in expression units")  # fmt: skip
     if len(adjusted_for):  # on a line of its own (wrapped): a long list never runs off the page
         label += "\n" + textwrap.fill(f"adjusted for {', '.join(adjusted_for)}", 70)
     ax.set_xlabel(label)
