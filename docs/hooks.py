@@ -10,10 +10,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib
-import os
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 _FIELDS = re.compile(r"<!-- genotex:fields ([\w.]+) -->")
@@ -62,28 +59,3 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     """Fill the placeholders of a page."""
     markdown = markdown.replace("<!-- genotex:metrics -->", _metrics_table())
     return _FIELDS.sub(lambda m: _fields_table(m.group(1)), markdown)
-
-
-def _shared_data() -> Path:
-    """Where the notebook page finds its real files: `$GENOTEX_SHARED/data/real`, else the
-    shared folder beside the repository (as the notebook itself looks).
-    """
-    default = Path(__file__).resolve().parents[2] / "shared"
-    return Path(os.environ.get("GENOTEX_SHARED", default)) / "data" / "real"
-
-
-def on_config(config: Any, **_: Any) -> Any:
-    """From a fresh clone without `../shared`, the notebook page is built unexecuted (its code
-    as written, no outputs), and the build says so instead of failing.
-    """
-    if _shared_data().is_dir():
-        return config
-    plugin = config["plugins"].get("mkdocs-jupyter")
-    if plugin is not None:
-        plugin.config["execute"] = False
-    print(
-        f"docs: {_shared_data()} is absent: the notebook page is built without running it "
-        "(set GENOTEX_SHARED to the shared folder to run it)",
-        file=sys.stderr,
-    )
-    return config

@@ -453,9 +453,9 @@ def test_every_figure_says_which_cohort_and_trait_and_a_subset_says_so(bench):
     title = subset.plot("volcano").axes[0].get_title().replace("\n", " ")
     assert f"(subset: {males.n_obs} of {adata.n_obs} samples)" in title
     # the demo's genes are log2-like values (about 4 to 11): the effect is a log2 fold change
-    assert float(np.max(adata.X)) <= 30 and float(np.min(adata.X)) >= -1
+    assert float(np.max(adata.X)) <= 30 and float(np.min(adata.X)) >= -30
     assert "log2 fold change" in whole.plot("volcano").axes[0].get_xlabel()
     scaled = adata.copy()
-    scaled.X = 2.0 ** scaled.X  # back to linear intensities, up to about 2,000
+    scaled.X = 2.0**scaled.X  # back to linear intensities, up to about 2,000
     linear = GeneAnalysis("Asthma", resamples=0).fit(scaled)
     assert "expression units" in linear.plot("volcano").axes[0].get_xlabel()

@@ -1,13 +1,28 @@
-"""#38: the page "Analysing a cohort in a notebook" is a notebook that runs, offline, on the real
-GEO and TCGA files of the shared folder: executed here with nbclient, as the docs build does."""
+"""The page "Analysing a cohort in a notebook" (#38, #61): a notebook whose data comes from
+genotex's own download command, executed here against a loopback copy of the servers (the
+shared folder's real TCGA CHOL files and gene table; no network), and checked in executed by
+this version, every figure titled.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "cohort-notebook.ipynb"
+from genotex import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "guides" / "cohort-notebook.ipynb"
+
+
+def _script():
+    path = ROOT / "scripts" / "execute_notebook.py"
+    spec = importlib.util.spec_from_file_location("execute_notebook", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _text(cell: dict) -> str:
@@ -18,31 +33,57 @@ def _text(cell: dict) -> str:
     return "".join(parts)
 
 
-def test_the_cohort_notebook_runs_offline_and_shows_its_tables_and_figures(
-    shared, monkeypatch, tmp_path
-):
+def _figures(code: list) -> int:
+    return sum("image/png" in o.get("data", {}) for c in code for o in c.get("outputs", []))
+
+
+def test_the_page_is_checked_in_executed_by_this_version():
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    monkeypatch.setenv("GENOTEX_SHARED", str(shared))
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's work folder
     notebook = nbformat.read(PAGE, as_version=4)
-    client = nbclient.NotebookClient(
-        notebook,
-        timeout=600,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(PAGE.parent)}},
-    )
-    client.execute()  # raises CellExecutionError on the first failing cell
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert all(c.execution_count is not None and c.outputs for c in code)
+    assert f"genotex {__version__}\n" in _text(code[0])  # re-run it when the version changes
+    assert _figures(code) == 4  # the QC plot, two volcanos, the frequency plot
+    errors = [o for c in code for o in c.outputs if o.get("output_type") == "error"]
     assert not errors
+
+
+def test_the_page_runs_on_what_its_own_download_command_fetches(shared, tmp_path, monkeypatch):
+    pytest.importorskip("nbclient")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's work folder
+    script = _script()
+    with script.mirror(shared) as url:
+        notebook = script.execute(url)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
     text = "\n".join(_text(c) for c in code)
-    assert "AnnData object with n_obs × n_vars = 43 × 12983" in text
-    assert "usable: 45 samples" in text
-    assert "genes at BH FDR 5%" in text and "MARCO" in text  # the top gene of the table
-    figures = [c for c in code if any("image/png" in o.get("data", {}) for o in c["outputs"])]
-    assert len(figures) >= 5  # two QC plots, two volcanos, the frequency plot
-    # no statistics or plotting code of the analyst's own: genotex's calls (and gseapy's)
+    assert "2 files: 2 downloaded" in text  # through genotex download tcga, checked by sha256
+    assert "AnnData object with n_obs × n_vars = 45 × 19858" in text
+    assert "genes at BH FDR 5%" in text and "selected by the model" in text
+    assert _figures(code) >= 4
     source = "\n".join(c.source for c in code)
-    for foreign in ("scipy", "statsmodels", "plt.", "matplotlib.pyplot", "ttest"):
-        assert foreign not in source, foreign
+    assert 'genotex", *command' in source and '"download", "tcga"' in source
+    for foreign in ("scipy", "statsmodels", "plt.", "matplotlib.pyplot", "ttest", "shared"):
+        assert foreign not in source, foreign  # genotex's calls only, no shared folder
+
+
+def test_every_figure_of_the_page_is_titled_with_trait_and_cohort(shared, tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbclient")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    script = _script()
+    titles = nbformat.v4.new_code_cell(
+        "for fig in (cohort_qc_plot(adata), volcano, frequency, subset_volcano):\n"
+        "    print('TITLE', (fig._suptitle.get_text() if fig._suptitle else "
+        "fig.axes[0].get_title()).replace(chr(10), ' '))"
+    )
+    page = nbformat.read(PAGE, as_version=4)
+    page.cells.append(titles)
+    moved = tmp_path / "page.ipynb"
+    nbformat.write(page, moved)
+    monkeypatch.setattr(script, "PAGE", moved)
+    with script.mirror(shared) as url:
+        notebook = script.execute(url)
+    printed = [line for line in _text(notebook.cells[-1]).splitlines() if line.startswith("TITLE")]
+    cohort = "Bile_Duct_Cancer · TCGA_Bile_Duct_Cancer_(CHOL)"
+    assert len(printed) == 4 and all(cohort in line for line in printed), printed
+    assert "(subset: " in printed[3] and " of 45 samples)" in printed[3]

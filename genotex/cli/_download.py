@@ -303,7 +303,8 @@ def _download(kind: str, out: Path, *, connections: int, no_progress: bool, **op
         counts[key] = counts.get(key, 0) + 1
     total_mb = sum(r.size for r in results if r.ok) / 1e6
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    click.echo(f"{len(results)} files: {summary}; {total_mb:.1f} MB in place")
+    count = f"{len(results)} file{'' if len(results) == 1 else 's'}"
+    click.echo(f"{count}: {summary}; {total_mb:.1f} MB in place")
     failed = [r for r in results if not r.ok]
     by_reason: dict[str, list[Path]] = {}
     for result in failed:  # one line per reason, not per file

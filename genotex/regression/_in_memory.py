@@ -301,8 +301,9 @@ class GeneAnalysis(BaseEstimator):
         cohorts = (str(source.get("cohort") or "in-memory"),)
         #: how the figures name the cohort (its series, its Xena folder; a subset says so)
         self.cohort_label_ = cohort_label(source, int(data.shape[0]))
-        #: whether the genes look log2-scaled (0 to 30): the effect is then a log2 fold change
-        self.log2_ = bool(x.size and np.nanmin(x) >= -1 and np.nanmax(x) <= 30)
+        #: whether the genes look log2-scaled (within ±30, as log2 values are, centred or not,
+        #: where intensities and counts reach the hundreds): the effect is a log2 fold change
+        self.log2_ = bool(x.size and np.nanmin(x) >= -30 and np.nanmax(x) <= 30)
         if len(target) == 0:
             raise ValueError(
                 f"no sample is left: every one lacks the trait {self.trait!r} or a covariate "
