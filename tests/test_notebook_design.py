@@ -258,3 +258,23 @@ def test_fit_refuses_a_y_rather_than_ignoring_it():
     frame = _frame()
     with pytest.raises(ValueError, match="takes the trait from the data's column 'Trait'"):
         GeneAnalysis("Trait", resamples=0).fit(frame, frame["Trait"])
+
+
+def test_a_contrast_of_a_three_level_trait_is_statsmodels_treatment_coefficient():
+    """The case - control difference of a three-level trait, on every sample: statsmodels'
+    coefficient of the case level with the control level as the reference.
+    """
+    import statsmodels.formula.api as smf
+
+    frame = _paired_frame().drop(columns=["Trait"])
+    frame["G5"] += frame["stage"].map({"I": 0.0, "II": 0.5, "III": 2.0})
+    analysis = GeneAnalysis("stage", contrast=("III", "I"), design="~ stage + Age",
+                            resamples=0).fit(frame)  # fmt: skip
+    genes = [c for c in frame.columns if c[:1] == "G" and c[1:].isdigit()]
+    term = "C(stage, Treatment('I'))[T.III]"
+    expected = pd.Series({g: smf.ols(f"{g} ~ C(stage, Treatment('I')) + Age", data=frame)
+                          .fit().tvalues[term] for g in genes})  # fmt: skip
+    assert np.allclose(analysis.to_frame()["t"][genes], expected, rtol=0, atol=1e-8)
+    assert analysis.residual_df_ == 40 - 4  # intercept, III, II, Age
+    with pytest.raises(ValueError, match="names levels the trait 'stage' does not hold"):
+        GeneAnalysis("stage", contrast=("IV", "I"), resamples=0).fit(frame)

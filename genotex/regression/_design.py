@@ -32,6 +32,7 @@ __all__ = [
     "non_gene_columns",
     "not_gene_names",
     "warn_small_groups",
+    "within_groups",
 ]
 
 #: The fewest samples a trait group may have without a warning (limma and DESeq2's users
@@ -182,3 +183,25 @@ def non_gene_columns(data: Any, not_genes: set[Any], asked: list[str] | None) ->
             stacklevel=5,
         )
     return set(odd)
+
+
+def within_groups(
+    groups: np.ndarray, x: np.ndarray, target: np.ndarray, z: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """x, y and z with each group's means taken out (one unpenalized indicator a group, by
+    Frisch-Waugh-Lovell), and the degrees of freedom that costs.
+    """
+    import pandas as pd
+
+    codes, labels = pd.factorize(groups)
+
+    def within(values: np.ndarray) -> np.ndarray:
+        sums = np.zeros((len(labels), values.shape[1]))
+        np.add.at(sums, codes, values)
+        counts = np.bincount(codes, minlength=len(labels))[:, None]
+        return values - (sums / counts)[codes]
+
+    xw = within(x)
+    yw = within(target.reshape(-1, 1))[:, 0]
+    zw = None if z is None else within(z.reshape(len(target), -1))
+    return xw, yw, zw, len(labels) - 1

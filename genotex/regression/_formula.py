@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["FormulaDesign", "coded_covariates", "formula_design"]
+__all__ = ["FormulaDesign", "coded_covariates", "contrast_trait", "formula_design"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +95,37 @@ def coded_covariates(
     values = np.full((len(annotations), coded.shape[1]), np.nan)
     values[complete] = coded.to_numpy(dtype=float)
     return values, [str(c) for c in coded.columns]
+
+
+def contrast_trait(
+    annotations: pd.DataFrame, trait: str, contrast: tuple[str, str]
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """A trait of more than two levels, tested as one contrast: `contrast` is (the case level,
+    the control level).
+
+    Returns the tested column (1 for the case level, 0 for every other, NaN where missing)
+    and an indicator column for each further level, NaN where missing: with the control
+    level as the reference of the design, the tested coefficient is the case - control
+    difference, estimated on every sample (as limma's and R's contrasts are).
+    """
+    if trait not in annotations.columns:
+        raise ValueError(f"the table has no trait column {trait!r}")
+    if not (isinstance(contrast, (tuple, list)) and len(contrast) == 2):
+        raise ValueError(f"contrast must be (case level, control level), not {contrast!r}")
+    column = annotations[trait]
+    text = column.astype(object).where(column.isna(), column.astype(str))
+    levels = sorted(str(v) for v in pd.unique(text.dropna()))
+    case, control = (str(level) for level in contrast)
+    lacking = [level for level in (case, control) if level not in levels]
+    if lacking or case == control:
+        raise ValueError(f"the contrast {contrast!r} names levels the trait {trait!r} does not "
+                         f"hold as two ({', '.join(map(repr, levels[:8]))})")  # fmt: skip
+    missing = text.isna().to_numpy()
+
+    def indicator(level: str) -> np.ndarray:
+        return np.where(missing, np.nan, (text == level).to_numpy(dtype=float))
+
+    others = [level for level in levels if level not in (case, control)]
+    columns = np.column_stack([indicator(level) for level in others]) if others else np.empty(
+        (len(text), 0))  # fmt: skip
+    return indicator(case), columns, [f"{trait}[{level}]" for level in others]

@@ -32,8 +32,9 @@ from ._design import (
     no_duplicated_samples,
     non_gene_columns,
     warn_small_groups,
+    within_groups,
 )
-from ._formula import FormulaDesign, coded_covariates, formula_design
+from ._formula import FormulaDesign, coded_covariates, contrast_trait, formula_design
 from ._gene_table import gene_table
 from ._pipeline import RegressionResult, analyse
 from ._table_columns import (
@@ -104,6 +105,11 @@ class GeneAnalysis(BaseEstimator):
         trait is one of its plain terms; the others are coded as covariates (text and
         ``C()`` terms by treatment contrasts, a paired design's ``C(patient)``), for OLS
         and limma alike. Not with `condition`, `covariates` or `groups`: write them in it.
+    contrast
+        For a trait of more than two levels (a stage, a subtype): (the case level, the
+        control level). The case is coded 1, and every further level gets an unpenalized
+        indicator covariate, so the tested coefficient is the case - control difference
+        estimated on all samples (limma's and R's contrast with the control as reference).
     strict
         Refuse a design that is not of full rank instead of leaving out the covariates
         that make it so (a constant one, one the others make) with a `DesignWarning`
@@ -148,6 +154,7 @@ class GeneAnalysis(BaseEstimator):
         case: str | None = None,
         strict: bool = False,
         design: str | None = None,
+        contrast: tuple[str, str] | None = None,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -163,6 +170,7 @@ class GeneAnalysis(BaseEstimator):
         self.case = case
         self.strict = strict
         self.design = design
+        self.contrast = contrast
 
     def _arrays(
         self, data: Any
@@ -182,7 +190,11 @@ class GeneAnalysis(BaseEstimator):
         no_duplicated_samples(annotations.index)
         #: a DataFrame's columns left out of the genes for holding text
         self.text_columns_ = text_columns(data, not_genes, asked)
-        y = binary_trait(annotations, self.trait, self.case)
+        levels, level_names = None, []
+        if self.contrast is not None:  # the case; the further levels as covariates
+            y, levels, level_names = contrast_trait(annotations, self.trait, self.contrast)
+        else:
+            y = binary_trait(annotations, self.trait, self.case)
         missing = {"trait": ~np.isfinite(y)}
         z: np.ndarray | None
         if formula is not None:  # each variable the formula reads, then its coded columns
@@ -195,6 +207,9 @@ class GeneAnalysis(BaseEstimator):
             for index, name in enumerate(covariates):
                 assert z is not None
                 missing[name] = ~np.isfinite(z[:, index])
+        if levels is not None and levels.shape[1]:  # the further levels come first in z
+            z = levels if z is None else np.column_stack([levels, z])
+            self._z_names = [*level_names, *self._z_names]
         keep = ~np.logical_or.reduce(list(missing.values()))
         #: samples left out, by why: the trait missing, else the first covariate missing
         self.samples_dropped_by_ = {}
@@ -259,25 +274,6 @@ class GeneAnalysis(BaseEstimator):
                 stacklevel=3,
             )
 
-    def _within(
-        self, groups: np.ndarray, x: np.ndarray, target: np.ndarray, z: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
-        """x, y and z with each group's means taken out, and the degrees of freedom that cost."""
-        import pandas as pd
-
-        codes, labels = pd.factorize(groups[self._kept])
-
-        def within(values: np.ndarray) -> np.ndarray:
-            sums = np.zeros((len(labels), values.shape[1]))
-            np.add.at(sums, codes, values)
-            counts = np.bincount(codes, minlength=len(labels))[:, None]
-            return values - (sums / counts)[codes]
-
-        xw = within(x)
-        yw = within(target.reshape(-1, 1))[:, 0]
-        zw = None if z is None else within(z.reshape(len(target), -1))
-        return xw, yw, zw, len(labels) - 1
-
     def fit(self, data: Any, y: None = None) -> GeneAnalysis:
         """Answer the question on `data`: a linked DataFrame (samples x features) or an AnnData
         (genes in `var_names`, the trait and covariates in `obs`; see `genes`). The trait is
@@ -295,7 +291,7 @@ class GeneAnalysis(BaseEstimator):
         groups = None if self.groups is None else group_labels(annotations, self.groups)
         self._absorbed = 0
         if groups is not None:
-            x, target, z, self._absorbed = self._within(groups, x, target, z)
+            x, target, z, self._absorbed = within_groups(groups[self._kept], x, target, z)
 
         source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
         cohorts = (str(source.get("cohort") or "in-memory"),)
