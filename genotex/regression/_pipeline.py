@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,6 @@ import numpy as np
 
 from ..core import (
     AlphaGrid,
-    MalformedResult,
     Method,
     Mode,
     ProblemId,
@@ -372,29 +372,32 @@ def result_path(out_dir: str | Path, problem: ProblemId) -> Path:
     return output_path(out_dir, problem.trait, regress_file_name(problem.condition))
 
 
-def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
-    """Write the result JSON atomically: an interrupted run leaves no half-written file."""
+def write_result(
+    out_dir: str | Path, result: RegressionResult, *, inputs: Mapping[str, str] | None = None
+) -> Path:
+    """Write the result JSON atomically: an interrupted run leaves no half-written file.
+
+    `inputs` (`input_digests`: the sha256 of what the answer read) is recorded beside the
+    method, so that a re-run keeps the result only while they are unchanged.
+    """
     path = result_path(out_dir, result.problem)
-    result.to_file().write(path)
+    written = result.to_file()
+    if inputs:
+        written = replace(written, extra={**written.extra, "inputs": dict(inputs)})
+    written.write(path)
     return path
 
 
 def is_done(
     out_dir: str | Path, problem: ProblemId, mode: Mode = "reference", model: str = "auto"
 ) -> bool:
-    """Whether a problem's result exists and is complete, so that a re-run may skip it.
+    """Whether a problem's result exists, is complete and was made in `mode` with `model`
+    (`why_redo` also compares the α rule and the inputs, as `run_problems` does).
 
     It must score in evaluation (`ResultFile`'s rule) and also hold what
     `genotex regress` writes (coefficients and `cv_performance`): regress never
     skips a file that evaluation would score as malformed.
     """
-    try:
-        result = ResultFile.read(result_path(out_dir, problem))
-    except MalformedResult:
-        return False
-    made_in = "reference" if result.method is None else result.method.mode
-    if model != "auto":  # a result of the other model is redone too
-        made_with = "" if result.method is None else result.method.model
-        if made_with.lower().startswith("lmm") != (model == "lmm"):
-            return False
-    return result.complete and made_in == mode  # a result of the other mode is redone
+    from ._kept import why_redo
+
+    return why_redo(out_dir, problem, mode=mode, model=model) is None

@@ -37,7 +37,8 @@ from ..core import (
 from ._blas import single_thread_environment
 from ._constants import check_model
 from ._data import ProblemSkipped
-from ._pipeline import RegressionResult, answer_problem, is_done, result_path, write_result
+from ._kept import input_digests, why_redo
+from ._pipeline import RegressionResult, answer_problem, result_path, write_result
 
 __all__ = ["ProblemOutcome", "run_problems", "solve"]
 
@@ -206,10 +207,16 @@ def run_problems(
     outcomes: dict[ProblemId, ProblemOutcome] = {}
     pending = []
     for problem in problems:
-        if not force and is_done(out_dir, problem, mode, model):
+        redo = "asked to (force)" if force else why_redo(
+            out_dir, problem, mode=mode, model=model, select_by=select_by, data_dir=data_dir,
+            task_info=task_info,
+        )  # fmt: skip
+        if redo is None:
             outcomes[problem] = _kept(problem, earlier_lines, out_dir)
             _report(outcomes[problem], on_outcome)
         else:
+            if redo != "no complete result":
+                log.info("%s: computed again, its earlier result %s", problem.key, redo)
             pending.append(problem)
     data = os.path.abspath(data_dir)  # whole: a Dask worker runs in another folder
     tasks = [(data, p, mode, select_by, cache, check_model(model)) for p in pending]
@@ -218,7 +225,8 @@ def run_problems(
     try:
         for result, outcome in _execute(solver, tasks, jobs=jobs, scheduler=scheduler):
             if result is not None:
-                write_result(out_dir, result)
+                digests = input_digests(data, result.problem, result.cohorts, task_info)
+                write_result(out_dir, result, inputs=digests)
             outcomes[outcome.problem] = _stamped(outcome, run)
             _report(outcomes[outcome.problem], on_outcome)
     finally:  # an interrupted run records what finished
