@@ -68,3 +68,34 @@ def test_a_changed_input_is_computed_again(data, tmp_path):
     assert "4 kept from an earlier run" not in said
     recorded = json.loads((out / "Asthma/significant_genes_condition_None.json").read_text())
     assert recorded["inputs"]["Asthma/GSE100001.csv"] != "" and len(recorded["inputs"]) >= 3
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--condition", "age", "task_info has no condition 'age'; did you mean Age?"),
+        ("--condition", "Obesty", "did you mean Obesity?"),
+        ("--trait", "asthma", "task_info has no trait 'asthma'; did you mean Asthma?"),
+    ],
+)
+def test_a_near_miss_is_refused_before_any_work_with_the_closest_name(
+    data, tmp_path, option, value, said
+):
+    """#62 item 2: `--condition age` ran for 19 s and wrote an `Asthma|age` status entry."""
+    out = tmp_path / "regress"
+    trait = ["--trait", "Asthma"] if option == "--condition" else []
+    command = [sys.executable, "-m", "genotex", "regress", "--data",
+               str(data / "reference/output/preprocess"), "--task-info",
+               str(data / "metadata/task_info.json"), *trait, option, value,
+               "--out", str(out)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode != 0 and said in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()  # no result, no status.json
+
+
+def test_a_condition_unlike_every_known_one_is_still_asked():
+    from genotex.core import ProblemId, TaskInfo
+
+    info = TaskInfo.from_dict({"Asthma": {"related_genes": ["IL4"], "conditions": ["Age"]}})
+    assert info.select(["Asthma"], "Smoking") == [ProblemId("Asthma", "Smoking")]
+    assert info.select(["Asthma"], "none") == [ProblemId("Asthma", None)]

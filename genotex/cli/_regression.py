@@ -182,7 +182,8 @@ def regress_command(
         _gene_tables(status, (data, info, out, csv_dir), cache, frequency_resamples)
     counts, kept = status.counts(), status.kept()
     click.echo(
-        f"{len(status.problems)} problems: {counts['ok'] - kept} answered, "
+        f"{len(status.problems)} problem{'' if len(status.problems) == 1 else 's'}: "
+        f"{counts['ok'] - kept} answered, "
         f"{kept} kept from an earlier run, {counts['skipped']} skipped, "
         f"{counts['failed']} failed; results in {out}",
         err=True,

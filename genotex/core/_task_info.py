@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from ._atomic import write_text_atomic
 from ._errors import TaskInfoError, UnsafeNameError
@@ -43,11 +44,7 @@ class TaskInfo:
         scope = tuple(dict.fromkeys(traits))
         unknown = [t for t in scope if t not in self.related_genes]
         if unknown:
-            import difflib
-
-            close = difflib.get_close_matches(unknown[0], list(self.related_genes), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise TaskInfoError(f"task_info has no trait {unknown[0]!r}{hint}", path=self.source)
+            self._no_trait(unknown[0])
         return TaskInfo(self.related_genes, self.conditions, self.source, scope)
 
     def problems(self) -> Iterator[ProblemId]:
@@ -81,19 +78,38 @@ class TaskInfo:
         traits = [check_safe_name(t, what="trait name") for t in traits]
         for trait in traits:
             if trait not in self.related_genes:
-                raise TaskInfoError(f"task_info has no trait {trait!r}", path=self.source)
+                self._no_trait(trait)
         problems = [p for p in self.problems() if not traits or p.trait in traits]
         if condition is None:
             return problems
         if len(traits) != 1:
             raise ValueError("a condition goes with exactly one trait")
-        wanted = ProblemId(
-            traits[0],
-            None
-            if condition.strip().lower() == "none"  # the unconditional problem, in any case
-            else check_safe_name(condition, what="condition"),
-        )
+        unconditional = condition.strip().lower() == "none"  # the unconditional one, any case
+        if not unconditional:
+            self._not_a_variant(check_safe_name(condition, what="condition"))
+        wanted = ProblemId(traits[0], None if unconditional else condition)
         return [p for p in problems if p == wanted] or [wanted]
+
+    def _no_trait(self, trait: str) -> NoReturn:
+        """Refuse a trait task_info does not have, naming the closest it has."""
+        close = _closest(trait, list(self.related_genes))
+        hint = f"; did you mean {close}?" if close else ""
+        raise TaskInfoError(f"task_info has no trait {trait!r}{hint}", path=self.source)
+
+    def _not_a_variant(self, condition: str) -> None:
+        """Refuse a condition that is a case or spelling variant of a known one (Age, Gender,
+        a trait): a mistake. One unlike any is accepted, for problems outside task_info.
+        """
+        known = ["Age", "Gender", *self.related_genes]
+        if condition in known:
+            return
+        close = _closest(condition, known)
+        if close is not None:
+            raise TaskInfoError(
+                f"task_info has no condition {condition!r}; did you mean {close}? (a "
+                "condition unlike every known one is accepted, for a problem outside it)",
+                path=self.source,
+            )
 
     def genes_of(self, trait: str) -> tuple[str, ...]:
         """Related genes of a trait; a trait absent from task_info has none."""
@@ -197,3 +213,14 @@ def _check_conditions(
 def load_task_info(path: str | Path) -> TaskInfo:
     """Read and validate a `task_info.json` (the same as `TaskInfo.read`)."""
     return TaskInfo.read(path)
+
+
+def _closest(name: str, known: list[str]) -> str | None:
+    """The known name `name` is a case or spelling variant of, or None."""
+    import difflib
+
+    folded = {k.casefold(): k for k in known}
+    if name.casefold() in folded:
+        return folded[name.casefold()]
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.8)
+    return folded[close[0]] if close else None
