@@ -63,6 +63,8 @@ def _check_case(case: Path, out: Path) -> tuple[int, int]:
         if expected["status"] == "ok" and expected["model"] == "Lasso":
             answer = json.loads(produced.read_text())
             assert answer.pop("method")["mode"] == "reference"  # beside the compared keys
+            inputs = answer.pop("inputs")  # what it read, for a re-run to compare (#62)
+            assert f"{trait}/cohort_info.json" in inputs and f"known genes of {trait}" in inputs
             expected_answer = json.loads((case / "expected" / "regress" / trait / name).read_text())
             _close(expected_answer, answer, key)
             exact += 1

@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (each module registers its commands)
     _recipes,
     _regression,
     _saved_runs,
+    _validate,
     _workflows,
 )
 from ._common import main

@@ -91,6 +91,7 @@ from ._statistics import (
     paired_comparison,
 )
 from ._uncertainty import add_exact_statistics, add_intervals, gsea_prerank
+from ._validate import SubmissionCheck, SubmissionFinding, validate_submission
 
 __all__ = [
     "ERROR_CLASSES",
@@ -145,6 +146,9 @@ __all__ = [
     "average",
     "bootstrap_interval",
     "compare_reports",
+    "validate_submission",
+    "SubmissionCheck",
+    "SubmissionFinding",
     "comparison_to_dict",
     "evaluate",
     "evaluate_analysis",

@@ -29,6 +29,7 @@ from ._gene_table import (
     selection_frequency,
 )
 from ._homotopy import HomotopyFailed, PathPoint, lasso_path
+from ._kept import is_done, why_redo
 from ._numerics import (
     detect_batch_effect,
     estimate_log_delta,
@@ -40,7 +41,7 @@ from ._numerics import (
     significant_genes,
 )
 from ._paths import STANDARD_TOL, SolvedPath, exact_path, solve_path
-from ._pipeline import RegressionResult, analyse, answer_problem, is_done, result_path, write_result
+from ._pipeline import RegressionResult, analyse, answer_problem, result_path, write_result
 from ._run import ProblemOutcome, run_problems, solve
 from ._standard import ALPHA_RATIO, N_ALPHAS, SELECT_BY, SOLVER, StandardFit, fit_standard
 
@@ -126,6 +127,7 @@ __all__ = [
     "estimate_log_delta",
     "fit_null_model",
     "is_done",
+    "why_redo",
     "legacy_fold_indices",
     "load_problem",
     "normalize",

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..core import MalformedResult, Mode, ProblemId, ResultFile, SelectBy, TaskInfo, file_sha256
 from ._pipeline import result_path
 
-__all__ = ["input_digests", "why_redo"]
+__all__ = ["input_digests", "is_done", "why_redo"]
 
 
 def _known(task_info: TaskInfo, trait: str) -> str:
@@ -103,3 +103,16 @@ def why_redo(
         if changed is not None:
             return f"{changed} changed since"
     return None
+
+
+def is_done(
+    out_dir: str | Path, problem: ProblemId, mode: Mode = "reference", model: str = "auto"
+) -> bool:
+    """Whether a problem's result exists, is complete and was made in `mode` with `model`
+    (`why_redo` also compares the α rule and the inputs, as `run_problems` does).
+
+    It must score in evaluation (`ResultFile`'s rule) and also hold what
+    `genotex regress` writes (coefficients and `cv_performance`): regress never
+    skips a file that evaluation would score as malformed.
+    """
+    return why_redo(out_dir, problem, mode=mode, model=model) is None

@@ -39,7 +39,6 @@ __all__ = [
     "RegressionResult",
     "analyse",
     "answer_problem",
-    "is_done",
     "result_path",
     "write_result",
 ]
@@ -386,18 +385,3 @@ def write_result(
         written = replace(written, extra={**written.extra, "inputs": dict(inputs)})
     written.write(path)
     return path
-
-
-def is_done(
-    out_dir: str | Path, problem: ProblemId, mode: Mode = "reference", model: str = "auto"
-) -> bool:
-    """Whether a problem's result exists, is complete and was made in `mode` with `model`
-    (`why_redo` also compares the α rule and the inputs, as `run_problems` does).
-
-    It must score in evaluation (`ResultFile`'s rule) and also hold what
-    `genotex regress` writes (coefficients and `cv_performance`): regress never
-    skips a file that evaluation would score as malformed.
-    """
-    from ._kept import why_redo
-
-    return why_redo(out_dir, problem, mode=mode, model=model) is None
