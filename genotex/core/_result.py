@@ -125,6 +125,12 @@ class ResultFile:
         """Write atomically: an interrupted run leaves the old file or the new one."""
         write_text_atomic(path, self.to_json())
 
+    def cv_present(self, key: str) -> bool:
+        """Whether `cv_performance.prediction.<key>` is there at all (a number or not)."""
+        node: Any = self.cv_performance
+        prediction = node.get("prediction") if isinstance(node, dict) else None
+        return isinstance(prediction, dict) and key in prediction
+
     def cv_number(self, key: str) -> tuple[float, str | None]:
         """`cv_performance.prediction.<key>`: (value, None), or (0, reason) when not a number.
 

@@ -21,7 +21,7 @@ from ..core import (
     gsea_enrichment_score,
 )
 from ._common import Findings, Progress, no_progress
-from ._scores import Finding, ProblemScore
+from ._scores import CV_ABSENT, Finding, ProblemScore
 
 __all__ = [
     "Lists",
@@ -161,7 +161,11 @@ def score_result_file(
     if isinstance(method, ReferenceMethod) and method.warnings():  # said, never scored
         said = "; ".join(method.warnings())
         found.append(Finding(pred.relative(pred_path), f"its reference-mode fit: {said}"))
-    score = ProblemScore.from_values(problem, numbers)
+    absent = [k for k in ("accuracy", "f1") if not result.cv_present(k)]
+    # the published metric reads an absent number as 0; compare and leaderboard leave it out
+    score = ProblemScore.from_values(
+        problem, numbers, extra={CV_ABSENT: absent} if absent else None
+    )
     if lists is not None:
         lists.predictions[problem.key] = (result.genes, result.coefficients)
         lists.references[problem.key] = ref_genes

@@ -9,6 +9,7 @@ references or task_info are refused, as is a report without digests.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..core import (
     read_json,
 )
 from ._report import EvalReport
-from ._scores import EXTRA_ANALYSIS_METRICS
+from ._scores import EXTRA_ANALYSIS_METRICS, cv_absent_count, measured_value
 from ._setting import setting_difference, setting_of
 from ._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, PairedComparison, paired_comparison
 
@@ -120,6 +121,8 @@ class Comparison:
     settings: BootstrapSettings
     #: the two runs' settings when they differ (compared with `across_settings`), else None
     across: str | None = None
+    #: how many answers of each run hold no cv_performance (left out of PredAcc, PredF1)
+    cv_absent: tuple[int, int] = (0, 0)
 
 
 def _items(report: EvalReport) -> dict[str, dict[str, dict[str, float]]]:
@@ -136,8 +139,8 @@ def _items(report: EvalReport) -> dict[str, dict[str, dict[str, float]]]:
         }
     if report.analysis is not None:
         metrics = (*ANALYSIS_METRICS, *EXTRA_ANALYSIS_METRICS)
-        out["analysis (per problem)"] = {
-            m: {s.problem.key: s.value(m) for s in report.analysis} for m in metrics
+        out["analysis (per problem)"] = {  # a missing cv_performance number is n/a, not 0
+            m: {s.problem.key: measured_value(s, m) for s in report.analysis} for m in metrics
         }
     return out
 
@@ -169,13 +172,14 @@ def compare_reports(
         for metric, values in items_a[section].items():
             other = items_b[section].get(metric, {})
             row = paired_comparison(metric, values, other, settings)
-            if row.n:
+            if row.n or (metric.startswith("trait_pred_") and values):  # n/a, shown as such
                 rows.append(row)
         if rows:
             sections[section] = tuple(rows)
     ordered = dict(sorted(sections.items()))
     across = None if why is None else f"{setting_of(a).label} against {setting_of(b).label}"
-    return Comparison(names[0], names[1], ordered, settings, across)
+    absent = (cv_absent_count(a.analysis or ()), cv_absent_count(b.analysis or ()))
+    return Comparison(names[0], names[1], ordered, settings, across, absent)
 
 
 #: The metric whose largest differences are listed, per section (the primary metric of each).
@@ -203,14 +207,20 @@ def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
             f"across settings ({comparison.across}): the difference is the setting's as much "
             "as the agent's"
         )
+    if any(comparison.cv_absent):
+        lines.append(
+            f"no cv_performance in {comparison.cv_absent[0]} answers of A and "
+            f"{comparison.cv_absent[1]} of B: PredAcc and PredF1 are n/a there, left out of "
+            "their n, means and W/T/L (the published metric reads them as 0)"
+        )
     headers = ["metric", "n", "A", "B", "B - A", "interval", "p", "W/T/L"]
     for section, rows in comparison.sections.items():
         table = [
             [
                 get_metric(r.metric).label,
                 r.n,
-                format_value(r.metric, r.mean_a),
-                format_value(r.metric, r.mean_b),
+                "n/a" if math.isnan(r.mean_a) else format_value(r.metric, r.mean_a),
+                "n/a" if math.isnan(r.mean_b) else format_value(r.metric, r.mean_b),
                 f"{r.mean_difference:+.3f}",
                 _interval_text(r),
                 format_p(r.p_value),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import statistics
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -23,7 +24,7 @@ from ..core import get_metric
 from ._compare import SettingsDiffer, check_same_reference, load_report
 from ._isolation import harness_label, not_isolated, reached_pipeline, unisolated
 from ._report import EvalReport, group_key
-from ._scores import OVERALL
+from ._scores import OVERALL, cv_absent_count, measured_value
 from ._setting import setting_difference, setting_of
 
 __all__ = [
@@ -154,6 +155,7 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
         name = f"{name} (not isolated)"
     overall = report.analysis_by_category().get(OVERALL, {})
     values = {metric: overall.get(metric) for metric, _, _ in COLUMNS}
+    values |= _measured_predictions(report)
     interval = report.interval(group_key("analysis", OVERALL), "auroc")
     total = report.run.get("problems_in_task_info")
     valid = isinstance(total, int) and not isinstance(total, bool) and total > 0
@@ -165,6 +167,20 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
         found = [float(v) for v in aurocs if isinstance(v, (int, float)) and math.isfinite(v)]
         bounds = (min(found), max(found)) if found else None
     return LeaderboardRow(name, values, None, bounds, coverage, _runtime_cells(report))
+
+
+def _measured_predictions(report: EvalReport) -> dict[str, float]:
+    """The trait-prediction columns over the answers that hold the number: NaN (shown "-")
+    when none does. The published metric reads a missing number as 0; a run without
+    cv_performance does not "lose" PredAcc by its whole value. {} when every answer has it.
+    """
+    if not cv_absent_count(report.analysis or ()):
+        return {}
+    out = {}
+    for metric in ("trait_pred_accuracy", "trait_pred_f1"):
+        found = [v for s in report.analysis or () if not math.isnan(v := measured_value(s, metric))]
+        out[metric] = statistics.fmean(found) if found else math.nan
+    return out
 
 
 def _runtime_cells(report: EvalReport) -> dict[str, str] | None:
@@ -268,6 +284,12 @@ def leaderboard(
         f"the paper library's kernel (first: {steps[0]})"
         for n, r in named.items()
         if (steps := reached_pipeline(r))
+    ]
+    warnings += [
+        f"{n}: {k} of its {len(r.analysis or ())} answers hold no cv_performance; Acc. and F1 "
+        '(pred.) are over the others ("-" when none), not counted as 0'
+        for n, r in named.items()
+        if (k := cv_absent_count(r.analysis or ()))
     ]
     if paper:
         checked = [against_paper(row) for row in rows]

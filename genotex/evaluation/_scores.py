@@ -18,6 +18,7 @@ from ..core import (
 )
 
 __all__ = [
+    "CV_ABSENT",
     "EXTRA_ANALYSIS_METRICS",
     "OVERALL",
     "FileScore",
@@ -28,6 +29,8 @@ __all__ = [
     "SelectionScore",
     "average",
     "counted",
+    "cv_absent_count",
+    "measured_value",
     "metric_value",
 ]
 
@@ -133,6 +136,10 @@ class FileScore:
         return self.file.split("/", 1)[0]
 
 
+#: The key of a problem's `extra` listing the cv_performance numbers its file did not hold.
+CV_ABSENT = "cv_performance_absent"
+
+
 @dataclass(frozen=True)
 class ProblemScore:
     """Gene-selection scores of one problem's `significant_genes_condition_<C>.json`."""
@@ -187,10 +194,25 @@ class ProblemScore:
 
     def value(self, metric: str) -> float:
         """A parity metric or an extra statistic (NaN when it was not computed or is undefined)."""
-        if metric in self.extra:
+        if metric in self.extra and metric != CV_ABSENT:
             value = self.extra[metric]
             return math.nan if value is None else float(value)
         return getattr(self, metric, math.nan)
+
+
+def measured_value(row: ProblemScore, metric: str) -> float:
+    """`value`, but NaN for a trait-prediction number the file did not hold: the published
+    metric reads it as 0, a comparison of runs leaves it out (a missing number is not 0).
+    """
+    absent = row.extra.get(CV_ABSENT) or ()
+    if metric.startswith("trait_pred_") and metric.removeprefix("trait_pred_") in absent:
+        return math.nan
+    return row.value(metric)
+
+
+def cv_absent_count(scores: Iterable[ProblemScore]) -> int:
+    """How many answers hold no cv_performance number (a missing number is not zero)."""
+    return sum(bool(s.extra.get(CV_ABSENT)) for s in scores)
 
 
 def metric_value(row: object, metric: str) -> float:
