@@ -149,6 +149,12 @@ def test_the_docs_build_from_a_clone_without_the_shared_folder(tmp_path):
         env={**os.environ, "GENOTEX_SHARED": str(tmp_path / "absent"), "NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
+    # issue #62 item 5: no Sentinel.UNSET default, placeholders shown, examples as code
+    assert "Sentinel" not in cli
+    assert "GEO/&lt;trait&gt;/&lt;GSE&gt;/" in cli  # baseline's ROOT layout, as written
+    assert "<code>genotex demo --inputs-only --out bench &amp;&amp; genotex baseline" in cli
+    assert "[reference&#124;standard]" in cli or "[reference|standard]" in cli
     page = (tmp_path / "site" / "guides" / "cohort-notebook" / "index.html").read_text()
     assert "AnnData object with n_obs × n_vars = 45 × 19858" in page  # the checked-in outputs
     assert page.count("data:image/png;base64") >= 4  # its figures
