@@ -20,7 +20,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment  # noqa: E402
 
 from genotex.harness.sandboxes._bwrap import BubblewrapSandbox  # noqa: E402
-from genotex.harness.sandboxes._kernel import Kernel, KernelError  # noqa: E402
+from genotex.harness.sandboxes._kernel import (  # noqa: E402
+    Kernel,
+    KernelError,
+    _local_directory,
+    _server_source,
+)
 from genotex.harness.sandboxes._podman import PodmanSandbox, default_image, podman_problem  # noqa: E402
 from genotex.harness.sandboxes._sandbox_spec import SampleSandbox, bwrap_problem  # noqa: E402
 from genotex.harness.sandboxes._uids import AGENT_UID, UID_RANGE, uid_base  # noqa: E402
@@ -172,22 +177,40 @@ def test_the_kernel_is_confined_as_the_sandboxs_commands_are(kind, monkeypatch):
 @pytest.mark.solo  # it looks for any kernel on the host: no other test may run one meanwhile
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stopped_kernel_leaves_no_process(kind):
+    """Only this run's processes are looked at (#62 item 9: another genotex run's live kernel
+    failed this test): the kernel's own, by the sample folder they run in, and the step's
+    child, by a token of this run on its command line.
+    """
+    token = f"genotex-test-{uuid.uuid4().hex}"
+
     async def body(kernel, env):
-        await kernel.run("import subprocess\nsubprocess.Popen(['sleep', '300'])", "<start>", 60)
+        folder = Path(getattr(env, "folder", None) or _local_directory(env))
+        await kernel.run(f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', "
+                         f"'import time; time.sleep(300)', {token!r}])", "<start>", 60)  # fmt: skip
         process = kernel.process
         await kernel.stop()
         listed = await env.exec(["sh", "-c", "ps -eo args 2>/dev/null || ls /proc"])
-        return process, listed
+        left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _ours(p, folder, token)]
+        return process, listed, left
 
-    process, listed = _run(kind, body)
+    process, listed, left = _run(kind, body)
     assert process.returncode is not None
-    assert "sleep 300" not in listed.stdout
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p)]
+    assert token not in listed.stdout
+    assert left == []
 
 
-def _cmdline_has(proc: Path) -> bool:
+def _ours(proc: Path, folder: Path, token: str) -> bool:
+    """Whether a host process is this run's: the step's child (its token), or a kernel process
+    (its marker) whose working folder is this run's sample folder.
+    """
     try:
-        return b"The kernel's process inside a sample's sandbox" in (proc / "cmdline").read_bytes()
+        cmdline = (proc / "cmdline").read_bytes()
+        if token.encode() in cmdline:
+            return True
+        if _server_source()[:60].encode() not in cmdline:  # the kernel's own source
+            return False
+        here, there = os.stat(proc / "cwd"), folder.stat()
+        return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
     except OSError:
         return False
 
