@@ -209,6 +209,7 @@ def eval_command(
         cache=cache,
         scheduler=scheduler,
     )
+    _not_itself(pred, ref)
     task_info = task_info or metadata_beside(ref, "task_info.json")
     check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir, reference=ref)
     started = time.perf_counter()
@@ -234,6 +235,19 @@ def eval_command(
         page = write_report(report, report_dir, formats=figure_formats or FIGURE_FORMATS, dpi=dpi)
         say(f"HTML report: {page}")
     say(f"evaluated in {time.perf_counter() - started:.1f} s")
+
+
+def _not_itself(pred: Path, ref: Path) -> None:
+    """Refuse to score a folder against itself (`eval -p output` where `-r` defaults to
+    output/: a page of 100s), naming where a demo's reference is when it is there.
+    """
+    if not (pred.exists() and ref.exists() and pred.resolve() == ref.resolve()):
+        return
+    beside = pred.resolve().parent / "reference" / "output"
+    hint = f" (here: -r {beside})" if beside.is_dir() else ""
+    raise click.UsageError(
+        f"the prediction is the reference ({ref}): give the reference output/ with -r{hint}"
+    )
 
 
 def check_outputs(

@@ -123,7 +123,7 @@ _BASELINE_WHERE = """
   recipes      {out}/recipes (review any: the evidence is in the comments)
   output       {out}/output (preprocess/, regress/ with status.json)
 Score it like any agent's output:
-  genotex eval -p {out}/output -r REFERENCE_OUTPUT --task-info {root}/metadata/task_info.json"""
+  genotex eval -p {out}/output -r {reference} --task-info {root}/metadata/task_info.json"""
 
 
 @main.command("baseline")
@@ -184,6 +184,18 @@ def baseline_command(root: Path, jobs: int, mode: Mode, out: Path | None) -> Non
             stages=stages,
             root=root,
             out=run.root,
+            reference=_reference_of(root, run.root),
         ),
         err=True,
     )
+
+
+def _reference_of(root: Path, out: Path) -> str:
+    """The benchmark's reference output/ as this root holds it: the demo's
+    `reference/output`, or the published layout's `output` when the baseline wrote
+    elsewhere; REFERENCE_OUTPUT when neither is there.
+    """
+    for candidate in (root / "reference" / "output", root / "output"):
+        if candidate.is_dir() and candidate.resolve() != (out / "output").resolve():
+            return str(candidate)
+    return "REFERENCE_OUTPUT"

@@ -5,11 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def _installed_from() -> tuple[bool, str | None]:
+    """(installed editable from a clone, the file or folder it was installed from), read from
+    the install's `direct_url.json` (PEP 610); (True, None) when it says nothing.
+    """
+    import json
+    from importlib import metadata
+
+    try:
+        text = metadata.distribution("genotex").read_text("direct_url.json")
+        found = json.loads(text) if text else {}
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return True, None
+    url = found.get("url") if isinstance(found, dict) else None
+    editable = (
+        bool((found.get("dir_info") or {}).get("editable")) if isinstance(found, dict) else True
+    )
+    where = url.removeprefix("file://") if isinstance(url, str) else None
+    return editable or where is None, where
+
+
 def extra_hint(extra: str) -> str:
     """How to add one of genotex's extras, said in an error: genotex is installed from its
-    clone or a wheel built from it, never from the package index (where no genotex is).
+    clone or a wheel built from it, never from the package index (where no genotex is); the
+    hint is the one for the way this genotex was installed.
     """
-    return f"install genotex's [{extra}] extra (pip install -e '.[{extra}]' in its clone)"
+    editable, where = _installed_from()
+    if editable:
+        return f"install genotex's [{extra}] extra (pip install -e '.[{extra}]' in its clone)"
+    wheel = f"pip install '{where}[{extra}]', the wheel it came from"
+    return f"install genotex's [{extra}] extra ({wheel})"
 
 
 class GenotexError(Exception):

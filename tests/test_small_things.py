@@ -1,0 +1,61 @@
+"""The smaller items of #62 (item 8), each checked: the install hint for the way genotex was
+installed, the baseline's printed eval command, a prediction scored against itself.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from genotex.core import _errors
+
+
+class _Distribution:
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+
+    def read_text(self, name: str) -> str | None:
+        assert name == "direct_url.json"
+        return self.text
+
+
+def test_the_extra_hint_is_the_one_for_how_genotex_was_installed(monkeypatch):
+    from importlib import metadata
+
+    wheel = {"url": "file:///home/me/dist/genotex-0.12.0-py3-none-any.whl", "archive_info": {}}
+    clone = {"url": "file:///home/me/genotex", "dir_info": {"editable": True}}
+    for record, said in (
+        (wheel, "pip install '/home/me/dist/genotex-0.12.0-py3-none-any.whl[hub]'"),
+        (clone, "pip install -e '.[hub]' in its clone"),
+        (None, "pip install -e '.[hub]' in its clone"),
+    ):
+        text = None if record is None else json.dumps(record)
+        monkeypatch.setattr(metadata, "distribution", lambda _n, t=text: _Distribution(t))
+        assert said in _errors.extra_hint("hub")
+
+
+def test_eval_refuses_to_score_a_prediction_against_itself(tmp_path):
+    """In a demo root, `eval -p output` without `-r` scored the output against itself: a page
+    of 100s, exit 0 (#62 item 8).
+    """
+    root = tmp_path / "demo"
+    done = subprocess.run([sys.executable, "-m", "genotex", "demo", "--out", str(root)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scored = subprocess.run([sys.executable, "-m", "genotex", "eval", "-p", "output"],
+                            cwd=root, capture_output=True, text=True)  # fmt: skip
+    assert scored.returncode == 2 and "Traceback" not in scored.stderr
+    assert "the prediction is the reference" in scored.stderr
+    assert "reference/output" in scored.stderr  # where the demo's answers are
+
+
+def test_the_baseline_prints_the_reference_it_knows(tmp_path):
+    root = tmp_path / "bench"
+    subprocess.run([sys.executable, "-m", "genotex", "demo", "--inputs-only", "--out", str(root)],
+                   check=True, capture_output=True)  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "genotex", "baseline", str(root)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "REFERENCE_OUTPUT" not in done.stderr + done.stdout
+    assert f"-r {root / 'reference' / 'output'}" in done.stderr + done.stdout
