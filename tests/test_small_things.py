@@ -59,3 +59,23 @@ def test_the_baseline_prints_the_reference_it_knows(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "REFERENCE_OUTPUT" not in done.stderr + done.stdout
     assert f"-r {root / 'reference' / 'output'}" in done.stderr + done.stdout
+
+
+def test_a_report_with_no_preprocessed_file_draws_without_a_warning(tmp_path):
+    """#62 item 8: matplotlib's "No artists with labels" leaked from the CSC figure."""
+    import shutil
+    import warnings
+
+    from genotex.evaluation import evaluate
+    from genotex.evaluation._figures import csc_per_trait
+    from genotex.workflows import write_raw_benchmark
+
+    bench = write_raw_benchmark(tmp_path / "bench", recipes=False)
+    pred = tmp_path / "pred"
+    (pred / "preprocess").mkdir(parents=True)
+    shutil.copytree(bench.reference_output / "regress", pred / "regress")
+    report = evaluate(pred, bench.reference_output, bench.task_info)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = csc_per_trait(report)
+    assert figure.axes[0].get_legend() is None  # every file missing: nothing to name

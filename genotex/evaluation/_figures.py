@@ -284,6 +284,7 @@ def csc_per_trait(report: EvalReport) -> Figure:
     lowest = 0.0
     for k, subtask in enumerate(subtasks):
         colour = _RUN_COLOURS[k % len(_RUN_COLOURS)]
+        named = False  # the subtask is named in the legend by its first bar drawn
         for i, trait in enumerate(traits):
             rows = [f for f in files[subtask] if f.trait == trait]
             y = i - 0.4 + height * (k + 0.5)
@@ -294,13 +295,15 @@ def csc_per_trait(report: EvalReport) -> Figure:
                 continue
             value = sum(f.composite_similarity_correlation for f in rows) / len(rows)
             lowest = min(lowest, value)
-            label = SUBTASK_LABELS.get(subtask, subtask) if i == 0 else None
+            label = None if named else SUBTASK_LABELS.get(subtask, subtask)
+            named = True
             ax.barh(y, value, height=height * 0.92, color=colour, label=label)
     ax.set_yticks(range(len(traits)), [trait_label(t) for t in traits])
     ax.set_ylim(len(traits) - 0.5, -0.5)  # first trait on top; rows of only "n/a" kept
     ax.set_xlim(lowest * 1.05, 1.0)
     ax.set_xlabel(f"CSC ({get_metric('composite_similarity_correlation').scale_text})")
-    ax.legend(
-        loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="data", title_fontsize=8
-    )
+    if ax.get_legend_handles_labels()[0]:  # no bar drawn (every file missing): no legend
+        ax.legend(
+            loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="data", title_fontsize=8
+        )
     return fig
