@@ -14,6 +14,19 @@ from pathlib import Path
 
 import genotex.agentlib as lib
 
+#: The end of a dataset analysis, once the rows and converters are chosen: the trait is
+#: available when its row gives two values, and the clinical table is made and previewed.
+CLINICAL_FROM_ROWS = """\
+is_gene_available = True
+is_trait_available = (trait_row is not None
+                      and len({convert_trait(v) for v in rows[trait_row]} - {None}) > 1)
+if is_trait_available:
+    clinical_features = geo_select_clinical_features(
+        clinical, TRAIT, trait_row, convert_trait, age_row=age_row, convert_age=convert_age,
+        gender_row=gender_row, convert_gender=convert_gender)
+    print(preview(clinical_features.T))
+print('STEP DONE')"""
+
 GEO = {
     "initial_inspection": """\
 soft_file, matrix_file = geo_get_relevant_filepaths(COHORT_DIR)
@@ -43,15 +56,8 @@ def convert_gender(text):
     return {'female': 0, 'male': 1}.get(after_colon(text))
 
 trait_row, age_row, gender_row = row_of('disease state'), row_of('age'), row_of('gender')
-is_gene_available = True
-is_trait_available = (trait_row is not None
-                      and len({convert_trait(v) for v in rows[trait_row]} - {None}) > 1)
-if is_trait_available:
-    clinical_features = geo_select_clinical_features(
-        clinical, TRAIT, trait_row, convert_trait, age_row=age_row, convert_age=convert_age,
-        gender_row=gender_row, convert_gender=convert_gender)
-    print(preview(clinical_features.T))
-print('STEP DONE')""",
+"""
+    + CLINICAL_FROM_ROWS,
     "gene_extraction": """\
 genetic_data = get_genetic_data(matrix_file)
 print(genetic_data.shape, list(genetic_data.index[:10]))
@@ -190,13 +196,20 @@ MISTAKES = {
 }  # fmt: skip
 
 
-def with_mistake(name: str) -> dict[str, str]:
-    """The correct team's code with one mistake made (the edit must apply: a test of it)."""
-    step, right, wrong = MISTAKES[name]
-    code = dict(CORRECT)
-    assert right in code[step], (name, right)
+def mistaken(correct: dict[str, str], edit: tuple[str, str, str]) -> dict[str, str]:
+    """`correct` with one edit (step, what the correct code says, what is written instead)
+    made; the edit must apply (a test of it).
+    """
+    step, right, wrong = edit
+    code = dict(correct)
+    assert right in code[step], (step, right)
     code[step] = code[step].replace(right, wrong)
     return code
+
+
+def with_mistake(name: str) -> dict[str, str]:
+    """The correct team's code with one mistake made."""
+    return mistaken(CORRECT, MISTAKES[name])
 
 
 # ---- running a team's code as the kernel runs it ------------------------------------------

@@ -9,9 +9,11 @@ another column. The TCGA and statistics steps are the plain team's.
 
 from __future__ import annotations
 
+from tests.paper_team import CLINICAL_FROM_ROWS, mistaken
 from tests.paper_team import CORRECT as PLAIN
 
-DATASET_ANALYSIS = """\
+DATASET_ANALYSIS = (
+    """\
 def row_of(key):
     return next((i for i, values in rows.items()
                  if values and values[0].split(':')[0].strip() == key), None)
@@ -53,15 +55,9 @@ def convert_gender(text):
 trait_row = row_of(trait_key) if trait_key else None
 age_row = row_of(age_key) if age_key else None
 gender_row = row_of(gender_key) if gender_key else None
-is_gene_available = True
-is_trait_available = (trait_row is not None
-                      and len({convert_trait(v) for v in rows[trait_row]} - {None}) > 1)
-if is_trait_available:
-    clinical_features = geo_select_clinical_features(
-        clinical, TRAIT, trait_row, convert_trait, age_row=age_row, convert_age=convert_age,
-        gender_row=gender_row, convert_gender=convert_gender)
-    print(preview(clinical_features.T))
-print('STEP DONE')"""
+"""
+    + CLINICAL_FROM_ROWS
+)
 
 GENE_MAPPING = """\
 symbols = 'GENE_SYMBOL' if 'GENE_SYMBOL' in annotation.columns else 'Gene Symbol'
@@ -92,11 +88,9 @@ MISTAKES = {
 
 
 def with_mistake(name: str) -> dict[str, str]:
-    """The careful team's code with one mistake made (the edit must apply: a test of it)."""
+    """The careful team's code with one mistake made (and what the mistake entails)."""
     step, right, wrong = MISTAKES[name]
-    code = dict(CORRECT)
-    assert right in code[step], (name, right)
-    code[step] = code[step].replace(right, wrong)
+    code = mistaken(CORRECT, MISTAKES[name])
     if name == "the condition ignored":  # and no Z given to the fit
         line = "    X, Y = table[genes], table[TRAIT]\n"
         code[step] = code[step].replace(line, line + "    Z = None\n")

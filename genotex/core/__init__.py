@@ -154,7 +154,7 @@ from ._tables import (
     read_table,
     write_table,
 )
-from ._task_info import TaskInfo, load_task_info
+from ._task_info import TaskInfo, closest_name, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
@@ -195,6 +195,7 @@ __all__ = [
     "StandardMethod",
     "check_mode",
     "check_select_by",
+    "closest_name",
     "method_from_dict",
     "OUTCOME_KINDS",
     "PANDAS_NA_VALUES",

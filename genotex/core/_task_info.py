@@ -13,7 +13,7 @@ from ._errors import TaskInfoError, UnsafeNameError
 from ._json import read_json
 from ._layout import ProblemId, check_safe_name
 
-__all__ = ["TaskInfo", "load_task_info"]
+__all__ = ["TaskInfo", "closest_name", "load_task_info"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class TaskInfo:
 
     def _no_trait(self, trait: str) -> NoReturn:
         """Refuse a trait task_info does not have, naming the closest it has."""
-        close = _closest(trait, list(self.related_genes))
+        close = closest_name(trait, list(self.related_genes))
         hint = f"; did you mean {close}?" if close else ""
         raise TaskInfoError(f"task_info has no trait {trait!r}{hint}", path=self.source)
 
@@ -103,7 +103,7 @@ class TaskInfo:
         known = ["Age", "Gender", *self.related_genes]
         if condition in known:
             return
-        close = _closest(condition, known)
+        close = closest_name(condition, known)
         if close is not None:
             raise TaskInfoError(
                 f"task_info has no condition {condition!r}; did you mean {close}? (a "
@@ -215,12 +215,14 @@ def load_task_info(path: str | Path) -> TaskInfo:
     return TaskInfo.read(path)
 
 
-def _closest(name: str, known: list[str]) -> str | None:
-    """The known name `name` is a case or spelling variant of, or None."""
+def closest_name(name: str, known: list[str], *, cutoff: float = 0.8) -> str | None:
+    """The known name `name` is a case or spelling variant of (difflib's ratio at least
+    `cutoff`, case-folded), or None.
+    """
     import difflib
 
     folded = {k.casefold(): k for k in known}
     if name.casefold() in folded:
         return folded[name.casefold()]
-    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.8)
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=cutoff)
     return folded[close[0]] if close else None

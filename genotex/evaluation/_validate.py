@@ -8,7 +8,6 @@ that cannot be read, so a researcher fixes the names before publishing a number.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from ..core import (
     ProblemId,
     ResultFile,
     TaskInfo,
+    closest_name,
     read_json,
     read_table,
     regress_file_name,
@@ -75,14 +75,6 @@ def _expected(task_info: TaskInfo, reference: Path | None) -> list[str]:
     return paths
 
 
-def _closest(path: str, expected: list[str]) -> str | None:
-    folded = {e.casefold(): e for e in expected}
-    if path.casefold() in folded:
-        return folded[path.casefold()]
-    close = difflib.get_close_matches(path.casefold(), list(folded), n=1, cutoff=0.85)
-    return folded[close[0]] if close else None
-
-
 def _answers(pred: Path, expected: list[str]) -> tuple[list[SubmissionFinding], int]:
     findings, checked, matched = [], 0, set()
     for file in sorted((pred / "regress").rglob("*")) if (pred / "regress").is_dir() else []:
@@ -90,7 +82,9 @@ def _answers(pred: Path, expected: list[str]) -> tuple[list[SubmissionFinding], 
             continue
         path, checked = file.relative_to(pred).as_posix(), checked + 1
         if path not in expected:
-            close = _closest(path, [e for e in expected if not (pred / e).is_file()])
+            close = closest_name(
+                path, [e for e in expected if not (pred / e).is_file()], cutoff=0.85
+            )
             if close is not None:
                 matched.add(close)
                 findings.append(SubmissionFinding(path, "misnamed", f"{path}: misnamed; "
@@ -117,7 +111,7 @@ def _preprocessed(pred: Path, task_info: TaskInfo) -> tuple[list[SubmissionFindi
     traits = list(task_info.traits)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         if folder.name not in traits:
-            close = _closest(folder.name, traits)
+            close = closest_name(folder.name, traits, cutoff=0.85)
             said = f"misnamed; the trait's folder is preprocess/{close}" if close else "extra"
             kind = "misnamed" if close else "extra"
             findings.append(SubmissionFinding(f"preprocess/{folder.name}", kind,
