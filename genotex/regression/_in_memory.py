@@ -190,7 +190,8 @@ class GeneAnalysis(BaseEstimator):
         no_duplicated_samples(annotations.index)
         #: a DataFrame's columns left out of the genes for holding text
         self.text_columns_ = text_columns(data, not_genes, asked)
-        levels, level_names = None, []
+        levels: np.ndarray | None = None
+        level_names: list[str] = []
         if self.contrast is not None:  # the case; the further levels as covariates
             y, levels, level_names = contrast_trait(annotations, self.trait, self.contrast)
         else:
