@@ -238,10 +238,15 @@ def eval_command(
 
 
 def _not_itself(pred: Path, ref: Path) -> None:
-    """Refuse to score a folder against itself (`eval -p output` where `-r` defaults to
-    output/: a page of 100s), naming where a demo's reference is when it is there.
+    """Refuse to score a folder against itself when `-r` was left to its default
+    (`eval -p output` in a demo root: a page of 100s), naming where a demo's reference is
+    when it is there. Given explicitly (`-p reference/output -r reference/output`, the
+    reference's own row), it is scored.
     """
-    if not (pred.exists() and ref.exists() and pred.resolve() == ref.resolve()):
+    from click.core import ParameterSource
+
+    given = click.get_current_context().get_parameter_source("ref") != ParameterSource.DEFAULT
+    if given or not (pred.exists() and ref.exists() and pred.resolve() == ref.resolve()):
         return
     beside = pred.resolve().parent / "reference" / "output"
     hint = f" (here: -r {beside})" if beside.is_dir() else ""
