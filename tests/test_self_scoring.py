@@ -25,8 +25,12 @@ def test_the_reference_scored_against_itself_is_flagged_everywhere(tmp_path, mon
     shutil.copytree(bench / "reference" / "output", tmp_path / "copy")
     runner = CliRunner()
     monkeypatch.chdir(bench / "reference")
+    # with no -r, the default output/ is the prediction itself: refused since 0.12 (#62), the
+    # reference's own row needs -r given
+    refused = runner.invoke(main, ["eval", "-p", "output", "--task-info",
+                                   str(bench / "metadata" / "task_info.json")])  # fmt: skip
+    assert refused.exit_code == 2 and "the prediction is the reference" in refused.output
     cases = {
-        "no -r (the default output/)": ["eval", "-p", "output"],
         "the same folder": ["eval", "-p", "output", "-r", str(bench / "reference" / "output")],
         "the same files elsewhere": ["eval", "-p", str(tmp_path / "copy"), "-r", "output"],
     }

@@ -190,12 +190,7 @@ class GeneAnalysis(BaseEstimator):
         no_duplicated_samples(annotations.index)
         #: a DataFrame's columns left out of the genes for holding text
         self.text_columns_ = text_columns(data, not_genes, asked)
-        levels: np.ndarray | None = None
-        level_names: list[str] = []
-        if self.contrast is not None:  # the case; the further levels as covariates
-            y, levels, level_names = contrast_trait(annotations, self.trait, self.contrast)
-        else:
-            y = binary_trait(annotations, self.trait, self.case)
+        y, levels, level_names = self._trait(annotations)
         missing = {"trait": ~np.isfinite(y)}
         z: np.ndarray | None
         if formula is not None:  # each variable the formula reads, then its coded columns
@@ -239,6 +234,14 @@ class GeneAnalysis(BaseEstimator):
             )
         self._kept = keep
         return x, y[keep], None if z is None else z[keep], genes, annotations
+
+    def _trait(self, annotations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+        """The tested column (0/1), and with a contrast the further levels' indicators and
+        their names (they join the covariates).
+        """
+        if self.contrast is not None:
+            return contrast_trait(annotations, self.trait, self.contrast)
+        return binary_trait(annotations, self.trait, self.case), None, []
 
     def _formula(self, covariates: list[str]) -> FormulaDesign | None:
         """The design formula read (None without one); refused beside what it replaces."""

@@ -10,50 +10,20 @@ cannot change an answer (the scheduler, the cache, the number of jobs) never cau
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from ..core import MalformedResult, Mode, ProblemId, ResultFile, SelectBy, TaskInfo, file_sha256
+from ._inputs import known_digest
 from ._pipeline import result_path
 
-__all__ = ["input_digests", "is_done", "why_redo"]
-
-
-def _known(task_info: TaskInfo, trait: str) -> str:
-    text = json.dumps(list(task_info.genes_of(trait)), separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def input_digests(
-    data_dir: str | Path, problem: ProblemId, cohorts: Sequence[str], task_info: TaskInfo
-) -> dict[str, str]:
-    """The sha256 of every input an answer read: each trait's `cohort_info.json` (which
-    chose the cohorts), the linked tables used, and the known genes of the traits.
-    """
-    root = Path(data_dir)
-    traits = [problem.trait]
-    if problem.condition not in (None, "Age", "Gender") and len(cohorts) > 1:
-        traits.append(str(problem.condition))
-    digests = {}
-    for index, trait in enumerate(traits):
-        info = root / trait / "cohort_info.json"
-        if info.is_file():
-            digests[f"{trait}/cohort_info.json"] = file_sha256(info)
-        if index < len(cohorts):
-            table = root / trait / f"{cohorts[index]}.csv"
-            if table.is_file():
-                digests[f"{trait}/{cohorts[index]}.csv"] = file_sha256(table)
-        digests[f"known genes of {trait}"] = _known(task_info, trait)
-    return digests
+__all__ = ["is_done", "why_redo"]
 
 
 def _changed(recorded: dict, data_dir: Path, task_info: TaskInfo) -> str | None:
     """The first recorded input that differs now (or is gone), or None."""
     for name, digest in recorded.items():
         if name.startswith("known genes of "):
-            now = _known(task_info, name.removeprefix("known genes of "))
+            now = known_digest(task_info, name.removeprefix("known genes of "))
         else:
             path = data_dir / name
             now = file_sha256(path) if path.is_file() else "gone"

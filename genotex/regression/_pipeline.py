@@ -29,6 +29,7 @@ from ..core import (
 from ._blas import one_blas_thread
 from ._constants import ALPHA_GRID, check_model, forced_lmm
 from ._data import ProblemData, load_problem
+from ._inputs import input_digests
 from ._numerics import detect_batch_effect, normalize, significant_genes
 from ._standard import fit_standard
 
@@ -64,6 +65,8 @@ class RegressionResult:
     method: Method | None = None  # mode, solver, tolerance, α rule, diagnostics
     #: the model was asked for (`model="lmm"` or `"lasso"`), not chosen by the batch-effect test
     model_forced: bool = False
+    #: the sha256 of what the answer read (`input_digests`), written beside the method
+    inputs: Mapping[str, str] | None = None
 
     def to_file(self) -> ResultFile:
         """The `significant_genes_condition_<C>.json` content (layout.md)."""
@@ -71,7 +74,8 @@ class RegressionResult:
             tuple(gene for gene, _ in self.genes),
             tuple(coefficient for _, coefficient in self.genes),
             self.cv_performance,
-            {"method": self.method.to_dict()} if self.method is not None else {},
+            ({"method": self.method.to_dict()} if self.method is not None else {})
+            | ({"inputs": dict(self.inputs)} if self.inputs else {}),
         )
 
     def __repr__(self) -> str:
@@ -348,7 +352,9 @@ def answer_problem(
         raise TaskInfoError(f"task_info has no trait {problem.trait!r}", path=task_info.source)
     with one_blas_thread(reference=mode == "reference"):
         data = load_problem(data_dir, problem, task_info, cache=cache)
-        return analyse(data, task_info, mode=mode, select_by=select_by, model=model)
+        result = analyse(data, task_info, mode=mode, select_by=select_by, model=model)
+    inputs = input_digests(data_dir, result.problem, result.cohorts, task_info)
+    return replace(result, inputs=inputs)
 
 
 def _problem_of(problem: object) -> ProblemId:
@@ -371,17 +377,8 @@ def result_path(out_dir: str | Path, problem: ProblemId) -> Path:
     return output_path(out_dir, problem.trait, regress_file_name(problem.condition))
 
 
-def write_result(
-    out_dir: str | Path, result: RegressionResult, *, inputs: Mapping[str, str] | None = None
-) -> Path:
-    """Write the result JSON atomically: an interrupted run leaves no half-written file.
-
-    `inputs` (`input_digests`: the sha256 of what the answer read) is recorded beside the
-    method, so that a re-run keeps the result only while they are unchanged.
-    """
+def write_result(out_dir: str | Path, result: RegressionResult) -> Path:
+    """Write the result JSON atomically: an interrupted run leaves no half-written file."""
     path = result_path(out_dir, result.problem)
-    written = result.to_file()
-    if inputs:
-        written = replace(written, extra={**written.extra, "inputs": dict(inputs)})
-    written.write(path)
+    result.to_file().write(path)
     return path

@@ -37,7 +37,7 @@ from ..core import (
 from ._blas import single_thread_environment
 from ._constants import check_model
 from ._data import ProblemSkipped
-from ._kept import input_digests, why_redo
+from ._kept import why_redo
 from ._pipeline import RegressionResult, answer_problem, result_path, write_result
 
 __all__ = ["ProblemOutcome", "run_problems", "solve"]
@@ -225,8 +225,7 @@ def run_problems(
     try:
         for result, outcome in _execute(solver, tasks, jobs=jobs, scheduler=scheduler):
             if result is not None:
-                digests = input_digests(data, result.problem, result.cohorts, task_info)
-                write_result(out_dir, result, inputs=digests)
+                write_result(out_dir, result)
             outcomes[outcome.problem] = _stamped(outcome, run)
             _report(outcomes[outcome.problem], on_outcome)
     finally:  # an interrupted run records what finished
