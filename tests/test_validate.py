@@ -70,3 +70,16 @@ def test_the_commands_say_one_line_a_file_and_exit_1(bench, pred):
     for trait, entry in info.items():
         assert f"{trait}: {len(entry['related_genes'])} known genes; conditions: " in listed.output
     assert "3 traits, 8 problems" in listed.output
+
+
+def test_eval_asks_about_names_only_and_reads_no_table_again(bench, pred):
+    """eval has just read and judged every table: its validate line asks about names only."""
+    table = next((pred / "preprocess" / "Asthma").glob("*.csv"))
+    table.write_text("")  # no header, no row: refused by read_table
+    answers = pred / "regress" / "Asthma"
+    (answers / "significant_genes_condition_None.json").rename(
+        answers / "significant_genes_condition_none.json")  # fmt: skip
+    full = validate_submission(pred, bench.task_info, bench.reference_output)
+    names = validate_submission(pred, bench.task_info, bench.reference_output, read_tables=False)
+    assert any(f.path.endswith(table.name) for f in full.findings if f.kind == "malformed")
+    assert [f.kind for f in names.findings] == ["misnamed"]

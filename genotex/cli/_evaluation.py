@@ -226,7 +226,7 @@ def eval_command(
     emit_report(report, details=details, json_path=json_path, csv_dir=csv_dir)
     from ..evaluation import validate_submission
 
-    check = validate_submission(pred, task_info, ref)
+    check = validate_submission(pred, task_info, ref, read_tables=False)  # eval read them
     if not check.ok:  # a misnamed file scores 0 unsaid: one line, and where they are named
         say(f"validate: {check.summary()}; `genotex validate {pred} -r {ref}` names them")
     if report_dir is not None:

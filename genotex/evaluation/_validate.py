@@ -105,7 +105,9 @@ def _answers(pred: Path, expected: list[str]) -> tuple[list[SubmissionFinding], 
     return findings, checked
 
 
-def _preprocessed(pred: Path, task_info: TaskInfo) -> tuple[list[SubmissionFinding], int]:
+def _preprocessed(
+    pred: Path, task_info: TaskInfo, read_tables: bool
+) -> tuple[list[SubmissionFinding], int]:
     findings, checked = [], 0
     root = pred / "preprocess"
     traits = list(task_info.traits)
@@ -116,6 +118,8 @@ def _preprocessed(pred: Path, task_info: TaskInfo) -> tuple[list[SubmissionFindi
             kind = "misnamed" if close else "extra"
             findings.append(SubmissionFinding(f"preprocess/{folder.name}", kind,
                                               f"preprocess/{folder.name}/: {said}"))  # fmt: skip
+            continue
+        if not read_tables:
             continue
         for file in sorted(folder.rglob("*")):
             path = file.relative_to(pred).as_posix()
@@ -135,7 +139,11 @@ def _preprocessed(pred: Path, task_info: TaskInfo) -> tuple[list[SubmissionFindi
 
 
 def validate_submission(
-    pred_dir: str | Path, task_info: TaskInfo | str | Path, ref_dir: str | Path | None = None
+    pred_dir: str | Path,
+    task_info: TaskInfo | str | Path,
+    ref_dir: str | Path | None = None,
+    *,
+    read_tables: bool = True,
 ) -> SubmissionCheck:
     """Check an output folder against the contract and the task's problems, before scoring.
 
@@ -147,6 +155,9 @@ def validate_submission(
         The benchmark's `task_info.json` (or a `TaskInfo`): the problems asked.
     ref_dir
         The reference `output/` folder: then only the problems it answers are expected.
+    read_tables
+        Also parse every preprocessing CSV and record. `genotex eval`, which has just
+        read them and said what is wrong in them, turns it off and asks only about names.
 
     Returns
     -------
@@ -159,5 +170,5 @@ def validate_submission(
     info = task_info if isinstance(task_info, TaskInfo) else TaskInfo.read(task_info)
     expected = _expected(info, None if ref_dir is None else Path(ref_dir))
     answers, answered = _answers(pred, expected)
-    tables, read = _preprocessed(pred, info)
+    tables, read = _preprocessed(pred, info, read_tables)
     return SubmissionCheck(tuple(answers + tables), answered + read)
