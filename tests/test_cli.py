@@ -173,14 +173,16 @@ def test_every_command_has_help_on_every_option_an_example_and_q_v(name, command
     assert not missing, f"genotex {name}: options without help: {missing}"
     assert "Example" in (command.help or ""), f"genotex {name} --help has no example"
     flags = {opt for p in options for opt in p.opts}
-    assert {"-q", "--quiet", "-v", "--verbose", "--debug"} <= flags, name
+    assert {"-q", "--quiet", "-v", "--verbose", "--debug", "--no-progress"} <= flags, name
     if any(o in flags for o in ("--out", "--jobs")):  # one vocabulary: the same short names
         assert "--out" not in flags or "-o" in flags, name
         assert "--jobs" not in flags or "-j" in flags, name
 
 
 def test_the_same_thing_has_the_same_name_in_every_command():
-    """An input folder is --input, an output folder --out, workers --jobs with default 1."""
+    """#62 item 8: `-i` named input/ in preprocess and output/preprocess in regress. Now
+    -i/--input is the raw input/ folder wherever shown, --preprocessed the preprocess folder,
+    --out what is written, --jobs the workers (default 1)."""
     import click
 
     for name, command in _leaf_commands():
@@ -189,10 +191,39 @@ def test_the_same_thing_has_the_same_name_in_every_command():
                 continue
             if "--jobs" in param.opts:
                 assert param.default == 1, f"genotex {name} --jobs defaults to {param.default}"
-            assert "--data" not in param.opts or "--input" in param.opts, name
+            if ("-i" in param.opts or "--input" in param.opts) and not param.hidden:
+                assert param.opts[:2] == ["-i", "--input"], (name, param.opts)
+                assert "input/" in param.help and "preprocess folder" not in param.help, name
+            assert "--data" not in param.opts or "--preprocessed" in param.opts, name
     regress = dict(_leaf_commands())["regress"]
     data = next(p for p in regress.params if p.name == "data")
-    assert data.opts[:2] == ["-i", "--input"] and "--data" in data.opts  # the 0.2 name still works
+    assert data.opts == ["--preprocessed", "--data"]  # the 0.2 name still works
+
+
+def test_regress_old_i_still_works_with_a_warning_and_never_with_preprocessed(shared, tmp_path):
+    from genotex.cli import main
+
+    case = shared / "fixtures" / "regress" / "synthetic"
+    argv = ["regress", "--trait", "Prostate_Cancer", "--condition", "None",
+            "--task-info", str(case / "metadata/task_info.json")]  # fmt: skip
+    old = CliRunner().invoke(
+        main, [*argv, "-i", str(case / "output/preprocess"), "--out", str(tmp_path / "a")]
+    )
+    assert old.exit_code == 0, old.output
+    assert "regress's -i/--input is --preprocessed since 0.13" in old.stderr
+    assert (tmp_path / "a/Prostate_Cancer/significant_genes_condition_None.json").is_file()
+    both = CliRunner().invoke(main, [*argv, "-i", "x", "--preprocessed", "y", "--out", "z"])
+    assert both.exit_code == 2 and "give one of them" in both.stderr
+
+
+def test_no_progress_drops_the_count_and_the_time_left_not_the_results(shared, tmp_path):
+    """#62 item 8: --no-progress existed on some commands only; now on all, one meaning."""
+    result = _regress(shared, tmp_path / "a", "--no-progress")
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("Prostate_Cancer|")]
+    assert len(lines) == 4 and not any("ETA" in ln or "elapsed" in ln for ln in lines), lines
+    assert "[1/4]" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("4 problems:")
 
 
 def test_download_kinds_are_subcommands_with_their_own_options():
@@ -223,7 +254,8 @@ def _regress(shared, out, *extra):
     from genotex.cli import main
 
     case = shared / "fixtures" / "regress" / "synthetic"
-    argv = ["regress", "--trait", "Prostate_Cancer", "--input", str(case / "output/preprocess")]
+    argv = ["regress", "--trait", "Prostate_Cancer"]
+    argv += ["--preprocessed", str(case / "output/preprocess")]
     argv += ["--task-info", str(case / "metadata/task_info.json"), "--out", str(out), *extra]
     return CliRunner().invoke(main, argv)
 

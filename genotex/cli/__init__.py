@@ -1,6 +1,6 @@
 """The `genotex` command line: each command parses its options, calls one library function, renders.
 
-Defaults relative to the current folder (`-r output`, `--input output/preprocess`,
+Defaults relative to the current folder (`-r output`, `--preprocessed output/preprocess`,
 `metadata/task_info.json`, ...) live here only; the library takes explicit paths.
 """
 

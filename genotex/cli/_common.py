@@ -23,7 +23,7 @@ from ..core import (
     extra_hint,
     temporary_environment,
 )
-from ._progress import numbered_lines, quiet, verbosity_options
+from ._progress import numbered_lines, progress_shown, verbosity_options
 
 __all__ = [
     "GreedyCommand",
@@ -143,7 +143,7 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def common_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`--debug`, `-q/--quiet` and `-v/--verbose`: what every command takes."""
+    """`--debug`, `-q/--quiet`, `-v/--verbose` and `--no-progress`: what every command takes."""
     function = verbosity_options(function)
     return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(
         function
@@ -278,11 +278,13 @@ def figure_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def tqdm_progress(enabled: bool) -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
-    """Progress of long stages on stderr: a bar on a terminal, `[k/N]` lines in a log."""
+def tqdm_progress() -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
+    """Progress of long stages on stderr: a bar on a terminal, `[k/N]` lines in a log
+    (none under `--no-progress` or `-q`).
+    """
 
     def progress(items: Iterable[Any], description: str, total: int) -> Iterable[Any]:
-        if not enabled or total < 20 or quiet():
+        if total < 20 or not progress_shown():
             return items
         if not sys.stderr.isatty():
             return numbered_lines(items, description, total)

@@ -60,7 +60,7 @@ def _compare(paths: tuple[Path, Path]) -> None:
 )
 @click.option("--synonyms", type=click.Path(path_type=Path), default=None,
               help="gene_synonym.json; default: metadata/ next to REF, if there.")  # fmt: skip
-@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=None,
+@click.option("-i", "--input", "input_dir", type=click.Path(path_type=Path), default=None,
               help="The benchmark's input/ folder, to name the characteristics row a wrong "
               "trait came from; default: input/ beside PRED, if there.")  # fmt: skip
 @click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
@@ -80,7 +80,6 @@ def _compare(paths: tuple[Path, Path]) -> None:
 @cache_options
 @click.option("--max-file-mb", type=MEGABYTES, default=512, show_default=True,
               help="Prediction files larger than this are unreadable.")  # fmt: skip
-@click.option("--no-progress", is_flag=True, help="Never show progress.")
 @common_options
 @handle_errors
 def diagnose_command(
@@ -103,7 +102,6 @@ def diagnose_command(
     scheduler: str | None,
     cache: TableCache | None,
     max_file_mb: float,
-    no_progress: bool,
 ) -> None:
     """Say where a prediction lost its points: each problem's F1 loss split into stages by
     re-running the standardized analysis on substituted data, and the errors found in its
@@ -151,7 +149,7 @@ def diagnose_command(
         scheduler=scheduler,
         synonyms=mapping,
         max_file_mb=max_file_mb,
-        progress=tqdm_progress(not no_progress),
+        progress=tqdm_progress(),
         cache=cache,
         input_dir=input_dir or _beside(pred, "input"),
         traits=traits,

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ._common import common_options, handle_errors, main
+from ._progress import progress_shown
 
 #: Words of the errors a machine without a network (or without DNS) gives for every file.
 _OFFLINE = (
@@ -41,9 +42,6 @@ def download_group() -> None:
 def _transfer_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """What every kind takes: a mirror, parallel connections, progress, and the common options."""
     function = common_options(function)
-    function = click.option("--no-progress", is_flag=True, help="Never show a progress bar.")(
-        function
-    )
     function = click.option(
         "-c",
         "--connections",
@@ -81,16 +79,9 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str) ->
         only: tuple[str, ...],
         base_url: str | None,
         connections: int,
-        no_progress: bool,
     ) -> None:
         _download(
-            kind,
-            out,
-            manifest=manifest,
-            only=only,
-            base_url=base_url,
-            connections=connections,
-            no_progress=no_progress,
+            kind, out, manifest=manifest, only=only, base_url=base_url, connections=connections
         )
 
     command.help = (
@@ -203,12 +194,11 @@ def _name_failures(check: Any, prefix: str) -> None:
     help="The Hub revision (branch, tag or commit); by default the one genotex pins.",
 )  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="List the files and their sizes; fetch nothing.")
-@click.option("--no-progress", is_flag=True, help="No line a file on standard error.")
 @common_options
 @handle_errors
 def download_benchmark_command(
     *, out: Path, parts: str, only: tuple[str, ...], all_tcga: bool, revision: str | None,
-    dry_run: bool, no_progress: bool,
+    dry_run: bool,
 ) -> None:  # fmt: skip
     """Download the benchmark from its Hugging Face Hub copy into OUT, verified.
 
@@ -245,7 +235,7 @@ def download_benchmark_command(
             click.echo(f"{file.size:>15,}  {file.path}")
         click.echo(f"{len(plan.files):,} files, {plan.total_bytes / 1e6:,.1f} MB, from {where}")
         return
-    done = download_benchmark(out, plan, progress=None if no_progress else _progress)
+    done = download_benchmark(out, plan, progress=_progress if progress_shown() else None)
     click.echo(
         f"{len(done.fetched):,} files fetched ({done.bytes_fetched / 1e6:,.1f} MB), "
         f"{len(done.kept):,} already there and verified, from {where}; marker {done.marker}"
@@ -272,7 +262,7 @@ def _progress(index: int, total: int, file: Any, done: int, whole: int) -> None:
 @_transfer_options
 @handle_errors
 def download_gene_info(
-    out: Path, sha256: str | None, base_url: str | None, connections: int, no_progress: bool
+    out: Path, sha256: str | None, base_url: str | None, connections: int
 ) -> None:
     """Download NCBI's Homo_sapiens.gene_info.gz (the synonym table's source).
 
@@ -280,21 +270,14 @@ def download_gene_info(
     Example:
       genotex download gene-info --out metadata/Homo_sapiens.gene_info.gz
     """
-    _download(
-        "gene-info",
-        out,
-        sha256=sha256,
-        base_url=base_url,
-        connections=connections,
-        no_progress=no_progress,
-    )
+    _download("gene-info", out, sha256=sha256, base_url=base_url, connections=connections)
 
 
-def _download(kind: str, out: Path, *, connections: int, no_progress: bool, **options: Any) -> None:
+def _download(kind: str, out: Path, *, connections: int, **options: Any) -> None:
     from ..preprocessing import UnknownSelection, download_inputs
 
     try:
-        results = download_inputs(kind, out, jobs=connections, progress=not no_progress, **options)
+        results = download_inputs(kind, out, jobs=connections, progress=progress_shown(), **options)
     except UnknownSelection as exc:
         raise click.BadParameter(str(exc), param_hint="--only") from None
     counts: dict[str, int] = {}

@@ -112,7 +112,6 @@ from ._progress import say
     show_default=True,
     help="Prediction files larger than this are treated as unreadable.",
 )
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @click.option(
     "--ci", is_flag=True, help="Add a seeded percentile-bootstrap 95% interval to every average."
 )
@@ -171,7 +170,6 @@ def eval_command(
     label: str | None,
     max_columns: int,
     max_file_mb: float,
-    no_progress: bool,
     ci: bool,
     exact_stats: bool,
     report_dir: Path | None,
@@ -213,7 +211,7 @@ def eval_command(
     task_info = task_info or metadata_beside(ref, "task_info.json")
     check_outputs(json_path=json_path, csv_dir=csv_dir, report_dir=report_dir, reference=ref)
     started = time.perf_counter()
-    progress = tqdm_progress(not no_progress)
+    progress = tqdm_progress()
     report = evaluate(
         pred,
         ref,

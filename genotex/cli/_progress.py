@@ -16,11 +16,20 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["ItemProgress", "numbered_lines", "quiet", "say", "verbosity", "verbosity_options"]
+__all__ = [
+    "ItemProgress",
+    "numbered_lines",
+    "progress_shown",
+    "quiet",
+    "say",
+    "verbosity",
+    "verbosity_options",
+]
 
 T = TypeVar("T")
 _LEVELS = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
 _KEY = "genotex.verbosity"
+_NO_PROGRESS = "genotex.no_progress"
 
 
 def verbosity() -> int:
@@ -31,6 +40,16 @@ def verbosity() -> int:
 
 def quiet() -> bool:
     return verbosity() < 0
+
+
+def _no_progress_asked() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.meta.get(_NO_PROGRESS, False))
+
+
+def progress_shown() -> bool:
+    """False under `--no-progress` or `-q`: no bar, no `[k/N]` count, no time left."""
+    return not _no_progress_asked() and not quiet()
 
 
 def say(message: str, *, err: bool = True) -> None:
@@ -57,8 +76,13 @@ def _configure(ctx: click.Context, level: int) -> None:
     logger.setLevel(_LEVELS[level])
 
 
+def _no_progress(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[_NO_PROGRESS] = True
+
+
 def verbosity_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`-q/--quiet` and `-v/--verbose`, on every command."""
+    """`-q/--quiet`, `-v/--verbose` and `--no-progress`, on every command (one meaning each)."""
 
     def setter(level: int) -> Callable[[click.Context, click.Parameter, bool], None]:
         def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -66,6 +90,14 @@ def verbosity_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
         return callback
 
+    function = click.option(
+        "--no-progress",
+        is_flag=True,
+        expose_value=False,
+        callback=_no_progress,
+        help="Never show progress (a bar, a [k/N] count, the time left); results and "
+        "failures are still said.",
+    )(function)
     function = click.option(
         "-v",
         "--verbose",
@@ -108,13 +140,15 @@ class ItemProgress:
 
     On a terminal a tqdm bar below the lines shows the count, the time elapsed
     and the time left; in a log (stderr not a terminal) each line ends with
-    them instead. Under `-q` only failures are printed. Lines go to stdout when
+    them instead. Under `--no-progress` a line is only `item: status (seconds)`:
+    no count, no bar, no time left. Under `-q` only failures are printed. Lines go to stdout when
     they are the command's results (`preprocess`), to stderr otherwise.
     """
 
     def __init__(self, total: int | None = None, *, unit: str, err: bool = True) -> None:
         self.unit, self.err, self.done, self.total = unit, err, 0, 0
         self.bar: Any = None
+        self.counted = True
         self.started = time.monotonic()
         if total is not None:
             self.start(total)
@@ -122,7 +156,8 @@ class ItemProgress:
     def start(self, total: int) -> None:
         """Set N (when it is known only once the work is planned) and start the clock."""
         self.total, self.started = total, time.monotonic()
-        if not quiet() and total > 1 and sys.stderr.isatty():
+        self.counted = not _no_progress_asked()
+        if self.counted and not quiet() and total > 1 and sys.stderr.isatty():
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, unit=f" {self.unit}", file=sys.stderr, dynamic_ncols=True)
@@ -141,6 +176,10 @@ class ItemProgress:
         self.done += 1
         took = [] if seconds is None else [f"{seconds:.1f} s"]
         line = f"[{self.done}/{self.total}] {item}{status}"
+        if not self.counted:
+            if failed or not quiet():
+                click.echo(f"{item}{status}" + (f" ({took[0]})" if took else ""), err=self.err)
+            return
         if self.bar is not None:
             self.bar.update(1)
             if failed or not quiet():

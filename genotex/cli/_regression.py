@@ -17,7 +17,7 @@ from ._common import (
     main,
     scheduler_option,
 )
-from ._progress import ItemProgress
+from ._progress import ItemProgress, say
 
 
 @main.command("regress")
@@ -34,8 +34,7 @@ from ._progress import ItemProgress
 )
 @click.option("--all", "all_problems", is_flag=True, help="Answer every problem of task_info.json.")
 @click.option(
-    "-i",
-    "--input",
+    "--preprocessed",
     "--data",
     "data",
     type=click.Path(path_type=Path),
@@ -43,6 +42,16 @@ from ._progress import ItemProgress
     show_default=True,
     help="The preprocess folder holding <trait>/cohort_info.json and linked CSVs "
     "(--data is the same option, its 0.2 name).",
+)
+@click.option(
+    "-i",
+    "--input",
+    "old_input",
+    type=click.Path(path_type=Path),
+    default=None,
+    hidden=True,
+    help="Before 0.13, the preprocess folder: now --preprocessed (-i/--input names the raw "
+    "input/ folder in preprocess and diagnose).",
 )
 @click.option(
     "--task-info",
@@ -116,6 +125,7 @@ def regress_command(
     condition: str | None,
     all_problems: bool,
     data: Path,
+    old_input: Path | None,
     task_info: Path,
     out: Path,
     jobs: int,
@@ -143,6 +153,7 @@ def regress_command(
     from ..core import TaskInfo
     from ..regression import run_problems
 
+    data = _preprocessed_folder(data, old_input)
     if all_problems == bool(traits):
         raise click.UsageError("give either --all or --trait (one or more)")
     if condition is not None and len(traits) != 1:
@@ -190,6 +201,20 @@ def regress_command(
     )
     if counts["failed"]:
         sys.exit(1)
+
+
+def _preprocessed_folder(data: Path, old_input: Path | None) -> Path:
+    """--preprocessed, or the pre-0.13 -i/--input (which named this folder here only)."""
+    if old_input is None:
+        return data
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("data") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("-i/--input is --preprocessed's old name: give one of them")
+    say(
+        "warning: regress's -i/--input is --preprocessed since 0.13 (-i names the raw input/ "
+        "folder in preprocess and diagnose); the old name will be removed in 1.0"
+    )
+    return old_input
 
 
 def _gene_tables(status: Any, where: tuple, cache: TableCache | None, resamples: int) -> None:

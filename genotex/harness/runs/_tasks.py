@@ -146,7 +146,7 @@ def regress_command(python_exe: str, data: str, problem: ProblemId, model: str =
     on the preprocessed data in `data` (`--model`: the plain Lasso or LMM, else the test's).
     """
     command = (
-        f"{shlex.quote(python_exe)} -m genotex regress --data {data} --task-info "
+        f"{shlex.quote(python_exe)} -m genotex regress --preprocessed {data} --task-info "
         "metadata/task_info.json --out output/regress --force "
         f"--trait {shlex.quote(problem.trait)} "
         f"--condition {shlex.quote(problem.condition or 'None')}"
