@@ -64,6 +64,8 @@ PLAN: list[tuple[str, str, str]] = [
 
 #: printed commands this suite does not run, and where they run instead (checked below)
 ELSEWHERE: dict[str, str] = {
+    "python3 -m venv .venv-pandas2": ".ci/run",
+    ".venv-pandas2/bin/python -m pytest": ".ci/run",
     "python3 -m venv .venv": ".ci/run",
     ".venv/bin/python -m pytest": ".ci/run",
     "bash .ci/run": ".ci/run",
@@ -82,6 +84,14 @@ ELSEWHERE: dict[str, str] = {
 }
 #: what `.ci/run` must hold for a command it stands in for (the words a reader types)
 _CI_WORDS = {
+    "python3 -m venv .venv-pandas2": [
+        "python3 -m venv .venv-pandas2",
+        ".venv-pandas2/bin/pip install -q -e '.[suite]' 'pandas>=2.2,<3'",
+    ],
+    ".venv-pandas2/bin/python -m pytest": [
+        ".venv-pandas2/bin/python -m pytest -n 2 --dist worksteal -q",
+        "$(cat .ci/pandas2-tests)",
+    ],
     "python3 -m venv .venv": [
         "python3 -m venv .venv",
         ".venv/bin/pip install -q -e '.[test,docs]'",
@@ -155,7 +165,8 @@ def test_a_command_run_elsewhere_is_run_there(part):
     if where.startswith("pyproject.toml"):
         extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
         extras = extras["optional-dependencies"]
-        assert set(extras["hub"]) <= set(extras["test"]), "the test extra lacks the hub extra"
+        assert "genotex[suite]" in extras["test"], "the test extra is not the suite's tools"
+        assert set(extras["hub"]) <= set(extras["suite"]), "the test extra lacks the hub extra"
         return
     path, name = where.split("::")
     assert f"def {name}(" in (ROOT / path).read_text(), where

@@ -32,6 +32,7 @@ from ._atomic import (
     remove_stale_temporaries,
     write_text_atomic,
 )
+from ._blank import blank_as_missing
 from ._cache import (
     CACHE_ENV,
     CACHE_SIZE_ENV,
@@ -158,6 +159,7 @@ from ._task_info import TaskInfo, closest_name, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
 
 __all__ = [
+    "blank_as_missing",
     "extra_hint",
     "HTML_BYTES",
     "REPR_CHARS",

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from ..core import empty_without_huge_pages
+from ..core import blank_as_missing, empty_without_huge_pages
 from ._geo_text import GEOFormatError, lines_of, text_chunks
 
 __all__ = [
@@ -295,7 +295,7 @@ def read_series_matrix(path: str | Path, *, expression: bool = True) -> SeriesMa
     columns = list(samples) if samples else list(table.columns)
     rows = [row + [""] * (len(columns) - len(row)) for row in characteristics]
     clinical = pd.DataFrame([row[: len(columns)] for row in rows], columns=columns, dtype=object)
-    clinical = clinical.replace("", np.nan)
+    clinical = blank_as_missing(clinical)
     background_text = "\n".join(background)
     return SeriesMatrix(path, background_text, tuple(columns), clinical, table, attributes)
 

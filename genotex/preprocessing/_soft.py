@@ -12,10 +12,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from ..core import clipped, notebook_table
+from ..core import blank_as_missing, clipped, notebook_table
 from ._geo import BACKGROUND_KEYS, GEOFormatError, lines_of
 
 __all__ = ["SoftFile", "read_soft", "unique_names"]
@@ -137,7 +136,7 @@ def _platform_table(lines: list[str], path: Path, first_line: int = 1) -> pd.Dat
             )
         rows.append(row)
     table = pd.DataFrame(rows, columns=names, dtype=object)
-    return table.replace("", np.nan)
+    return blank_as_missing(table)
 
 
 _NOT_FAMILY = {

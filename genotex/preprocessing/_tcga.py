@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from ..core import GenotexError
+from ..core import GenotexError, blank_as_missing
 
 __all__ = [
     "XenaCohort",
@@ -111,7 +111,7 @@ def read_xena(folder: str | Path) -> XenaCohort:
             repeated = ", ".join(map(repr, list(dict.fromkeys(labels[labels.duplicated()]))[:3]))
             raise XenaError(f"repeats the sample IDs {repeated}", path=where)
     expression = pd.DataFrame(values, index=pd.Index(genes, dtype=object), columns=samples)
-    return XenaCohort(folder, clinical.replace("", np.nan), expression)
+    return XenaCohort(folder, blank_as_missing(clinical), expression)
 
 
 def trait_from_barcode(sample: str) -> float:
