@@ -8,6 +8,8 @@ dtype stays `object`, and nothing is inferred: the same frame on both versions.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import pandas as pd
 
@@ -34,7 +36,8 @@ def blank_as_missing(frame: pd.DataFrame) -> pd.DataFrame:
         if pd.api.types.is_object_dtype(dtype):
             values = column.to_numpy(dtype=object, copy=True)
             values[column.eq("").to_numpy(dtype=bool)] = np.nan
-            out.isetitem(position, pd.Series(values, index=frame.index, dtype=object))
+            kept = pd.Series(values, index=frame.index, dtype=object)  # object, not inferred
+            out.isetitem(position, cast(Any, kept))  # pandas-stubs lists no Series here
         elif pd.api.types.is_string_dtype(dtype):  # pandas 3's text columns keep their dtype
-            out.isetitem(position, column.mask(column.eq("")))
+            out.isetitem(position, column.mask(column.eq("")).array)
     return out
