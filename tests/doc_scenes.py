@@ -1,49 +1,64 @@
-"""The folders the docs' commands assume, made as a reader would have them (issue #52, 17).
+"""The servers the docs' commands reach, on 127.0.0.1, and nothing else (issue #62, item 7).
 
-Each scene makes a fresh folder and answers where the commands run (`cwd`) and with what
-environment. Every server a scene needs listens on 127.0.0.1: a Hub holding the demo in the
-published layout (`tests/fake_hub.py`), OpenAI's API (`tests/fake_openai.py`), a GEO/Xena
-mirror, a Dask scheduler. `HOME` is the scene's own, and no model key but the loopback
-one is in the environment.
+A page's commands run in order in one fresh, empty folder, as a reader runs them: every
+file a command uses is made by an earlier command of the same page. What the folder
+cannot hold is the network, so each page names the stand-ins it reaches:
+
+- `hub`: the Hugging Face Hub holding a generated benchmark in the published layout
+  (`tests/fake_hub.py`), for `genotex download benchmark`;
+- `openai`: OpenAI's API (`tests/fake_openai.py`), the only model API a command may reach;
+- `mirror`: GEO's, Xena's and NCBI's servers, holding the demo's inputs (with their
+  manifests, given by `--manifest`) and NCBI's gene_info;
+- `mirror-real`: the same servers holding real public files (`../shared/data/real`: a GEO
+  series and its platform, the Xena cohorts, gene_info), downloaded with the manifests
+  genotex ships;
+- a Dask scheduler (`tcp://host:8786`), always.
+
+A stand-in's files live in a folder of their own, never in the reader's. `HOME` is the
+page's own, and no model key but the loopback one is in the environment.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from tests.conftest import SHARED, _require, local_server
 from tests.fake_hub import FakeHub, published_files
 from tests.fake_openai import fake_openai
 
 BIN = Path(sys.executable).parent
-TESTS = Path(__file__).resolve().parent
-#: what a scene's commands see of this machine's environment (no model keys, no HF_*)
+#: what a page's commands see of this machine's environment (no model keys, no HF_*)
 _KEPT = ("LANG", "LC_ALL", "TMPDIR", "CONTAINERS_CONF", "GENOTEX_BWRAP", "GENOTEX_PODMAN")
+#: the stand-ins whose files come from ../shared (skipped with the reason without it;
+#: CI: failed)
+FROM_SHARED = {"mirror", "mirror-real"}
 
 
 @dataclass
-class Scene:
-    """Where a block's commands run, with what environment and which placeholders."""
+class Stage:
+    """Where a page's commands run (`cwd`, the reader's folder), with what environment,
+    which placeholders are replaced and which options are added to a command's prefix."""
 
     cwd: Path
     env: dict[str, str]
     replace: dict[str, str] = field(default_factory=dict)
-    append: dict[str, str] = field(default_factory=dict)  # command prefix -> extra options
+    append: dict[str, str] = field(default_factory=dict)
 
 
-def run(command: str, scene: Scene, timeout: float = 900) -> subprocess.CompletedProcess:
-    """Run one shell command in the scene, as a reader's shell would."""
-    return subprocess.run(command, shell=True, cwd=scene.cwd, env=scene.env, text=True,
+def run(command: str, cwd: Path, env: dict[str, str], timeout: float = 900):
+    """Run one shell command in `cwd`, as a reader's shell would."""
+    return subprocess.run(command, shell=True, cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=timeout, executable="/bin/bash")  # fmt: skip
 
 
@@ -55,17 +70,6 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _with_openai(base: Scene, stack: contextlib.ExitStack) -> None:
-    """The OpenAI stand-in for the scene's commands: the only model API they may reach."""
-    base.env.update(stack.enter_context(fake_openai()))
-    del base.env["INSPECT_DISABLE_MODEL_API"]
-
-
-def _must(command: str, scene: Scene) -> None:
-    done = run(command, scene)
-    assert done.returncode == 0, f"setting up with {command}: {done.stderr[-2000:]}"
-
-
 def _demo(folder: Path, *options: str) -> Path:
     done = subprocess.run([sys.executable, "-m", "genotex", "demo", *options, "--out", str(folder)],
                           capture_output=True, text=True)  # fmt: skip
@@ -74,14 +78,17 @@ def _demo(folder: Path, *options: str) -> Path:
 
 
 class _Mirror(BaseHTTPRequestHandler):
-    """GEO's and Xena's servers, as far as a download asks: each file by its name."""
+    """GEO's, Xena's and NCBI's servers, as far as a download asks: each file by its path
+    below the server (`geo/series/GSE14nnn/GSE14520/matrix/<file>`,
+    `download/TCGA.CHOL.sampleMap/<file>`, `gene/.../Homo_sapiens.gene_info.gz`)."""
 
     files: dict[str, bytes] = {}
 
     def do_GET(self) -> None:  # noqa: N802 - the HTTP verb
-        folder, _, name = self.path.rpartition("/")
-        # GEO's files by their names; Xena's `TCGA.X.sampleMap/<file>` as the manifest names it
-        data = self.files.get(name, self.files.get(f"{folder.rpartition('/')[2]}_{name}"))
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        key = f"acc:{query['acc'][0]}" if "acc" in query else parts.path.lstrip("/")
+        data = self.files.get(key)
         if data is None:
             self.send_error(404)
             return
@@ -94,165 +101,98 @@ class _Mirror(BaseHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def scene(name: str, tmp: Path, scheduler: str) -> Iterator[Scene]:
-    """The scene `name` in the fresh folder `tmp` (see `SCENES`)."""
-    if name in _FROM_SHARED:  # skipped with the reason when ../shared is absent (CI: failed)
-        _require(SHARED / "fixtures")
-        _require(SHARED / "data" / "real")
-    tmp.mkdir(parents=True, exist_ok=True)
-    home = tmp / "home"
-    home.mkdir()
-    base = Scene(tmp, _env(home), {"tcp://host:8786": scheduler})
-    with contextlib.ExitStack() as stack:
-        yield SCENES[name](base, stack)
+def _serve_demo_inputs(servers: Path, stage: Stage, url: str) -> None:
+    """The demo's inputs, as GEO and Xena lay them out, and manifests of them (beside the
+    server, never in the reader's folder), given to `download geo` and `download tcga`."""
+    from genotex.preprocessing._download import _geo_folder
+
+    demo = _demo(servers / "mirror-demo", "--inputs-only")
+    manifests: dict[str, dict[str, str]] = {"GEO": {}, "TCGA": {}}
+    for path in sorted((demo / "input").rglob("*")):
+        if not path.is_file():
+            continue
+        part, relative = path.relative_to(demo / "input").as_posix().split("/", 1)
+        manifests[part][relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+        if part == "GEO":
+            _, accession, name = relative.split("/")
+            kind = "soft" if name.endswith("_family.soft.gz") else "matrix"
+            key = f"geo/series/{_geo_folder(accession)}/{accession}/{kind}/{name}"
+        else:
+            folder, name = relative.split("/")
+            code = folder.rsplit("(", 1)[-1].rstrip(")")
+            key = f"download/TCGA.{code}.sampleMap/{name.split('_', 1)[-1]}"
+        _Mirror.files[key] = path.read_bytes()
+    for part, files in manifests.items():
+        (servers / f"{part}.json").write_text(json.dumps({"files": files}))
+    stage.append.update({
+        "genotex download geo": f"--base-url {url}/geo/series --manifest {servers}/GEO.json",
+        "genotex download tcga": f"--base-url {url}/download --manifest {servers}/TCGA.json",
+    })  # fmt: skip
 
 
-def _empty(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    return base
+def _serve_real(stage: Stage, url: str) -> None:
+    """Real public files where NCBI and Xena keep them: GSE14520's GPL571 matrix, the GPL96
+    platform (as NCBI's accession viewer gives it), and every Xena file of ../shared."""
+    real = SHARED / "data" / "real"
+    matrix = "GSE14520-GPL571_series_matrix.txt.gz"
+    series = real / "geo" / "GSE14520" / matrix
+    _Mirror.files[f"geo/series/GSE14nnn/GSE14520/matrix/{matrix}"] = series.read_bytes()
+    platform = gzip.decompress((real / "geo/platforms/GPL96.txt.gz").read_bytes())
+    _Mirror.files["acc:GPL96"] = platform
+    for path in sorted((real / "tcga").rglob("*")):
+        if path.is_file():
+            prefix, _, name = path.name.partition("_")  # TCGA.CHOL.sampleMap_<file>
+            _Mirror.files[f"download/{prefix}/{name}"] = path.read_bytes()
+    stage.append.update({
+        "genotex download geo": f"--base-url {url}",
+        "genotex download tcga": f"--base-url {url}/download",
+    })  # fmt: skip
 
 
-def _demo_root(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    base.cwd = _demo(base.cwd / "demo")
-    base.replace["/scratch/cache"] = str(base.cwd.parent / "scratch-cache")
-    return base
+def _mirror(servers: Path, stage: Stage, stack: contextlib.ExitStack, real: bool) -> None:
+    _Mirror.files = {}
+    url = stack.enter_context(local_server(_Mirror))
+    gene_info = SHARED / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz"
+    _Mirror.files[f"gene/{gene_info.name}"] = gene_info.read_bytes()
+    stage.append["genotex download gene-info"] = f"--base-url {url}/gene/{gene_info.name}"
+    if real:
+        _serve_real(stage, url)
+    else:
+        _serve_demo_inputs(servers, stage, url)
+    stage.append = {k: f"{v} --no-progress" for k, v in stage.append.items()}
 
 
-def _bench_demo(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """`genotex demo --inputs-only --out BENCH` (the demo's layout), an OpenAI stand-in."""
-    _demo(base.cwd / "BENCH", "--inputs-only")
-    _with_openai(base, stack)
-    base.replace.update(
-        {"PROVIDER/MODEL": "openai/gpt-4o", "--model MODEL": "--model openai/gpt-4o"}
-    )
-    return base
-
-
-def _bench_hub(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """BENCH downloaded from a loopback Hub holding the demo (the published layout), `mine`
-    a run's output, a gold run's log and a price table, an OpenAI stand-in.
-    """
-    demo = _demo(base.cwd / "a-demo")
+def _hub(servers: Path, stage: Stage, stack: contextlib.ExitStack) -> None:
+    """A Hub holding `genotex demo`'s benchmark in the published layout."""
+    demo = _demo(servers / "hub-demo")
     files = published_files(demo)
     hub = FakeHub(files, lfs={p for p in files if p.endswith(".gz")})
-    base.env.update(HF_ENDPOINT=stack.enter_context(hub))
-    shutil.copytree(demo / "output", base.cwd / "mine")
-    shutil.rmtree(demo)
-    _must("genotex download benchmark --out BENCH --no-progress", base)
-    _must("inspect eval genotex/e2e --model none --solver genotex/gold -T root=BENCH", base)
-    (base.cwd / "prices.json").write_text(json.dumps({"openai/o1": {"input": 15, "output": 60}}))
-    _with_openai(base, stack)
-    return base
+    stage.env.update(HF_ENDPOINT=stack.enter_context(hub))
 
 
-def _bench_inputs(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """`bench`, as the proposer guide's first block writes it (`genotex demo --inputs-only`)."""
-    _demo(base.cwd / "bench", "--inputs-only")
-    return base
+def _openai(stage: Stage, stack: contextlib.ExitStack) -> None:
+    stage.env.update(stack.enter_context(fake_openai()))
+    del stage.env["INSPECT_DISABLE_MODEL_API"]
+    stage.replace.update(
+        {"PROVIDER/MODEL": "openai/gpt-4o", "--model MODEL": "--model openai/gpt-4o"}
+    )
 
 
-def _pred_ref(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """pred/output (the demo pipeline's), ref/ (the reference and its metadata), and saved
-    runs: baseline.json (the reference scored against itself), a.json and b.json.
-    """
-    demo = _demo(base.cwd / "a-demo")
-    shutil.copytree(demo / "output", base.cwd / "pred" / "output")
-    shutil.copytree(demo / "reference" / "output", base.cwd / "ref" / "output")
-    shutil.copytree(demo / "metadata", base.cwd / "ref" / "metadata")
-    _must("genotex eval -p ref/output -r ref/output --json baseline.json", base)
-    _must("genotex eval -p pred/output -r ref/output --json a.json --label 'demo agent'", base)
-    shutil.copy(base.cwd / "baseline.json", base.cwd / "b.json")
-    return base
-
-
-def _planted(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """The demo, and `trait_row_wrong` planted in a copy of its reference (diagnose guide)."""
-    from genotex.core import load_task_info
-    from genotex.workflows import PlantedFault, make_faulty_prediction
-
-    base.cwd = _demo(base.cwd / "demo")
-    task_info = load_task_info(base.cwd / "metadata" / "task_info.json")
-    make_faulty_prediction(base.cwd / "reference" / "output", base.cwd / "trait_row_wrong",
-                           [PlantedFault("trait_row_wrong", "Asthma", "GSE100001")],
-                           reanalyse=(task_info, "reference"))  # fmt: skip
-    return base
-
-
-def _fixtures(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """The published evaluator's first test case as `case1/` (read only)."""
-    (base.cwd / "case1").symlink_to(SHARED / "fixtures" / "eval" / "case1")
-    return base
-
-
-def _real(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """Real GEO and Xena inputs in the benchmark's layout (GSE14520 with its GPL96 beside,
-    TCGA CHOL), the hand-written recipe, the problems of Liver_Cancer and Bile_Duct_Cancer,
-    NCBI's gene_info and labelled clinical records: what the preprocessing guide reads.
-    """
-    _real_raw(base, stack)
-    shutil.copytree(TESTS / "recipes" / "Liver_Cancer", base.cwd / "recipes" / "Liver_Cancer")
-    return base
-
-
-def _real_raw(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """`_real` before any recipe is written (the proposer's guide writes the first)."""
-    real, geo = SHARED / "data" / "real", base.cwd / "input" / "GEO" / "Liver_Cancer"
-    shutil.copytree(real / "geo" / "GSE14520", geo / "GSE14520")
-    shutil.copytree(real / "geo" / "platforms", geo / "platforms")
-    chol = "TCGA_Bile_Duct_Cancer_(CHOL)"
-    shutil.copytree(real / "tcga" / chol, base.cwd / "input" / "TCGA" / chol)
-    shutil.copytree(SHARED / "fixtures" / "regress" / "real" / "metadata", base.cwd / "metadata")
-    shutil.copy(real / "ncbi" / "Homo_sapiens.gene_info.gz", base.cwd)
-    shutil.copy(SHARED / "data" / "clinical" / "dev.jsonl", base.cwd / "clinical_records.jsonl")
-    _must("genotex synonyms build --gene-info Homo_sapiens.gene_info.gz "
-          "--out metadata/gene_synonym.json", base)  # fmt: skip
-    return base
-
-
-def _regress_real(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """The regression guide's root: Liver_Cancer's and Bile_Duct_Cancer's real linked data."""
-    source = SHARED / "fixtures" / "regress" / "real"
-    shutil.copytree(source / "output" / "preprocess", base.cwd / "output" / "preprocess")
-    shutil.copytree(source / "metadata", base.cwd / "metadata")
-    return base
-
-
-def _mirror(base: Scene, stack: contextlib.ExitStack) -> Scene:
-    """GEO and Xena on loopback, serving the demo's inputs, with their manifests: the
-    download commands run with `--base-url` and `--manifest` added (nothing else differs).
-    """
-    demo = _demo(base.cwd / "a-demo", "--inputs-only")
-    manifests: dict[str, dict[str, str]] = {"GEO": {}, "TCGA": {}}
-    for path in (demo / "input").rglob("*"):
-        if path.is_file():
-            part, relative = path.relative_to(demo / "input").as_posix().split("/", 1)
-            manifests[part][relative] = hashlib.sha256(path.read_bytes()).hexdigest()
-            _Mirror.files[path.name] = path.read_bytes()
-    gene_info = SHARED / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz"
-    _Mirror.files[gene_info.name] = gene_info.read_bytes()
-    for part, files in manifests.items():
-        (base.cwd / f"{part}.json").write_text(json.dumps({"files": files}))
-    url = stack.enter_context(local_server(_Mirror))
-    base.append = {
-        "genotex download geo": f"--base-url {url} --manifest GEO.json --no-progress",
-        "genotex download tcga": f"--base-url {url} --manifest TCGA.json --no-progress",
-        "genotex download gene-info": f"--base-url {url}/Homo_sapiens.gene_info.gz --no-progress",
-    }
-    return base
-
-
-_FROM_SHARED = {"fixtures", "real", "real-raw", "regress-real", "mirror"}
-SCENES = {
-    "empty": _empty,
-    "demo": _demo_root,
-    "bench-demo": _bench_demo,
-    "bench-hub": _bench_hub,
-    "bench-inputs": _bench_inputs,
-    "pred-ref": _pred_ref,
-    "planted": _planted,
-    "fixtures": _fixtures,
-    "real": _real,
-    "real-raw": _real_raw,
-    "regress-real": _regress_real,
-    "mirror": _mirror,
-}
+@contextlib.contextmanager
+def stage(names: set[str], tmp: Path, scheduler: str) -> Iterator[Stage]:
+    """An empty reader's folder in `tmp`, and the stand-ins `names` on loopback."""
+    if names & FROM_SHARED:
+        _require(SHARED / "data" / "real")
+    reader, servers, home = tmp / "reader", tmp / "servers", tmp / "home"
+    for folder in (reader, servers, home):
+        folder.mkdir(parents=True)
+    here = Stage(reader, _env(home), {"tcp://host:8786": scheduler})
+    here.replace["/scratch/cache"] = str(tmp / "scratch-cache")
+    with contextlib.ExitStack() as stack:
+        if "hub" in names:
+            _hub(servers, here, stack)
+        if "openai" in names:
+            _openai(here, stack)
+        if names & {"mirror", "mirror-real"}:
+            _mirror(servers, here, stack, real="mirror-real" in names)
+        yield here
