@@ -1,10 +1,11 @@
 """Every command the README and the guides print, read from the Markdown as a reader sees it.
 
 A command is a line of a `bash` block (continuation lines joined, the comment after two
-spaces dropped), a `$ ` line of a `text` block, a whole `python` block, or a full command
-in a table cell (`inspect eval ...`, `genotex ...`; a cell starting `...` continues the row
-above and is not one). A `text` block of `genotex ...` lines with `[--option]`s is a
-synopsis: its options are checked against `--help`, not run.
+spaces dropped; a here-document `<<'EOF'` ... `EOF` is part of its command), a `$ ` line
+of a `text` block, a whole `python` block, or a full command in a table cell (`inspect
+eval ...`, `genotex ...`; a cell starting `...` continues the row above and is not one). A
+`text` block of `genotex ...` lines with `[--option]`s is a synopsis: its options are
+checked against `--help`, not run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 _COMMENT = re.compile(r"\s{2,}#.*$")
 _CELL = re.compile(r"`((?:inspect eval|genotex) [^`]+)`")
+#: a command ending `<<'EOF'`: its body and terminator (what the split keeps, odd places)
+_HEREDOC = re.compile(r"(?<=<<'EOF')\n(.*?\nEOF)$", re.S | re.M)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,18 @@ def doc_pages() -> list[Path]:
 
 
 def _shell_lines(body: str) -> list[str]:
+    # a here-document is one command, its lines kept as written (a recipe's comments too)
+    parts = _HEREDOC.split(body)
+    commands: list[str] = []
+    for index, part in enumerate(parts):
+        if index % 2:
+            commands[-1] = f"{commands[-1]}\n{part}"
+        else:
+            commands.extend(_plain_lines(part))
+    return commands
+
+
+def _plain_lines(body: str) -> list[str]:
     # a backslash continues a line; so does a synopsis line starting with an [--option]
     joined = re.sub(r"\\\n\s*|\n\s+(?=\[)", " ", body)
     lines = [_COMMENT.sub("", line).strip() for line in joined.splitlines()]

@@ -6,9 +6,11 @@ cannot hold is the network, so each page names the stand-ins it reaches:
 
 - `hub`: the Hugging Face Hub holding a generated benchmark in the published layout
   (`tests/fake_hub.py`), for `genotex download benchmark`;
+- `hub-real`: the Hub holding the real cohorts' task list and preprocessed data
+  (Liver_Cancer and Bile_Duct_Cancer: `../shared`'s regression fixture);
 - `openai`: OpenAI's API (`tests/fake_openai.py`), the only model API a command may reach;
 - `mirror`: GEO's, Xena's and NCBI's servers, holding the demo's inputs (with their
-  manifests, given by `--manifest`) and NCBI's gene_info;
+  manifests, given by `--manifest`) and a gene_info of NCBI's format;
 - `mirror-real`: the same servers holding real public files (`../shared/data/real`: a GEO
   series and its platform, the Xena cohorts, gene_info), downloaded with the manifests
   genotex ships;
@@ -40,9 +42,10 @@ from tests.fake_openai import fake_openai
 BIN = Path(sys.executable).parent
 #: what a page's commands see of this machine's environment (no model keys, no HF_*)
 _KEPT = ("LANG", "LC_ALL", "TMPDIR", "CONTAINERS_CONF", "GENOTEX_BWRAP", "GENOTEX_PODMAN")
-#: the stand-ins whose files come from ../shared (skipped with the reason without it;
-#: CI: failed)
-FROM_SHARED = {"mirror", "mirror-real"}
+#: the stand-ins whose files come from ../shared: the real public files a guide works on,
+#: which only their servers (and ../shared) hold (skipped with the reason without it; CI:
+#: failed)
+FROM_SHARED = {"mirror-real", "hub-real"}
 
 
 @dataclass
@@ -144,17 +147,30 @@ def _serve_real(stage: Stage, url: str) -> None:
             prefix, _, name = path.name.partition("_")  # TCGA.CHOL.sampleMap_<file>
             _Mirror.files[f"download/{prefix}/{name}"] = path.read_bytes()
     stage.append.update({
-        "genotex download geo": f"--base-url {url}",
+        "genotex download geo": f"--base-url {url}/geo/series",
         "genotex download tcga": f"--base-url {url}/download",
     })  # fmt: skip
+
+
+#: a gene_info of two genes in NCBI's format, for the demo's mirror (which needs no ../shared)
+_SMALL_GENE_INFO = (
+    "#tax_id\tGeneID\tSymbol\tLocusTag\tSynonyms\tdbXrefs\tchromosome\tmap_location\t"
+    "description\ttype_of_gene\tSymbol_from_nomenclature_authority\t"
+    "Full_name_from_nomenclature_authority\tNomenclature_status\tOther_designations\t"
+    "Modification_date\tFeature_type\n"
+    "9606\t7157\tTP53\t-\tBCC7|LFS1|P53\t-\t17\t17p13.1\ttumor protein p53\t"
+    "protein-coding\tTP53\ttumor protein p53\tO\t-\t20221110\t-\n"
+)
 
 
 def _mirror(servers: Path, stage: Stage, stack: contextlib.ExitStack, real: bool) -> None:
     _Mirror.files = {}
     url = stack.enter_context(local_server(_Mirror))
-    gene_info = SHARED / "data" / "real" / "ncbi" / "Homo_sapiens.gene_info.gz"
-    _Mirror.files[f"gene/{gene_info.name}"] = gene_info.read_bytes()
-    stage.append["genotex download gene-info"] = f"--base-url {url}/gene/{gene_info.name}"
+    name = "Homo_sapiens.gene_info.gz"
+    gene_info = SHARED / "data" / "real" / "ncbi" / name
+    served = gene_info.read_bytes() if real else gzip.compress(_SMALL_GENE_INFO.encode(), mtime=0)
+    _Mirror.files[f"gene/{name}"] = served
+    stage.append["genotex download gene-info"] = f"--base-url {url}/gene/{name}"
     if real:
         _serve_real(stage, url)
     else:
@@ -167,6 +183,19 @@ def _hub(servers: Path, stage: Stage, stack: contextlib.ExitStack) -> None:
     demo = _demo(servers / "hub-demo")
     files = published_files(demo)
     hub = FakeHub(files, lfs={p for p in files if p.endswith(".gz")})
+    stage.env.update(HF_ENDPOINT=stack.enter_context(hub))
+
+
+def _hub_real(stage: Stage, stack: contextlib.ExitStack) -> None:
+    """A Hub holding the real cohorts' task list and their preprocessed data (as the
+    benchmark's `output/preprocess/` holds the reference's)."""
+    fixture = SHARED / "fixtures" / "regress" / "real"
+    files = {
+        path.relative_to(fixture).as_posix(): path.read_bytes()
+        for path in sorted(fixture.rglob("*"))
+        if path.is_file() and path.relative_to(fixture).parts[0] in ("metadata", "output")
+    }
+    hub = FakeHub(files)
     stage.env.update(HF_ENDPOINT=stack.enter_context(hub))
 
 
@@ -191,6 +220,8 @@ def stage(names: set[str], tmp: Path, scheduler: str) -> Iterator[Stage]:
     with contextlib.ExitStack() as stack:
         if "hub" in names:
             _hub(servers, here, stack)
+        if "hub-real" in names:
+            _hub_real(here, stack)
         if "openai" in names:
             _openai(here, stack)
         if names & {"mirror", "mirror-real"}:

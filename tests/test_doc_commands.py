@@ -41,6 +41,8 @@ PLAN: list[tuple[str, str, str]] = [
     ("docs/guides/diagnose.md", "", "."),
     ("docs/guides/evaluate.md", "", "."),
     ("docs/guides/paper-tables.md", "", "."),
+    ("docs/guides/preprocess.md", "--jobs 2", "."),
+    ("docs/guides/preprocess.md", "--scheduler", "."),
     ("docs/guides/preprocess.md", "genotex preprocess --all --input input --out output/preprocess",
      "demo"),
     ("docs/guides/preprocess.md", "", "."),
@@ -58,8 +60,8 @@ STAND_INS: dict[str, set[str]] = {
     "README.md": {"hub", "openai", "mirror"},
     "docs/guides/agents.md": {"openai"},
     "docs/guides/paper-tables.md": {"hub", "openai"},
-    "docs/guides/preprocess.md": {"mirror-real"},
-    "docs/guides/regress.md": {"mirror-real"},
+    "docs/guides/preprocess.md": {"hub-real", "mirror-real"},
+    "docs/guides/regress.md": {"hub-real", "mirror-real"},
     "docs/proposer.md": {"mirror-real"},
 }
 
@@ -219,7 +221,7 @@ def scheduler():
     """A Dask scheduler on 127.0.0.1 with one worker process (the guides' tcp://host:8786)."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, host="127.0.0.1",
-                                  dashboard_address=None, processes=True) as cluster:  # fmt: skip
+                                  dashboard_address=":0", processes=True) as cluster:  # fmt: skip
         yield cluster.scheduler_address
 
 

@@ -31,7 +31,7 @@ def _commands() -> list[tuple[str, str]]:
         for block in _blocks(page, "bash"):
             text = block.replace("\\\n", " ")
             for line in text.splitlines():
-                for part in re.split(r"&&|\|", line.split("#", 1)[0]):
+                for part in re.split(r"&&|\||\s>>?\s", line.split("#", 1)[0]):
                     words = shlex.split(
                         part.strip().removeprefix("$ ").replace("[", "").replace("]", "")
                     )

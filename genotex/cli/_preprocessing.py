@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -271,20 +272,33 @@ def _preprocess_one(
     "(default: metadata/gene_synonym.json when present).",
 )
 @click.option("--trait", default=None, help="Also show the row proposed for this trait.")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Print the cohort as one JSON line for --trait instead (trait, cohort, background, "
+    "characteristics): a line of `genotex recipe propose --records`' input.",
+)
 @geo_limits_option
 @common_options
 @handle_errors
 def inspect_command(
-    cohort_dir: Path, max_values: int, synonyms: Path | None, trait: str | None
+    cohort_dir: Path, max_values: int, synonyms: Path | None, trait: str | None, record: bool
 ) -> None:
     """What to read before writing a recipe: background, characteristics (with the proposed
     rows), platform columns.
 
     \b
-    Example:
+    Examples:
       genotex inspect input/GEO/Asthma/GSE123086 --trait Asthma
+      genotex inspect input/GEO/Asthma/GSE123086 --trait Asthma --record >> records.jsonl
     """
-    from ..preprocessing import inspect_cohort
+    from ..preprocessing import cohort_record, inspect_cohort
+
+    if record:
+        if trait is None:
+            raise click.UsageError("--record needs --trait: a record asks about one trait")
+        click.echo(json.dumps(cohort_record(cohort_dir, trait), ensure_ascii=False))
+        return
 
     table = _synonyms(synonyms) if synonyms or _DEFAULT_SYNONYMS.exists() else None
     click.echo(inspect_cohort(cohort_dir, max_values=max_values, synonyms=table, trait=trait))

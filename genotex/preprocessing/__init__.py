@@ -38,6 +38,12 @@ from ._download import (
     tcga_downloads,
 )
 from ._geo import GEOFormatError, SeriesMatrix, characteristics_dictionary, read_series_matrix
+from ._geo_accessions import (
+    GEO_QUERY_URL,
+    AccessionError,
+    accession_downloads,
+    download_accessions,
+)
 from ._hub import (
     PARTS,
     BenchmarkPlan,
@@ -82,6 +88,7 @@ from ._proposer import (
     RecordsSummary,
     TraitRanker,
     TraitTerms,
+    cohort_record,
     feature_index,
     gene_availability,
     is_proposed,
@@ -119,6 +126,8 @@ from ._tree import CohortJob, plan_layout, preprocess_tree, run_job, run_jobs
 from ._verify import InputCheck, verify_inputs, verify_marker
 
 __all__ = [
+    "GEO_QUERY_URL",
+    "AccessionError",
     "GENE_AGGREGATIONS",
     "GeneAggregation",
     "check_aggregation",
@@ -169,6 +178,7 @@ __all__ = [
     "convert_value",
     "decide",
     "drop_biased_covariates",
+    "download_accessions",
     "download_all",
     "download_inputs",
     "entrez_to_symbol",
@@ -192,6 +202,7 @@ __all__ = [
     "map_probes",
     "normalize_gene_table",
     "parse_number",
+    "accession_downloads",
     "plan_downloads",
     "plan_layout",
     "preprocess_cohort",
@@ -211,6 +222,7 @@ __all__ = [
     "TraitTerms",
     "gene_availability",
     "is_proposed",
+    "cohort_record",
     "propose_cohort",
     "propose_records",
     "propose_recipe",

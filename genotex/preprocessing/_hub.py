@@ -206,7 +206,11 @@ def _known_traits(files: Iterable[HubFile]) -> list[str]:
     found = set()
     for file in files:
         parts = file.path.split("/")
-        if len(parts) > 3 and parts[:2] in (["input", "GEO"], ["output", "regress"]):
+        if len(parts) > 3 and parts[:2] in (
+            ["input", "GEO"],
+            ["output", "regress"],
+            ["output", "preprocess"],
+        ):
             found.add(parts[2])
     return sorted(found)
 

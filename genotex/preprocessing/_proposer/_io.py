@@ -32,6 +32,7 @@ __all__ = [
     "CohortProposal",
     "RecordsSummary",
     "is_proposed",
+    "cohort_record",
     "propose_cohort",
     "propose_records",
     "proposal_toml",
@@ -93,9 +94,10 @@ def _soft_attributes(soft: SoftFile) -> dict[str, list[str]]:
     return attributes
 
 
-def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
-    """Propose the recipe of a GEO cohort folder from its series matrix (or family SOFT)."""
-    folder = Path(cohort_dir)
+def _read_cohort(folder: Path) -> tuple[dict[int, list[str]], str, dict[str, list[str]]]:
+    """A GEO cohort folder's characteristics rows, background text and series attributes,
+    from its series matrix (or family SOFT).
+    """
     if not folder.is_dir():
         raise GenotexError("is not a folder", path=folder)
     matrices = sorted(folder.glob("*_series_matrix.txt*"))
@@ -110,7 +112,37 @@ def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
         attributes = _soft_attributes(soft)
     else:
         raise GenotexError("holds no series matrix or family SOFT file", path=folder)
-    characteristics = characteristics_dictionary(table, max_values=100_000)
+    return characteristics_dictionary(table, max_values=100_000), background, attributes
+
+
+def cohort_record(cohort_dir: str | Path, trait: str) -> dict[str, Any]:
+    """A GEO cohort folder as one record of `propose_records`' input (and of the benchmark's
+    clinical-extraction records): `trait`, `cohort`, `background`, `characteristics`.
+
+    Parameters
+    ----------
+    cohort_dir
+        The cohort's folder (`input/GEO/<trait>/<GSE>`); its name is the cohort.
+    trait
+        The trait the record asks about.
+
+    Returns
+    -------
+    dict
+        JSON-ready: characteristics rows keyed by their number as text, each row's
+        distinct values in order of frequency.
+    """
+    folder = Path(cohort_dir)
+    characteristics, background, _ = _read_cohort(folder)
+    rows = {str(row): list(values) for row, values in characteristics.items()}
+    return {"trait": trait, "cohort": folder.name, "background": background,
+            "characteristics": rows}  # fmt: skip
+
+
+def propose_cohort(cohort_dir: str | Path, trait: str) -> CohortProposal:
+    """Propose the recipe of a GEO cohort folder from its series matrix (or family SOFT)."""
+    folder = Path(cohort_dir)
+    characteristics, background, attributes = _read_cohort(folder)
     proposal = propose_recipe(characteristics, background, trait, cohort=folder.name)
     reason = _facts_verdict(attributes)
     if reason and proposal.gene_available:
