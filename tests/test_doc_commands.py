@@ -43,8 +43,11 @@ PLAN: list[tuple[str, str, str]] = [
     ("docs/guides/paper-tables.md", "", "."),
     ("docs/guides/preprocess.md", "--jobs 2", "."),
     ("docs/guides/preprocess.md", "--scheduler", "."),
-    ("docs/guides/preprocess.md", "genotex preprocess --all --input input --out output/preprocess",
-     "demo"),
+    (
+        "docs/guides/preprocess.md",
+        "genotex preprocess --all --input input --out output/preprocess",
+        "demo",
+    ),
     ("docs/guides/preprocess.md", "", "."),
     ("docs/guides/regress.md", "", "."),
     ("docs/guides/scale.md", "genotex demo --out demo", "."),

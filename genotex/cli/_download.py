@@ -246,7 +246,12 @@ def download_benchmark_command(
       genotex download benchmark --out BENCH --only Asthma --dry-run
       genotex download benchmark --out BENCH --only Asthma --all-tcga
     """
-    from ..preprocessing import UnknownSelection, download_benchmark, plan_benchmark
+    from ..preprocessing import (
+        UnknownSelection,
+        check_benchmark_folder,
+        download_benchmark,
+        plan_benchmark,
+    )
 
     chosen = [p.strip() for p in parts.split(",") if p.strip()]
     if not chosen:  # `--parts ""` downloaded nothing, exit 0, and wrote a marker
@@ -257,6 +262,8 @@ def download_benchmark_command(
         raise click.BadParameter(
             "an empty trait name selects nothing: name a trait", param_hint="--only"
         )
+    if not dry_run:  # before the Hub is asked anything
+        check_benchmark_folder(out)
     try:
         plan = plan_benchmark(parts=chosen, only=only, revision=revision, all_tcga=all_tcga)
     except UnknownSelection as exc:

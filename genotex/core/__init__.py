@@ -157,8 +157,12 @@ from ._tables import (
 )
 from ._task_info import TaskInfo, closest_name, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
+from ._write_gate import gate_write, generates_benchmark, making_reference
 
 __all__ = [
+    "gate_write",
+    "generates_benchmark",
+    "making_reference",
     "blank_as_missing",
     "extra_hint",
     "HTML_BYTES",

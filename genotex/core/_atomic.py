@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ._errors import GenotexError
+from ._write_gate import gate_write
 
 __all__ = [
     "WriteError",
@@ -38,7 +39,7 @@ def atomic_output(path: str | Path, *, durable: bool = True) -> Iterator[Path]:
     With `durable` (the default) the file is flushed to disk before the rename; a
     cache's file that is only worth recomputing can skip that (~0.4 ms a file).
     """
-    path = Path(path)
+    path = gate_write(path)  # never into a benchmark's reference answers
     path.parent.mkdir(parents=True, exist_ok=True)
     name, encoded = path.name, path.name.encode("utf-8", "surrogateescape")
     if len(encoded) > _LONGEST_STEM:

@@ -19,6 +19,7 @@ from isal.isal_zlib import crc32  # zlib's CRC-32, ~7x faster
 
 from ._cache_key import sign
 from ._tables import ParsedRows, label_array
+from ._write_gate import gate_write
 
 __all__ = ["FORMAT", "Damaged", "read_entry", "write_entry"]
 
@@ -67,7 +68,7 @@ def write_entry(entry: Path, key: str, parsed: ParsedRows) -> None:
     body = values.T if order == "F" else values  # C-contiguous either way
     padding = b"\0" * (_data_offset(len(header)) - _PREFIX.size - len(header))
     checksum, signature = crc32(body.data, crc32(header)), sign(header, body.data)
-    entry.parent.mkdir(parents=True, exist_ok=True)
+    gate_write(entry, what="cache entry").parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{entry.name}.{os.getpid()}-", suffix=".tmp", dir=entry.parent
     )

@@ -21,6 +21,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from ._write_gate import gate_write
+
 __all__ = ["CACHE_KEY_ENV", "cache_key", "sign"]
 
 log = logging.getLogger(__name__)
@@ -57,7 +59,7 @@ def _read_key(path: Path) -> bytes:
 
 def _make_key(path: Path) -> bytes:
     """Write a new key at `path` (never over another's), or read the one a concurrent run made."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    gate_write(path, what="cache key").parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     key = secrets.token_bytes(_KEY_BYTES)
     try:
         handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

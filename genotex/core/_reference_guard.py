@@ -11,8 +11,11 @@ A reference folder is known three ways, without the user saying so:
   so its own answers are never taken for a reference;
 - the demo's layout: `reference/output/` beside `metadata/` and `input/`;
 
-and by the `-r`/`--reference` of the same call (`references=`). A target that is, holds
-or lies inside one is refused in one sentence before anything is written
+and by the `-r`/`--reference` of the same call (`references=`). Folders are compared by
+identity (device and inode), so a second name of a reference (a link, `..`, a bind mount,
+another case on a case-insensitive disk) is the reference; a bind mount is also looked
+through, to the benchmark around the folder it shows. A target that is, holds or lies
+inside one is refused in one sentence before anything is written
 (`refuse_reference_target`), by `prepare_output_folder` for every command that makes an
 output folder; only the commands that make a reference (`download`, `demo`) write there.
 """
@@ -20,6 +23,7 @@ output folder; only the commands that make a reference (`download`, `demo`) writ
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -74,22 +78,103 @@ def _references_at(folder: Path) -> list[Path]:
     return found
 
 
-def known_references(target: str | Path, references: Iterable[str | Path] = ()) -> list[Path]:
-    """Every reference folder the rule knows of around `target` (real paths, deduplicated):
-    those given, those of each benchmark root at or above it, and those it holds.
+def _unescape(field: str) -> str:
+    """A mountinfo path: spaces, tabs, newlines and backslashes are written as octal."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _mounts() -> list[tuple[str, Path, Path]]:
+    """(device, root within its file system, mount point) of each mount of this process."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(4 * 2**20).splitlines()
+    except OSError:
+        return []
+    mounts = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4:
+            mounts.append((fields[2], Path(_unescape(fields[3])), Path(_unescape(fields[4]))))
+    return mounts
+
+
+def _through_mounts(real: Path) -> Path | None:
+    """`real`'s name through the mount that shows its file system whole, when `real` lies in a
+    bind mount of a folder (`mount --bind BENCH/output /mnt/x`: /mnt/x/... is BENCH/output/...);
+    None when that name is `real` itself or cannot be told.
+    """
+    mounts = _mounts()
+    holding = [m for m in mounts if m[2] == real or m[2] in real.parents]
+    if not holding:
+        return None
+    device, root, point = max(holding, key=lambda m: len(m[2].parts))
+    if root == Path("/"):
+        return None
+    wholes = [m for m in mounts if m[0] == device and (m[1] == root or m[1] in root.parents)]
+    if not wholes:
+        return None
+    _, whole_root, whole_point = min(wholes, key=lambda m: len(m[1].parts))
+    name = whole_point / root.relative_to(whole_root) / real.relative_to(point)
+    return name if name != real else None
+
+
+def _names(target: str | Path) -> list[Path]:
+    """The names of `target` the rule looks around: its real path (links and `..` resolved)
+    and, in a bind mount, its name where its file system is mounted whole.
     """
     real = Path(os.path.realpath(target))
+    other = _through_mounts(real)
+    return [real] if other is None else [real, Path(os.path.realpath(other))]
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of an existing path: one folder has one, whatever name reaches it (a
+    link, a bind mount, another case on a case-insensitive disk).
+    """
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+def known_references(
+    target: str | Path, references: Iterable[str | Path] = (), *, below: bool = True
+) -> list[Path]:
+    """Every reference folder the rule knows of around `target` (real paths, deduplicated):
+    those given, those of each benchmark root at or above any name of it, and (`below`)
+    those it holds.
+    """
     found = [Path(os.path.realpath(r)) for r in references]
-    for folder in (real, *real.parents):
-        found += [Path(os.path.realpath(r)) for r in _references_at(folder)]
-    if real.is_dir():  # below: a benchmark root the target holds
-        for current, folders, _ in os.walk(real):
-            level = len(Path(current).relative_to(real).parts)
-            if level >= _DEPTH:
-                folders[:] = []
-            if level:
-                found += [Path(os.path.realpath(r)) for r in _references_at(Path(current))]
+    for real in _names(target):
+        for folder in (real, *real.parents):
+            found += [Path(os.path.realpath(r)) for r in _references_at(folder)]
+        if below and real.is_dir():  # a benchmark root the target holds
+            for current, folders, _ in os.walk(real):
+                level = len(Path(current).relative_to(real).parts)
+                if level >= _DEPTH:
+                    folders[:] = []
+                if level:
+                    found += [Path(os.path.realpath(r)) for r in _references_at(Path(current))]
     return list(dict.fromkeys(found))
+
+
+def _relation(target: Path, reference: Path, holding: bool) -> str | None:
+    """How `target` stands to `reference`, compared by identity: "is", "lies inside",
+    "holds" (with `holding`), or None.
+    """
+    wanted = _identity(reference)
+    if wanted is None:
+        return None
+    mine = _identity(target)
+    if mine == wanted:
+        return "is"
+    if any(_identity(parent) == wanted for parent in target.parents):
+        return "lies inside"
+    if holding and mine is not None:
+        if any(_identity(parent) == mine for parent in reference.parents[:_HOLDS]):
+            return "holds"
+    return None
 
 
 def refuse_reference_target(
@@ -98,20 +183,17 @@ def refuse_reference_target(
     references: Iterable[str | Path] = (),
     what: str = "output folder",
     holding: bool = True,
+    below: bool = True,
 ) -> None:
     """Raise `ReferenceTargetError` when `target` is, holds or lies inside a reference folder
     (with `holding=False`, only is or lies inside: the folder of one file written, which
-    may well be a benchmark's root).
+    may well be a benchmark's root; with `below=False`, references below `target` are not
+    looked for: a file's folder is checked against what is around it).
     """
     real = Path(os.path.realpath(target))
-    for reference in known_references(target, references):
-        if real == reference:
-            how = "is"
-        elif reference in real.parents:
-            how = "lies inside"
-        elif holding and real in reference.parents[:_HOLDS]:
-            how = "holds"
-        else:
+    for reference in known_references(target, references, below=below and holding):
+        how = _relation(real, reference, holding)
+        if how is None:
             continue
         raise ReferenceTargetError(
             f"the {what} {how} the benchmark's reference answers ({reference}); nothing was "

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core import METRICS, atomic_output, output_path
+from ..core import METRICS, atomic_output, gate_write, output_path
 from ._figure_files import RenderedFigure
 from ._render import format_value
 from ._statistics import Interval
@@ -171,7 +171,7 @@ def write_files(folder: Path, files: Mapping[tuple[str, ...], bytes]) -> None:
 
     A full disk leaves the earlier report (or nothing), never figures without their page.
     """
-    targets = {parts: output_path(folder, *parts) for parts in files}  # all checked first
+    targets = {parts: gate_write(output_path(folder, *parts)) for parts in files}  # checked first
     with tempfile.TemporaryDirectory(prefix=".report-", dir=folder) as staging:
         staged = {}
         for parts, data in files.items():

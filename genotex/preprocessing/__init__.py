@@ -53,7 +53,12 @@ from ._hub import (
     plan_benchmark,
     select_files,
 )
-from ._hub_fetch import BenchmarkDownload, download_benchmark, file_digest
+from ._hub_fetch import (
+    BenchmarkDownload,
+    check_benchmark_folder,
+    download_benchmark,
+    file_digest,
+)
 from ._inspect import inspect_cohort
 from ._pipeline import (
     RecipeNeeded,
@@ -222,6 +227,7 @@ __all__ = [
     "TraitTerms",
     "gene_availability",
     "is_proposed",
+    "check_benchmark_folder",
     "cohort_record",
     "propose_cohort",
     "propose_records",

@@ -28,6 +28,7 @@ from ..core import (
     UnsafeNameError,
     check_relative,
     file_sha256,
+    gate_write,
     output_path,
     prepare_output_folder,
     read_json,
@@ -297,7 +298,7 @@ def fetch(
     if wrong is not None:
         part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
         return DownloadResult(download, Outcome("failed", wrong))
-    part.replace(target)
+    part.replace(gate_write(target, what="download"))
     kind: OutcomeKind = "resumed" if resumed else "downloaded"
     return DownloadResult(download, Outcome(kind), target.stat().st_size)
 
@@ -351,7 +352,7 @@ def plan_downloads(
         gene-info: the expected digest, when known.
     """
     if what == "gene-info":
-        return [Download(base_url or GENE_INFO_URL, Path(out), sha256)]
+        return [Download(base_url or GENE_INFO_URL, gate_write(Path(out), what="download"), sha256)]
     if what not in ("geo", "tcga"):
         raise ValueError(f"unknown download {what!r}; choose geo, tcga or gene-info")
     files = _select(load_manifest(manifest or packaged_manifest(what)), only, what)

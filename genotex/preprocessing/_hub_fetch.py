@@ -28,13 +28,16 @@ from ..core import (
     MARKER_NAME,
     BenchmarkMarker,
     file_digest,
+    gate_write,
+    making_reference,
     output_path,
     prepare_output_folder,
+    refuse_reference_target,
 )
 from ._download import Download, fetch, load_manifest, packaged_manifest
 from ._hub import BenchmarkPlan, HubError, HubFile, auth_headers, hub_errors, resolve_url
 
-__all__ = ["BenchmarkDownload", "download_benchmark", "file_digest"]
+__all__ = ["BenchmarkDownload", "check_benchmark_folder", "download_benchmark", "file_digest"]
 
 #: What is called after each file: (files done, files in all, the file, bytes done, in all).
 Progress = Callable[[int, int, HubFile, int, int], None]
@@ -138,6 +141,13 @@ def _existing_marker(out: Path, plan: BenchmarkPlan) -> BenchmarkMarker | None:
     return marker
 
 
+def check_benchmark_folder(out: str | Path) -> None:
+    """Refuse a benchmark folder that is or lies inside another benchmark's reference answers
+    (`BENCH/output`, by any name of it), before anything is asked of the Hub.
+    """
+    refuse_reference_target(out, what="benchmark folder", holding=False, below=False)
+
+
 def download_benchmark(
     out: str | Path,
     plan: BenchmarkPlan,
@@ -148,9 +158,10 @@ def download_benchmark(
     """Fetch the plan's files into `out` (resuming, skipping what is there and matches),
     check each, and write the marker; HubError in one sentence on any failure.
     """
+    check_benchmark_folder(out)
     out = prepare_output_folder(out, what="benchmark folder", makes_reference=True)
     _check_own_places(out)
-    with _locked(out):
+    with _locked(out), making_reference(out):
         return _download_into(out, plan, token=token, progress=progress)
 
 
@@ -185,7 +196,9 @@ def _locked(out: Path) -> Iterator[None]:
     """
     import fcntl
 
-    (out / ".cache").mkdir(exist_ok=True)
+    gate_write(out / ".cache" / "genotex-download.lock", what="download's lock").parent.mkdir(
+        exist_ok=True
+    )
     try:
         handle = os.open(
             out / ".cache" / "genotex-download.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644

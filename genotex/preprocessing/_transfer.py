@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..core import gate_write
+
 __all__ = [
     "MIN_RATE",
     "WINDOW",
@@ -96,6 +98,7 @@ def open_part(part: Path, append: bool) -> BinaryIO:
         append = False
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
     # unbuffered: a write that finds the disk full fails there, not later in close()
+    gate_write(part, what="download")
     return os.fdopen(os.open(part, flags, 0o644), "wb", buffering=0)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CohortRecord, regress_file_name
+from ..core import CohortRecord, gate_write, generates_benchmark, regress_file_name
 
 __all__ = ["SynthSpec", "Example", "DEMO_SPEC", "write_example"]
 
@@ -83,7 +83,7 @@ def _write_csv(
     """A CSV with row labels in the first column, values with 4 decimals, NaN as empty."""
     path.parent.mkdir(parents=True, exist_ok=True)
     row_format = ",".join(["%.4f"] * len(columns))
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with open(gate_write(path), "w", encoding="utf-8", newline="") as handle:
         handle.write(",".join([corner, *columns]) + "\n")
         for label, row in zip(rows, values, strict=True):
             line = row_format % tuple(row)
@@ -94,7 +94,9 @@ def _write_csv(
 
 def _write_json(path: Path, data: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    gate_write(path).write_text(
+        json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 @dataclass
@@ -334,6 +336,7 @@ def _write_results(
             _write_json(pred_output / "regress" / trait / name, result)
 
 
+@generates_benchmark
 def write_example(folder: str | Path, spec: SynthSpec = DEMO_SPEC, *, seed: int = 0) -> Example:
     """Write `ref/` (metadata + output), `pred/output` into `folder`; return their paths.
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core import Mode, ResultFile, TaskInfo, regress_file_name, write_table
+from ..core import Mode, ResultFile, TaskInfo, gate_write, regress_file_name, write_table
 
 __all__ = ["FAULTS", "PlantedFault", "make_faulty_prediction"]
 
@@ -146,7 +146,7 @@ def _flip_usability(info_path: Path, cohort: str) -> None:
         record.update(is_gene_available=True, is_trait_available=True, is_available=True,
                       is_biased=False, is_usable=True)  # fmt: skip
         record["sample_size"] = record.get("sample_size") or 10**6
-    info_path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    gate_write(info_path).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
 
 def _wrong_answer(path: Path, decoys: list[str]) -> None:
@@ -181,7 +181,7 @@ def make_faulty_prediction(
     source, out = Path(reference), Path(out)
     if out.exists():
         raise FileExistsError(f"{out} exists; give a new folder")
-    shutil.copytree(source, out, symlinks=False)
+    shutil.copytree(source, gate_write(out), symlinks=False)
     rng = np.random.default_rng(seed)
     faults = list(faults)
     for fault in faults:

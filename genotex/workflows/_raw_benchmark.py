@@ -20,7 +20,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core import CohortInfo, CohortRecord, ResultFile, TaskInfo, regress_file_name, write_table
+from ..core import (
+    CohortInfo,
+    CohortRecord,
+    ResultFile,
+    TaskInfo,
+    gate_write,
+    generates_benchmark,
+    regress_file_name,
+    write_table,
+)
 from ..preprocessing import Recipe
 
 __all__ = ["RawBenchmark", "write_raw_benchmark"]
@@ -45,7 +54,7 @@ def _genes(n: int) -> list[str]:
 def _write_gz(path: Path, text: str) -> None:
     """Gzip `text` to `path`, with no time in the header: the same seed gives the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+    gate_write(path).write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
 
 
 def _quoted(cells: Iterable[object]) -> str:
@@ -215,7 +224,8 @@ def _write_xena(root: Path, c: _Cohort, *, folder_name: str | None = None) -> No
         f"{s}\t{int(a)}\t{'MALE' if g else 'FEMALE'}\tgenerated"
         for s, a, g in zip(c.samples, c.age, c.gender, strict=True)
     ]
-    (folder / "TCGA.DEMO.sampleMap_DEMO_clinicalMatrix").write_text("\n".join(clinical) + "\n")
+    clinical_path = gate_write(folder / "TCGA.DEMO.sampleMap_DEMO_clinicalMatrix")
+    clinical_path.write_text("\n".join(clinical) + "\n")
     lines = ["sample\t" + "\t".join(c.samples)]
     lines += [f"{g}\t" + "\t".join(repr(float(v)) for v in c.genes.loc[g]) for g in c.genes.index]
     _write_gz(folder / "TCGA.DEMO.sampleMap_HiSeqV2_PANCAN.gz", "\n".join(lines) + "\n")
@@ -266,7 +276,7 @@ def _write_metadata(
     aliases = {g: f"{g}-A" for g in genes[20:40]}
     synonyms = {g.upper(): g for g in genes} | {a.upper(): g for g, a in aliases.items()}
     text = json.dumps(synonyms, indent=1, sort_keys=True) + "\n"
-    (root / "metadata" / "gene_synonym.json").write_text(text)
+    gate_write(root / "metadata" / "gene_synonym.json").write_text(text)
     return aliases
 
 
@@ -319,6 +329,7 @@ def _write_cohorts(
     return [*cohorts, xena]
 
 
+@generates_benchmark
 def write_raw_benchmark(
     folder: str | Path,
     *,

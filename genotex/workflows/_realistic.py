@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import CohortInfo, CohortRecord, write_table
+from ..core import CohortInfo, CohortRecord, generates_benchmark, write_table
 from ._raw_benchmark import (
     _CONDITIONS,
     _TRAITS,
@@ -148,6 +148,7 @@ def _write_truth(reference: Path, c: _Cohort, style: dict) -> None:
     _write_reference(reference, c)
 
 
+@generates_benchmark
 def write_realistic_benchmark(folder: str | Path, *, seed: int = 7) -> RawBenchmark:
     """A benchmark root (input/, metadata/, reference/output/) whose cohorts vary as real
     GEO and TCGA cohorts do (module docstring); no recipes: what `genotex baseline` and an

@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
-from ...core import GenotexError, Mode, TaskInfo, prepare_output_folder, write_text_atomic
+from ...core import (
+    GenotexError,
+    Mode,
+    TaskInfo,
+    gate_write,
+    prepare_output_folder,
+    write_text_atomic,
+)
 from ...evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
 from ...workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
@@ -223,7 +230,7 @@ def _diagnosed(
     task_info, given, problems, reference, block = scope
     reached = block.get("reached_pipeline") or []
     pred = sliced.parent / "pred"
-    shutil.copytree(out / "output", pred)
+    shutil.copytree(out / "output", gate_write(pred))
     add_given(pred, sliced, given)
     found = run_diagnosis(pred, sliced, task_info, mode=mode, problems=problems,
                           given_data=task == "analysis", reached_pipeline=reached)  # fmt: skip

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ...core import ANALYSIS_METRICS, TaskInfo, nanmean, output_path
+from ...core import ANALYSIS_METRICS, TaskInfo, gate_write, nanmean, output_path
 from ...evaluation import EvalOptions, EvalReport, ProblemScore, evaluate
 from ._bench import EVAL_TASKS, SampleSpec, TaskName
 
@@ -65,7 +65,7 @@ def add_given(tree: Path, reference: Path, traits: Iterable[str]) -> None:
     for trait in traits:
         source, target = reference / "preprocess" / trait, tree / "preprocess" / trait
         if source.is_dir() and not target.exists():
-            shutil.copytree(source, target)
+            shutil.copytree(source, gate_write(target))
 
 
 _PREPROCESS_VALUES = (
@@ -185,7 +185,7 @@ def score_output(
     with tempfile.TemporaryDirectory(prefix="genotex-score-") as scratch:
         pred = Path(scratch) / "pred"
         if output is not None and output.is_dir():
-            shutil.copytree(output, pred, symlinks=True)
+            shutil.copytree(output, gate_write(pred), symlinks=True)
         else:
             pred.mkdir()
         return _score_copy(reference, task_info, spec, pred, exact=exact)
@@ -213,7 +213,7 @@ def write_tree(files: Mapping[str, bytes], into: Path) -> Path:
     for name, data in sorted(files.items()):
         target = output_path(into, *name.split("/"))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        gate_write(target).write_bytes(data)
     return into
 
 

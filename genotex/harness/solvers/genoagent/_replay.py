@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ....core import GenotexError
+from ....core import GenotexError, prepare_output_folder
 from ...runs._capture import STORE_KEY as OUTPUT
 from ...runs._capture import unpack_output
 
@@ -261,6 +261,8 @@ def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to sa
     from ...runs._tasks import analysis, e2e, preprocess
     from ._solver import ROLES, genoagent
 
+    if log_dir is not None:  # Inspect writes the replay's log there itself, past genotex's gate
+        prepare_output_folder(log_dir, what="log folder")
     kind = replay_sandbox(sandbox, trust_log=trust_log)  # before the log is even read
     log = read_log(log_path, _MAX_BYTES)
     logged_run(log, log_path)  # a genotex task's log, its plan checked

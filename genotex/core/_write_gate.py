@@ -1,0 +1,113 @@
+"""The gate every file genotex writes passes: never into a benchmark's reference answers.
+
+`prepare_output_folder` checks a command's output folder once, before any work. This gate
+checks each file as it is written, wherever the writer is (the library, the agent
+library, a cache, a status file, a download, the demo), so a writer that never made an
+output folder (`write_result`, `save_result`, `--cache-dir`, `--summary`) cannot land in
+a reference either. A destination is compared by identity (`_reference_guard`): a link,
+`..`, a bind mount or another case of the same folder is the same folder.
+
+Only an operation that makes a benchmark writes its reference part, and only its own:
+`download benchmark` into the folder it fetches, the demo into a folder it generates
+(`making_reference(root)`). A benchmark folder made by another (a download under a
+demo's `--out`) stays closed to them as to everyone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
+
+from ._reference_guard import (
+    MARKER_NAME,
+    ReferenceTargetError,
+    known_references,
+    refuse_reference_target,
+)
+
+__all__ = ["gate_write", "generates_benchmark", "making_reference"]
+
+_LOCK = threading.Lock()
+#: real paths of the benchmark folders being made in this process, each with its users
+_MAKING: dict[Path, int] = {}
+
+
+@contextlib.contextmanager
+def making_reference(root: str | Path) -> Iterator[Path]:
+    """While the block runs, files under `root` may be written even where they are a
+    reference's answers: the caller makes that benchmark (a download, the demo).
+    """
+    real = Path(os.path.realpath(root))
+    with _LOCK:
+        _MAKING[real] = _MAKING.get(real, 0) + 1
+    try:
+        yield real
+    finally:
+        with _LOCK:
+            _MAKING[real] -= 1
+            if not _MAKING[real]:
+                del _MAKING[real]
+
+
+def _being_made(folder: Path) -> bool:
+    with _LOCK:
+        roots = list(_MAKING)
+    return any(folder == root or root in folder.parents for root in roots)
+
+
+def gate_write(path: str | Path, *, what: str = "file") -> Path:
+    """`path`, once it is known not to land inside a benchmark's reference answers.
+
+    Parameters
+    ----------
+    path
+        The file about to be written (or replaced, or made a folder of files).
+    what
+        What the file is, for the sentence of a refusal ("result file", "cache entry").
+
+    Raises
+    ------
+    ReferenceTargetError
+        One sentence naming the file and the reference; nothing is written.
+    """
+    path = Path(path)
+    folder = Path(os.path.realpath(path.parent))
+    if not _being_made(folder):
+        refuse_reference_target(path.parent, what=f"{what}'s folder", holding=False, below=False)
+    return path
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def generates_benchmark(
+    function: Callable[Concatenate[str | Path, P], R],
+) -> Callable[Concatenate[str | Path, P], R]:
+    """For a generator of benchmarks (the demo's): it writes the reference answers of the
+    folder it is given, and is refused over one it did not make (a download's, or a folder
+    inside another benchmark's answers); a demo's own folder is generated again in place.
+    """
+
+    @functools.wraps(function)
+    def generate(folder: str | Path, *args: P.args, **kwargs: P.kwargs) -> R:
+        real = Path(os.path.realpath(folder))
+        own = {real / "reference" / "output"}
+        others = [r for r in known_references(folder) if r not in own]
+        marked = [p for p in (real, *real.parents) if (p / MARKER_NAME).exists()]
+        others = others or marked  # a download, even before its output/ is there
+        if others:
+            raise ReferenceTargetError(
+                f"the folder is or lies in a benchmark genotex did not generate ({others[0]}): "
+                "a demo would write over its files; nothing was written: give a new folder",
+                path=Path(folder),
+            )
+        with making_reference(folder):
+            return function(folder, *args, **kwargs)
+
+    return generate

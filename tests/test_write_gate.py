@@ -1,0 +1,316 @@
+"""One write gate that no writer can miss (issue #63, item 1).
+
+"Nothing writes into a reference" held only where a command checked its output folder,
+and the check compared path strings: a second name of `BENCH/output` (a link, `..`, a bind
+mount) got past it, and writers that make no output folder (`write_result`, the agent
+library's writers, `--cache-dir`, `--summary`, `--csv`, `download gene-info`, `demo` over a
+download) never asked. Now every file goes through `genotex.core.gate_write`, which
+compares folders by identity. The first test lists every writing call of genotex's code,
+so a new writer without the gate fails it; the others prove each writer refuses a
+downloaded reference by several names, the reference byte-identical after each.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from genotex.cli import main
+from genotex.core import ReferenceTargetError
+
+PACKAGE = Path(__file__).resolve().parents[1] / "genotex"
+#: the calls that pass the gate (gate_write itself, or a writer that calls it first)
+GATES = {"gate_write", "atomic_output", "write_text_atomic", "write_table"}
+#: writing calls genotex makes that need no gate, and why
+EXEMPT = {
+    "harness/sandboxes": "a sandbox's own files: cgroup and /proc control files, seccomp "
+    "filters, the kernel's files inside the sandbox, and the temporary folders genotex "
+    "makes for it, never a folder a user names",
+    "evaluation/_figure_files.py:figure_bytes": "a figure saved into memory (BytesIO)",
+    "core/_cache_entry.py:_write_entry": "the temporary file beside an entry the function "
+    "has gated (mkstemp in the entry's folder)",
+}
+_OPEN_WRITE_MODES = ("w", "a", "x", "+")
+
+
+def _is_write(call: ast.Call) -> bool:
+    """Whether a call writes a file: open/fdopen for writing, os.open with O_CREAT or
+    O_WRONLY, write_text/write_bytes, Path.replace/rename (one argument), os.replace and
+    os.rename, shutil's copies and moves, to_csv and savefig."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    owner = (
+        func.value.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+        else ""
+    )
+    mode = (
+        call.args[1]
+        if len(call.args) > 1
+        else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    )
+    if name in ("open", "fdopen") and owner != "os" or (owner == "os" and name == "fdopen"):
+        text = mode.value if isinstance(mode, ast.Constant) and isinstance(mode.value, str) else ""
+        return any(m in text for m in _OPEN_WRITE_MODES)
+    if owner == "os" and name == "open":
+        flags = ast.unparse(call.args[1]) if len(call.args) > 1 else ""
+        return "O_CREAT" in flags or "O_WRONLY" in flags or "O_RDWR" in flags
+    if name in ("write_text", "write_bytes", "to_csv", "savefig"):
+        return True
+    if owner in ("os", "shutil") and name in (
+        "replace", "rename", "copy", "copy2", "copyfile", "copytree", "move"
+    ):  # fmt: skip
+        return True
+    return name in ("replace", "rename") and len(call.args) == 1 and not call.keywords
+
+
+def _writers() -> list[tuple[str, str, int, bool]]:
+    """(file, function, line, gated) of every writing call in genotex."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+            names = {
+                c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "")
+                for c in calls
+            }
+            gated = bool(names & GATES)
+            for call in calls:
+                if _is_write(call):
+                    found.append((relative, function.name, call.lineno, gated))
+    return found
+
+
+def _exempt(relative: str, function: str) -> bool:
+    return any(relative.startswith(key) or f"{relative}:{function}" == key for key in EXEMPT)
+
+
+def test_every_writing_call_passes_the_gate():
+    writers = _writers()
+    assert len(writers) > 25  # the scan still finds genotex's writers
+    ungated = [
+        f"{file}:{line} in {function}()"
+        for file, function, line, gated in writers
+        if not gated and not _exempt(file, function)
+    ]
+    assert ungated == [], "writers that do not pass genotex.core.gate_write"
+
+
+def test_the_scan_sees_a_writer_without_the_gate(tmp_path):
+    """The scan can fail: an ungated write_text in a function is found as such."""
+    source = "def f(p):\n    p.write_text('x')\n\ndef g(p):\n    gate_write(p).write_text('x')\n"
+    tree = ast.parse(source)
+    calls = {
+        fn.name: any(_is_write(c) for c in ast.walk(fn) if isinstance(c, ast.Call))
+        for fn in tree.body
+    }
+    assert calls == {"f": True, "g": True}
+    assert not _is_write(ast.parse("'a'.replace('b', 'c')").body[0].value)
+    assert not _is_write(ast.parse("frame.rename(columns={})").body[0].value)
+
+
+# ----- every writer refuses a downloaded reference, by any name of it ------------------------
+
+
+def _digest(folder: Path) -> str:
+    sha = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        sha.update(path.relative_to(folder).as_posix().encode())
+        if path.is_file():
+            sha.update(path.read_bytes())
+    return sha.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """A downloaded benchmark: the published layout (output/ holds the reference) and the
+    marker, made from a generated benchmark."""
+    from genotex.workflows import write_raw_benchmark
+
+    made = write_raw_benchmark(tmp_path_factory.mktemp("demo") / "demo")
+    root = tmp_path_factory.mktemp("downloaded") / "BENCH"
+    shutil.copytree(made.root / "input", root / "input")
+    shutil.copytree(made.root / "metadata", root / "metadata")
+    shutil.copytree(made.reference_output, root / "output")
+    (root / "genotex-benchmark.json").write_text('{"repo": "Liu-Hy/GenoTEX"}\n')
+    (root.parent / "alias").symlink_to(root)  # another name: a link to the benchmark
+    return root
+
+
+def _names(bench: Path) -> dict[str, Path]:
+    """The reference answers by three names: as they are, through a link, through `..`."""
+    return {
+        "direct": bench / "output",
+        "link": bench.parent / "alias" / "output",
+        "dotdot": bench / "input" / ".." / "output",
+    }
+
+
+def _cli(bench: Path, target: Path, tmp: Path) -> dict[str, list[str]]:
+    task_info = str(bench / "metadata/task_info.json")
+    regress = ["regress", "--trait", "Asthma", "--condition", "None", "--task-info", task_info,
+               "--preprocessed", str(bench / "output/preprocess")]  # fmt: skip
+    return {
+        "regress --out": [*regress, "--out", str(target / "regress")],
+        "regress --summary": [
+            *regress,
+            "--out",
+            str(tmp / "a"),
+            "--summary",
+            str(target / "status.json"),
+        ],  # fmt: skip
+        "regress --csv": [*regress, "--out", str(tmp / "b"), "--csv", str(target / "tables")],
+        "regress --cache-dir": [
+            *regress,
+            "--out",
+            str(tmp / "c"),
+            "--cache-dir",
+            str(target / "cache"),
+        ],  # fmt: skip
+        "eval --json": [
+            "eval",
+            "-p",
+            str(bench / "output"),
+            "-r",
+            str(bench / "output"),
+            "--json",
+            str(target / "run.json"),
+        ],  # fmt: skip
+        "download gene-info": [
+            "download",
+            "gene-info",
+            "--out",
+            str(target / "g.gz"),
+            "--base-url",
+            "http://127.0.0.1:9/none",
+        ],  # fmt: skip
+        "download benchmark": ["download", "benchmark", "--out", str(target / "x")],
+        "demo": ["demo", "--out", str(target.parent)],
+        "demo --inputs-only": ["demo", "--inputs-only", "--out", str(target.parent)],
+        "harness replay --log-dir": [
+            "harness",
+            "replay",
+            str(tmp / "no.eval"),
+            "-r",
+            str(bench),
+            "--log-dir",
+            str(target / "logs"),
+        ],  # fmt: skip
+    }
+
+
+@pytest.mark.parametrize("name", ["direct", "link", "dotdot"])
+@pytest.mark.parametrize(
+    "writer",
+    ["regress --out", "regress --summary", "regress --csv", "regress --cache-dir",
+     "eval --json", "download gene-info", "download benchmark", "demo",
+     "demo --inputs-only", "harness replay --log-dir"],
+)  # fmt: skip
+def test_each_command_refuses_the_reference_by_any_name(bench, tmp_path, writer, name):
+    target = _names(bench)[name]
+    before = _digest(bench)
+    argv = _cli(bench, target, tmp_path)[writer]
+    result = CliRunner().invoke(main, argv, env={"HF_ENDPOINT": "http://127.0.0.1:9"})
+    assert result.exit_code != 0, result.output
+    assert "reference answers" in result.stderr or "did not generate" in result.stderr, (
+        result.stderr
+    )
+    assert "Traceback" not in result.output
+    assert _digest(bench) == before
+
+
+def test_the_cache_named_by_the_environment_refuses_too(bench, tmp_path, monkeypatch):
+    monkeypatch.setenv("GENOTEX_CACHE", str(bench / "output" / "cache"))
+    before = _digest(bench)
+    argv = ["regress", "--trait", "Asthma", "--condition", "None",
+            "--task-info", str(bench / "metadata/task_info.json"),
+            "--preprocessed", str(bench / "output/preprocess"),
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code != 0 and "reference answers" in result.stderr, result.output
+    assert _digest(bench) == before
+
+
+def _result():
+    from genotex.core import ProblemId
+    from genotex.regression import RegressionResult
+
+    return RegressionResult(ProblemId("Asthma", None), (("IL13", 0.5),), {}, "Lasso", False,
+                            0.1, False, None, ("GSE1",))  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["direct", "link", "dotdot"])
+def test_the_library_writers_refuse_it(bench, name):
+    from genotex.agentlib import save_result, validate_and_save_cohort_info
+    from genotex.regression import write_result
+
+    target = _names(bench)[name]
+    before = _digest(bench)
+    result = _result()
+    with pytest.raises(ReferenceTargetError, match="reference answers"):
+        write_result(target / "regress", result)
+    with pytest.raises(ReferenceTargetError, match="reference answers"):
+        save_result(str(target / "regress"), "Asthma", None, [("IL13", 0.5)], {})
+    with pytest.raises(ReferenceTargetError, match="reference answers"):
+        validate_and_save_cohort_info(
+            str(target / "preprocess"), "Asthma", "GSE1",
+            is_gene_available=False, is_trait_available=False,
+        )  # fmt: skip
+    assert _digest(bench) == before
+
+
+def test_a_published_copy_without_a_marker_is_known_by_its_code_folder(bench, tmp_path):
+    from genotex.regression import write_result
+
+    copy = tmp_path / "copy"
+    shutil.copytree(bench, copy)
+    (copy / "genotex-benchmark.json").unlink()
+    (copy / "code").mkdir()
+    before = _digest(copy)
+    result = _result()
+    with pytest.raises(ReferenceTargetError):
+        write_result(copy / "output" / "regress", result)
+    assert _digest(copy) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a bind mount needs root (CI runs as root)")
+def test_a_bind_mount_of_the_reference_is_the_reference(bench, tmp_path):
+    """Another name the path alone cannot tell: `mount --bind BENCH/output /mnt`. Made in a
+    private mount namespace (unshare), so the host's mounts never change."""
+    if shutil.which("unshare") is None:
+        pytest.fail("unshare (util-linux) is needed for this test")
+    point = tmp_path / "mnt"
+    point.mkdir()
+    before = _digest(bench)
+    script = (
+        "import sys\n"
+        "from genotex.core import ProblemId, ReferenceTargetError\n"
+        "from genotex.regression import RegressionResult, write_result\n"
+        "r = RegressionResult(ProblemId('Asthma', None), (('IL13', 0.5),), {}, 'Lasso',"
+        " False, 0.1, False, None, ('GSE1',))\n"
+        "try:\n"
+        f"    write_result({str(point / 'regress')!r}, r)\n"
+        "except ReferenceTargetError as exc:\n"
+        "    print('refused:', exc); sys.exit(0)\n"
+        "print('written'); sys.exit(1)\n"
+    )
+    command = f'mount --bind {bench / "output"} {point} && {sys.executable} -c "$GENOTEX_SCRIPT"'
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", command],
+        capture_output=True, text=True, env={**os.environ, "GENOTEX_SCRIPT": script},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "refused:" in done.stdout and "reference answers" in done.stdout
+    assert _digest(bench) == before
