@@ -278,3 +278,26 @@ def test_a_contrast_of_a_three_level_trait_is_statsmodels_treatment_coefficient(
     assert analysis.residual_df_ == 40 - 4  # intercept, III, II, Age
     with pytest.raises(ValueError, match="names levels the trait 'stage' does not hold"):
         GeneAnalysis("stage", contrast=("IV", "I"), resamples=0).fit(frame)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"covariates": ["Age", "Age"]}, {"condition": "Age", "covariates": ["Age"]}],
+)
+def test_a_covariate_named_twice_is_refused_in_a_sentence(options):
+    """#63 item 5: a covariate named twice ended in a pandas error."""
+    with pytest.raises(ValueError, match="the covariate 'Age' is named twice"):
+        GeneAnalysis("Trait", resamples=0, **options).fit(_frame())
+
+
+def test_an_infinite_covariate_is_said_infinite_not_missing():
+    """#63 item 5: an infinite Age was said to be "missing"."""
+    frame = _frame()
+    frame.loc["S03", "Age"] = np.inf
+    with pytest.raises(
+        ValueError, match=r"'Age' is infinite in 1 sample\(s\) \(the first: 'S03'\)"
+    ):
+        GeneAnalysis("Trait", covariates=["Age"], resamples=0).fit(frame)
+    frame.loc["S03", "Age"] = np.nan  # missing is still left out, and said so
+    with pytest.warns(UserWarning, match="1 for a missing Age"):
+        GeneAnalysis("Trait", covariates=["Age"], resamples=0).fit(frame)

@@ -5,6 +5,7 @@ features from the rows and converters the agent chose, expression, annotation, m
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,23 +71,63 @@ def get_unique_values_by_row(
 
     Read it to decide which row holds the trait, which age and which gender.
     """
-    return characteristics_dictionary(characteristics, max_values=max_values)
+    if isinstance(max_values, bool) or not isinstance(max_values, numbers.Integral):
+        raise TypeError(f"max_values must be a whole number, not {_shown(max_values)}")
+    if max_values < 1:
+        raise ValueError(f"max_values must be 1 or more, not {int(max_values)}")
+    return characteristics_dictionary(characteristics, max_values=int(max_values))
 
 
-def _number(value: object, name: str, cell: str) -> float:
-    """A converter's answer as a float: None, NaN or a missing answer is NaN."""
+#: The most characters of a value or a cell an error message shows (a converter's answer
+#: can be megabytes; the message reaches the agent's prompt)
+SHOWN_CHARS = 120
+
+
+def _shown(value: object) -> str:
+    """`repr(value)`, clipped to SHOWN_CHARS (and never an error itself)."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int of more digits than str() allows
+        text = f"<{type(value).__name__} that cannot be shown>"
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+
+
+def _number(value: object, name: str, cell: str) -> tuple[float, bool]:
+    """A converter's answer as a float (None, NaN or a missing answer is NaN), and whether
+    it was a number outside a float's range (then NaN too).
+    """
     if value is None:
-        return math.nan
+        return math.nan, False
     try:
         number = float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.nan, True
     except (TypeError, ValueError):
         raise ValueError(
-            f"convert for {name} returned {value!r} for the cell {cell!r}: "
+            f"convert for {name} returned {_shown(value)} for the cell {_shown(cell)}: "
             "it must return a number or None"
         ) from None
     if math.isinf(number):
-        raise ValueError(f"convert for {name} returned an infinite value for the cell {cell!r}")
-    return number
+        raise ValueError(
+            f"convert for {name} returned an infinite value for the cell {_shown(cell)}"
+        )
+    return number, False
+
+
+def _call(convert: Callable[[str], object], cell: str, name: str) -> object:
+    """The converter's answer for one cell; its own error, whatever it is, said in a
+    sentence of bounded length (the message reaches the agent's prompt).
+    """
+    try:
+        return convert(cell)
+    except Exception as exc:  # noqa: BLE001 - the agent's code: any error, said and clipped
+        detail = _shown(str(exc))[1:-1] if str(exc) else ""
+        raise ValueError(
+            f"convert for {name} failed on the cell {_shown(cell)}: "
+            f"{type(exc).__name__}{': ' + detail if detail else ''}"
+        ) from None
 
 
 def _feature(
@@ -94,13 +135,27 @@ def _feature(
 ) -> pd.Series:
     if not callable(convert):
         raise TypeError(f"the converter for {name} must be a function of one cell's text")
-    if not isinstance(row, int) or not 0 <= row < len(characteristics):
-        rows = len(characteristics)
-        raise ValueError(f"{name}: row {row!r} is not a characteristics row (0 to {rows - 1})")
-    values = []
-    for cell in characteristics.iloc[row]:
+    rows = len(characteristics)
+    whole = isinstance(row, numbers.Integral) and not isinstance(row, bool)
+    if not whole or not 0 <= int(row) < rows:
+        raise ValueError(
+            f"{name}: row {_shown(row)} is not a characteristics row (0 to {rows - 1})"
+        )
+    values, beyond = [], []
+    for cell in characteristics.iloc[int(row)]:
         text = None if cell is None or (isinstance(cell, float) and math.isnan(cell)) else cell
-        values.append(math.nan if text is None else _number(convert(str(text)), name, str(text)))
+        number, out_of_range = (
+            (math.nan, False) if text is None else _number(_call(convert, str(text), name),
+                                                           name, str(text))
+        )  # fmt: skip
+        values.append(number)
+        if out_of_range:
+            beyond.append(str(text))
+    if beyond:
+        print(
+            f"note: convert for {name} returned a number beyond a float's range for "
+            f"{len(beyond)} cell(s), e.g. {_shown(beyond[0])}: those samples' values are missing"
+        )
     return pd.Series(values, index=characteristics.columns, dtype=float)
 
 

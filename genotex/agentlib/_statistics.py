@@ -6,6 +6,7 @@ The fit between them is the Statistician's, from the pieces of `_models`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..core import (
     ProblemId,
     ResultFile,
     TaskInfo,
+    finite_or_none,
     gene_regressors,
     read_table,
     select_cohorts,
@@ -132,10 +134,19 @@ def save_result(
 ) -> str:  # fmt: skip
     """Write the answer, ``<out_dir>/<trait>/significant_genes_condition_<condition>.json``:
     the ranked `(gene, coefficient)` pairs and the CV numbers. Returns its path.
+
+    A coefficient that is not a finite number is refused (ValueError); a CV number that is
+    not (an F1 no fold could compute) is written as null, which the evaluator reads as
+    absent, not as 0.
     """
     path = result_path(
         out_dir, ProblemId(trait, None if condition in (None, "None") else condition)
     )
-    ResultFile(tuple(str(g) for g, _ in genes), tuple(float(c) for _, c in genes),
-               dict(cv_performance)).write(path)  # fmt: skip
+    pairs = [(str(g), float(c)) for g, c in genes]
+    bad = next((g for g, c in pairs if not math.isfinite(c)), None)
+    if bad is not None:  # JSON has no NaN: refused, never written as a bare NaN token
+        raise ValueError(f"the coefficient of {bad} is not a finite number: rank finite "
+                         "coefficients only (interpret_result does)")  # fmt: skip
+    cv = finite_or_none(dict(cv_performance))  # an undefined CV number is written null
+    ResultFile(tuple(g for g, _ in pairs), tuple(c for _, c in pairs), cv).write(path)
     return str(path)

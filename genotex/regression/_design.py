@@ -31,6 +31,7 @@ __all__ = [
     "no_duplicated_samples",
     "non_gene_columns",
     "not_gene_names",
+    "refuse_infinite",
     "warn_small_groups",
     "within_groups",
 ]
@@ -205,3 +206,14 @@ def within_groups(
     yw = within(target.reshape(-1, 1))[:, 0]
     zw = None if z is None else within(z.reshape(len(target), -1))
     return xw, yw, zw, len(labels) - 1
+
+
+def refuse_infinite(values: np.ndarray, name: str, samples: pd.Index) -> None:
+    """An infinite covariate value is neither a measurement nor a missing one: said as such."""
+    infinite = np.isinf(values)
+    if infinite.any():
+        first = samples[int(np.argmax(infinite))]
+        raise ValueError(
+            f"the covariate {name!r} is infinite in {int(infinite.sum())} sample(s) (the first: "
+            f"{first!r}): make it a number, or NaN to leave those samples out"
+        )

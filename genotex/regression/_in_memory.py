@@ -31,6 +31,7 @@ from ._design import (
     checked_covariates,
     no_duplicated_samples,
     non_gene_columns,
+    refuse_infinite,
     warn_small_groups,
     within_groups,
 )
@@ -181,6 +182,10 @@ class GeneAnalysis(BaseEstimator):
         covariates = [*([self.condition] if self.condition else []), *self._covariates()]
         if self.trait in covariates:
             raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
+        twice = next((c for c in covariates if covariates.count(c) > 1), None)
+        if twice is not None:  # pandas would hand back two columns for one name
+            raise ValueError(f"the covariate {twice!r} is named twice (the condition counts "
+                             "as one): name each column once")  # fmt: skip
         formula = self._formula(covariates)
         read = list(formula.variables) if formula is not None else covariates
         not_genes = {self.trait, *read, *_CLINICAL, *([self.groups] if self.groups else [])}
@@ -202,7 +207,8 @@ class GeneAnalysis(BaseEstimator):
             self._z_names = covariates
             for index, name in enumerate(covariates):
                 assert z is not None
-                missing[name] = ~np.isfinite(z[:, index])
+                refuse_infinite(z[:, index], name, annotations.index)
+                missing[name] = np.isnan(z[:, index])
         if levels is not None and levels.shape[1]:  # the further levels come first in z
             z = levels if z is None else np.column_stack([levels, z])
             self._z_names = [*level_names, *self._z_names]
