@@ -35,6 +35,8 @@ from ..core import (
 )
 from ._transfer import (
     MIN_RATE,
+    OPENER,
+    STALL_SECONDS,
     WINDOW,
     NoRoom,
     TooLong,
@@ -232,7 +234,7 @@ def fetch(
     download: Download,
     *,
     retries: int = 3,
-    timeout: float = 60.0,
+    timeout: float = STALL_SECONDS,
     on_bytes: Callable[[int], None] | None = None,
     max_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
 ) -> DownloadResult:
@@ -257,7 +259,7 @@ def fetch(
         if offset:
             request.add_header("Range", f"bytes={offset}-")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with OPENER.open(request, timeout=timeout) as response:
                 append = offset > 0 and response.status == 206
                 resumed = resumed or append
                 expected = content_length(response)
@@ -284,8 +286,12 @@ def fetch(
         except TooSlow:
             last_error = f"the server sent less than {MIN_RATE:,} bytes a second for {WINDOW} s"
         except urllib.error.HTTPError as exc:
-            if exc.code == 416 and offset:  # the .part is complete (or longer): verified below
-                break
+            if exc.code == 416 and offset:  # the .part is complete, or longer than the file
+                if _wrong_digest(part, download.sha256) is None:
+                    break  # complete: moved into place below
+                part.unlink(missing_ok=True)  # stale (longer than the file): start over
+                last_error = "the partial file was longer than the file; started over"
+                continue
             last_error, status = f"HTTP {exc.code} {exc.reason}", exc.code
             if exc.code in (401, 403, 404, 410):
                 return DownloadResult(download, Outcome("failed", last_error), status=status)

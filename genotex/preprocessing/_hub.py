@@ -30,9 +30,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 
-from ..core import GenotexError, TaskInfo, UnsafeNameError, check_relative, extra_hint
+from ..core import (
+    GenotexError,
+    TaskInfo,
+    UnsafeNameError,
+    check_relative,
+    extra_hint,
+    parse_json,
+)
 from ._download import UnknownSelection
 from ._tcga import is_xena_folder_of
+from ._transfer import MIN_RATE, OPENER, STALL_SECONDS, WINDOW, TooSlow, read_small
 
 __all__ = [
     "PARTS",
@@ -140,9 +148,15 @@ def hub_errors(repo: str, revision: str, what: str = "") -> Iterator[None]:
         raise HubError(f"the Hub transfer failed for {repo}{about}: {exc}") from None
 
 
+#: C0 and C1 controls, DEL, and Unicode's line and paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _hub_file(entry: object) -> HubFile:
     """A tree entry of the Hub as a HubFile, every field checked."""
     path = str(getattr(entry, "path", ""))
+    if _CONTROL.search(path):  # a control or a line separator would forge lines of a listing
+        raise HubError(f"the Hub lists {path!r:.80}, a name holding a control character")
     try:
         check_relative(path, what="Hub path")
     except UnsafeNameError:
@@ -272,6 +286,8 @@ def plan_benchmark(
         ) from None
 
     repo, default = hub_settings()
+    if revision is not None and not revision.strip():  # '' silently meant the default
+        raise HubError("an empty revision names nothing: give a branch, a tag or a commit")
     revision = revision or default
     endpoint = endpoint or os.environ.get("HF_ENDPOINT") or None
     api = HfApi(endpoint=endpoint, token=token)
@@ -328,16 +344,20 @@ def _task_info(
     headers = {"User-Agent": "genotex", **auth_headers(token)}
     request = urllib.request.Request(resolve_url(endpoint, repo, commit, name), headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            body = response.read(listed.size + 1)
+        with OPENER.open(request, timeout=STALL_SECONDS) as response:
+            body = read_small(response, listed.size)
+    except TooSlow:
+        raise HubError(f"the Hub sent its {name} slower than {MIN_RATE:,} bytes a second for "
+                       f"{WINDOW:g} s: stopped") from None  # fmt: skip
     except urllib.error.HTTPError as exc:
         raise HubError(f"the Hub answered {exc.code} for {repo} ({name})") from None
     except (urllib.error.URLError, OSError) as exc:
         raise HubError(f"the Hub could not be reached for {repo} ({name}): {exc}") from None
     if len(body) > listed.size:
         raise HubError(f"the Hub sent more than the {listed.size:,} bytes it lists for {name}")
-    try:
-        return TaskInfo.from_dict(json.loads(body), source=f"the Hub's {name}")
+    try:  # genotex's JSON reader: bounded nesting and numbers, never a RecursionError
+        data = parse_json(body, source=f"the Hub's {name}", error=HubError)
+        return TaskInfo.from_dict(data, source=f"the Hub's {name}")
     except (ValueError, GenotexError) as exc:
         reason = getattr(exc, "reason", None) or "not JSON"
         raise HubError(f"the Hub's {name} cannot be read: {reason}") from None

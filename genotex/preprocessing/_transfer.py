@@ -8,9 +8,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import stat
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,6 +21,9 @@ from typing import Any, BinaryIO
 from ..core import gate_write
 
 __all__ = [
+    "OPENER",
+    "STALL_SECONDS",
+    "read_small",
     "MIN_RATE",
     "WINDOW",
     "NoRoom",
@@ -38,6 +44,9 @@ _CHUNK = 1 << 20
 #: after WINDOW seconds, not kept waiting on.
 MIN_RATE = 1024
 WINDOW = 10.0
+#: No byte for this many seconds: the transfer stalled (each wait for data is bounded by it,
+#: so a body that stops after its headers is cut off, three attempts in under 30 s)
+STALL_SECONDS = 6.0
 #: A download never takes a disk's last `RESERVE_SHARE` (at most `RESERVE_MAX` bytes): an
 #: endless body, or one longer than its server said, stops with room still left for the
 #: rest of the machine (a full disk breaks far more than the download).
@@ -47,10 +56,42 @@ RESERVE_MAX = 2**30
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
+class _AuthorizationStaysHome(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect as urllib does, but never carry `Authorization` to another origin
+    (scheme, host or port): urllib copies every header, so a token for the Hub went with a
+    redirect to any server the answer named.
+    """
+
+    def redirect_request(  # noqa: PLR0913, PLR0917 - urllib's signature
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> Any:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+#: The opener of every genotex transfer (the inputs, the Hub's files and its task_info).
+OPENER = urllib.request.build_opener(_AuthorizationStaysHome)
+
+
 def content_length(response: Any) -> int | None:
-    """The body's announced length, or None when the server did not announce one."""
+    """The body's announced length, or None when the server did not announce one.
+
+    Raises OSError (a failed transfer, said in a sentence) for a header that is not ASCII
+    digits: `str.isdigit` takes `²` and `٣`, which `int` then refuses or misreads.
+    """
     value = response.headers.get("Content-Length")
-    return int(value) if value is not None and value.strip().isdigit() else None
+    if value is None:
+        return None
+    if not re.fullmatch(r"[0-9]{1,19}", value.strip()):
+        raise OSError(f"the server sent a malformed Content-Length header ({value[:40]!r})")
+    return int(value.strip())
 
 
 def keep_free(folder: Path | int) -> int:
@@ -119,6 +160,27 @@ def part_size(part: Path) -> int:
         if stat.S_ISREG(info.st_mode):
             return info.st_size
     return 0
+
+
+def read_small(response: Any, limit: int) -> bytes:
+    """A small body into memory: at most `limit` + 1 bytes (one more tells a body longer
+    than announced), under the rate floor of `read_body` (`TooSlow`).
+    """
+    chunks: list[bytes] = []
+    received = window_bytes = 0
+    window_start = time.monotonic()
+    for chunk in iter(lambda: response.read1(_CHUNK), b""):
+        chunks.append(chunk)
+        received += len(chunk)
+        if received > limit:
+            break
+        window_bytes += len(chunk)
+        now = time.monotonic()
+        if now - window_start >= WINDOW:
+            if window_bytes < MIN_RATE * (now - window_start):
+                raise TooSlow()
+            window_start, window_bytes = now, 0
+    return b"".join(chunks)[: limit + 1]
 
 
 def read_body(
