@@ -60,30 +60,35 @@ def tree_digest(root: Path, *, memo: DigestMemo | None = None) -> dict[str, Any]
     return {"files": len(lines), "bytes": total, "sha256": digest}
 
 
-def same_tree(a: Path, b: Path, *, limit: int = 500_000) -> bool:
-    """Whether two folders are one output tree: the same folder, or the same relative paths of
-    regular files with the same bytes (links not followed). The listings are compared first,
-    so that two different trees cost a walk each and no read.
+def same_tree(pred: Path, ref: Path, *, limit: int = 500_000) -> bool:
+    """Whether a prediction is the reference over again: the same folder, or every regular
+    file of the reference present in the prediction at its place (links followed there:
+    a tree of links to the reference is the reference) with the same bytes. Files the
+    prediction has beside them are not scored, so they do not make it another tree. The
+    sizes are compared first, so that a different tree costs a walk and no read.
     """
-    if os.path.realpath(a) == os.path.realpath(b):
+    if os.path.realpath(pred) == os.path.realpath(ref):
         return True
-
-    def listing(root: Path) -> dict[str, int] | None:
-        found: dict[str, int] = {}
-        for current, _, names in os.walk(root):
-            for name in names:
-                path = os.path.join(current, name)
-                info = os.lstat(path)
-                if stat.S_ISREG(info.st_mode):
-                    found[os.path.relpath(path, root)] = info.st_size
-                if len(found) > limit:
-                    return None
-        return found
-
-    left, right = listing(a), listing(b)
-    if left is None or left != right or not left:
+    scored: dict[str, int] = {}
+    for current, _, names in os.walk(ref):
+        for name in names:
+            path = os.path.join(current, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                scored[os.path.relpath(path, ref)] = info.st_size
+            if len(scored) > limit:
+                return False
+    if not scored:
         return False
-    return all(filecmp.cmp(a / name, b / name, shallow=False) for name in sorted(left))
+    for name, size in scored.items():
+        there = Path(pred) / name
+        try:
+            if not there.is_file() or there.stat().st_size != size:
+                return False
+        except OSError:
+            return False
+    return all(filecmp.cmp(Path(pred) / name, Path(ref) / name, shallow=False)
+               for name in sorted(scored))  # fmt: skip
 
 
 def _git_revision() -> str | None:

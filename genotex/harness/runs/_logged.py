@@ -9,6 +9,7 @@ Nothing here reads a path the log names.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,27 @@ def _refuse(reason: str, log: str | Path) -> GenotexError:
 LOG_OVERHEAD_BYTES = 256 * 1024 * 1024
 
 
+def refuse_irregular(log_path: str | Path) -> None:
+    """Refuse, without opening it, a log that is not a regular file (a FIFO was read
+    forever, a device without end), links followed.
+    """
+    import stat
+
+    try:
+        mode = os.stat(log_path).st_mode
+    except OSError as exc:
+        raise _refuse(f"cannot be read ({exc.strerror})", log_path) from None
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else ("not a regular file")
+        )
+        raise _refuse(f"is {kind}, not an Inspect log file", log_path)
+
+
 def check_log_size(log_path: str | Path, max_bytes: int) -> None:
     """Refuse, before it is read, a log whose members would inflate past `max_bytes` each
     (an `.eval` is a zip: its members' sizes are declared, and a member is never read past
@@ -47,6 +69,7 @@ def check_log_size(log_path: str | Path, max_bytes: int) -> None:
     import zipfile
 
     path = Path(log_path)
+    refuse_irregular(path)
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
@@ -75,6 +98,7 @@ def read_log(log_path: str | Path, max_bytes: int | None = None) -> Any:
     """
     from inspect_ai.log import read_eval_log
 
+    refuse_irregular(log_path)
     if max_bytes is not None:
         check_log_size(log_path, max_bytes)
     try:

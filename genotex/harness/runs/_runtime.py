@@ -106,11 +106,19 @@ def _price(value: object, model: object, path: str | Path | None) -> float:
 CACHED_INPUT = ("input_tokens_cache_read", "input_tokens_cache_write")
 
 
+#: More tokens than any run spends (a quadrillion): a count past it is a forged log's
+MAX_TOKENS = 10**15
+
+
 def _tokens(usage: Any, name: str) -> int:
     """One token count of a log's usage: a whole number from 0 (a log is untrusted)."""
     value = getattr(usage, name, None)
     if value is None:
         return 0
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_TOKENS:
+        # before any repr or float: 10**5000 has no decimal text, 10**400 no float
+        raise GenotexError(f"the log's {name} is a number of {value.bit_length():,} bits, "
+                           f"more than the {MAX_TOKENS:,} tokens any run spends")  # fmt: skip
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise GenotexError(f"the log's {name} is {value!r:.40}, not a count of tokens")
     return value
