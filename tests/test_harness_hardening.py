@@ -75,6 +75,8 @@ def test_the_documented_limits_syntax_works_from_the_command_line():
         (f"disk_mb={10**10}", "MB (this machine's)"),
         ("cpu_seconds=0", "cpu_seconds must lie between 1 and"),
         ("processes=-3", "processes must be a whole number, not '-3'"),
+        ("processes=²", "processes must be a whole number, not '²'"),  # isdigit() took it
+        ("processes=٣٢", "processes must be a whole number, not '٣٢'"),
         ("colour=3", "unknown sandbox limit 'colour'"),
         ("processes", "name=value pairs"),
     ],

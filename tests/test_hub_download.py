@@ -115,9 +115,21 @@ def test_the_whole_benchmark_comes_verified_with_its_marker_and_scores_as_the_re
     relative = answer.relative_to(bench).as_posix()
     assert said["modified"] == 1 and said["modified_files"] == [relative]
     assert (
-        f"warning: the reference was modified since download (1 files differ from its "
-        f"marker: {relative})" in edited.stdout
+        f"warning: the reference or its task_info was modified since download (1 files "
+        f"differ from its marker: {relative})" in edited.stdout
     )
+    # task_info.json edited after the download: said too (#63 item 1: it was modified=0)
+    answer.write_text(answer.read_text().replace(', "FORGED"]', "]", 1))
+    task_info = bench / "metadata" / "task_info.json"
+    task_info.write_text(task_info.read_text().replace("[", "[ ", 1))
+    again = subprocess.run(
+        [sys.executable, "-m", "genotex", "eval", "-p", str(bench / "output"), "-r",
+         str(bench / "output"), "--json", str(tmp_path / "again.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    said = json.loads((tmp_path / "again.json").read_text())["run"]["provenance"]["benchmark"]
+    assert said["modified"] == 1 and said["modified_files"] == ["metadata/task_info.json"]
 
 
 def test_a_run_on_a_fetched_benchmark_records_its_marker_in_the_log_and_the_export(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,12 +200,17 @@ def _differing(
 
 
 def benchmark_summary(
-    path: str | Path, *, check: bool = False, sha256: Callable[[Path], str] | None = None
+    path: str | Path,
+    *,
+    check: bool = False,
+    sha256: Callable[[Path], str] | None = None,
+    files: Iterable[str | Path] = (),
 ) -> dict[str, Any] | None:
     """What a run's provenance records of the benchmark `path` lies in: its marker's
     `summary()` (`find_marker`), None when there is no marker. With `check`, `path` is the
-    reference, checked file by file against the marker: `modified` counts the files that
-    differ and `modified_files` names up to ten.
+    reference, checked file by file against the marker, and so is each of `files` (the
+    run's task_info.json) that the marker lists: `modified` counts the files that differ
+    and `modified_files` names up to ten.
     """
     root = _marker_root(path)
     if root is None:
@@ -214,5 +219,30 @@ def benchmark_summary(
     summary = marker.summary()
     if check:
         differing = _differing(marker, root, Path(path), sha256)
+        differing += _differing_files(marker, root, files, sha256)
         summary |= {"modified": len(differing), "modified_files": differing[:10]}
     return summary
+
+
+def _differing_files(
+    marker: BenchmarkMarker,
+    root: Path,
+    files: Iterable[str | Path],
+    sha256: Callable[[Path], str] | None,
+) -> list[str]:
+    """Those of `files` under `root` that the marker lists and that differ from it."""
+    differing = []
+    for file in files:
+        try:
+            relative = Path(file).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue  # a task_info of the user's own, outside the benchmark
+        if relative not in marker.files:
+            continue
+        size, digest = marker.files[relative]
+        target = root / relative
+        if not target.is_file() or target.stat().st_size != size:
+            differing.append(relative)
+        elif file_digest(target, digest.split(":", 1)[0], sha256) != digest:
+            differing.append(relative)
+    return differing

@@ -238,6 +238,7 @@ def _finish(
             ref.given_root,
             check=True,  # the reference against its download's marker, file by file
             sha256=options.cache.digests.sha256 if options.cache is not None else None,
+            files=(Path(source),) if source else (),  # task_info.json, edited after?
         ),
     )
     return replace(report, run={**report.run, "provenance": block})

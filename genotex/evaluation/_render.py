@@ -223,7 +223,8 @@ def _benchmark_lines(provenance: object) -> str:
         shown = benchmark.get("modified_files")
         first = ", ".join(str(f)[:120] for f in shown[:3]) if isinstance(shown, list) else ""
         lines.append(
-            f"warning: the reference was modified since download ({modified:,} files differ "
+            f"warning: the reference or its task_info was modified since download ({modified:,} "
+            f"files differ "
             f"from its marker: {first}{', ...' if modified > 3 else ''}); its scores are not "
             "the benchmark's"
         )

@@ -201,7 +201,7 @@ class _SoftReader:
         ):
             if key == "!Annotation_platform":
                 self.annotation_platform = value
-            elif value.isdigit():
+            elif value.isascii() and value.isdigit():
                 self.declared_rows[self.accession] = int(value)
 
     def table_name(self) -> str:

@@ -124,7 +124,7 @@ async def _listing() -> list[tuple[str, int]] | None:
     found = []
     for entry in (e for e in listing.stdout.split("\0") if e):
         size_text, _, name = entry.partition("\t")
-        found.append((name, int(size_text) if size_text.isdigit() else 0))
+        found.append((name, int(size_text) if (size_text.isascii() and size_text.isdigit()) else 0))
     return sorted(found)
 
 

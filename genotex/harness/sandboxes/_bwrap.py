@@ -291,7 +291,7 @@ def _user_tasks(uid: int) -> int:
     """
     count = 0
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not (entry.isascii() and entry.isdigit()):
             continue
         with contextlib.suppress(OSError, ValueError, IndexError):
             fields = dict(

@@ -29,7 +29,7 @@ DOCKER_MINIMUM = (24, 0, 6)
 def _version(text: str) -> tuple[int, ...]:
     numbers = []
     for part in text.strip().split("+")[0].split("-")[0].split("."):
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()):
             break
         numbers.append(int(part))
     return tuple(numbers)

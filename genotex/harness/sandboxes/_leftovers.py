@@ -64,7 +64,7 @@ def run_alive(run: str) -> bool:
     time); a malformed label is taken as ended.
     """
     pid, _, started = run.partition(":")
-    if not pid.isdigit() or not started:
+    if not (pid.isascii() and pid.isdigit()) or not started:
         return False
     return _start_time(int(pid)) == started
 

@@ -260,7 +260,11 @@ class PodmanSandbox(HostFolderSandbox):
             [self.binary, "exec", self.name, "cat", "/proc/1/task/1/children"], timeout=60
         )
         keeper = children.stdout.split()
-        if not children.success or len(keeper) != 1 or not keeper[0].isdigit():
+        if (
+            not children.success
+            or len(keeper) != 1
+            or not (keeper[0].isascii() and keeper[0].isdigit())
+        ):
             raise RuntimeError(
                 f"podman's init in the sample's container has not one child but {keeper}"
             )

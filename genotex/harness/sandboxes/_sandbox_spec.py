@@ -66,7 +66,7 @@ def _whole_number(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"the sandbox limit {name} must be a whole number, not {value!r:.40}")
     text = str(value).strip()
-    if not text.isdigit() or len(text) > 12:
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
         raise ValueError(f"the sandbox limit {name} must be a whole number, not {text[:40]!r}")
     return int(text)
 

@@ -48,7 +48,11 @@ def uid_base() -> int:
     text = os.environ.get("GENOTEX_SANDBOX_UID", "").strip()
     if not text:
         return DEFAULT_UID_BASE
-    if not text.isdigit() or len(text) > 10 or not 65536 <= int(text) <= 2**32 - 2 - UID_RANGE:
+    if (
+        not (text.isascii() and text.isdigit())
+        or len(text) > 10
+        or not 65536 <= int(text) <= 2**32 - 2 - UID_RANGE
+    ):
         raise ValueError(
             f"GENOTEX_SANDBOX_UID must be a whole number from 65,536 to {2**32 - 2 - UID_RANGE:,} "
             f"(the first of {UID_RANGE:,} unused host uids), not {text[:20]!r}"
@@ -86,7 +90,7 @@ def uid_problem() -> str | None:
             for line in Path(listing).read_text().splitlines():
                 name, _, rest = line.partition(":")
                 first, _, count = rest.partition(":")
-                if first.isdigit() and count.isdigit():
+                if (first.isascii() and first.isdigit()) and (count.isascii() and count.isdigit()):
                     if int(first) < end and base < int(first) + int(count):
                         return (
                             f"the sandboxes' host uids {base:,}..{end - 1:,} overlap {name}'s "
@@ -143,7 +147,7 @@ def lease_uid() -> UidLease:
     try:
         fcntl.flock(counter, fcntl.LOCK_EX)  # one lease is chosen at a time, machine-wide
         text = os.pread(counter, 16, 0).decode("ascii", "replace").strip()
-        start = int(text) if text.isdigit() else 0
+        start = int(text) if (text.isascii() and text.isdigit()) else 0
         span = UID_RANGE - AGENT_UID
         for step in range(span):
             offset = AGENT_UID + (start + step) % span

@@ -225,7 +225,8 @@ def _record_input(line: str) -> tuple[dict[str, Any], str | None]:
     problems = [k for k in ("trait", "cohort", "background") if not isinstance(record.get(k), str)]
     characteristics = record.get("characteristics")
     if not isinstance(characteristics, dict) or not all(
-        isinstance(v, list) and str(k).isdigit() for k, v in characteristics.items()
+        isinstance(v, list) and (str(k).isascii() and str(k).isdigit())
+        for k, v in characteristics.items()
     ):
         problems.append("characteristics")
     if problems:
