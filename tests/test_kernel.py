@@ -384,3 +384,64 @@ def test_output_is_cut_on_the_host_side_too(kind):
 
     run = _run(kind, body)
     assert run.cut and len(run.output) < 400 + 100 and "1,000,000 characters" in run.output
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_step_that_breaks_its_streams_or_builtins_is_not_the_next_steps_fault(kind):
+    """#63 item 6: a step that closed sys.stdout or patched builtins broke the kernel, and
+    every later honest step was blamed."""
+
+    async def body(kernel, env):
+        closed = await kernel.run("import sys\nsys.stdout.close()\nsys.stderr.close()", "<c>", 30)
+        honest = await kernel.run("print('still here')", "<h>", 30)
+        patched = await kernel.run(
+            "import builtins\nbuiltins.print = None\nbuiltins.len = lambda x: -1\n"
+            "del builtins.sorted\nbuiltins.extra = 1",
+            "<b>", 30,
+        )  # fmt: skip
+        after = await kernel.run("print(len([1, 2]), sorted([2, 1]), 'extra' in dir(__builtins__))",
+                                 "<a>", 30)  # fmt: skip
+        return closed, honest, patched, after
+
+    closed, honest, patched, after = _run(kind, body)
+    assert closed.ok and honest.output == "still here\n" and honest.ok
+    assert patched.ok and after.ok, after.error
+    assert after.output == "2 [1, 2] False\n"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_deep_recursion_is_traced_in_a_moment_and_cut(kind):
+    """#63 item 6: a recursion bomb's traceback took ~18 s to format: reported as a timeout."""
+
+    async def body(kernel, env):
+        code = (
+            "import sys\nsys.setrecursionlimit(210_000)\n"
+            "def down(n):\n    if n == 0:\n        raise ValueError('bottom')\n"
+            "    return down(n - 1)\n"
+            "down(200_000)"
+        )
+        return await kernel.run(code, "<deep>", 60)
+
+    run = _run(kind, body)
+    assert not run.interrupted and run.seconds < 20, (run.seconds, run.error[-300:])
+    assert "[... trace cut: 200,00" in run.error and run.error.count("in down") <= 100
+    assert len(run.error) < 20_000
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_forked_childs_late_output_stays_out_of_later_steps(kind):
+    """#63 item 6: a child a step forked and left running wrote into the next step's record."""
+
+    async def body(kernel, env):
+        forked = await kernel.run(
+            "import os, time\nif os.fork() == 0:\n    time.sleep(1.0)\n    print('late child')"
+            "\n    os._exit(0)\nprint('parent done')",
+            "<fork>", 30,
+        )  # fmt: skip
+        later = await kernel.run("import time\ntime.sleep(2.0)\nprint('mine')", "<later>", 30)
+        last = await kernel.run("print('last')", "<last>", 30)
+        return forked, later, last
+
+    forked, later, last = _run(kind, body)
+    assert forked.output == "parent done\n"
+    assert later.output == "mine\n" and last.output == "last\n"

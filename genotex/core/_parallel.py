@@ -162,7 +162,9 @@ class _Workers:
     def __init__(self, client: Client, address: str) -> None:
         self.client, self.address = client, address
         limit = os.environ.get("GENOTEX_DASK_WORKERLESS", "")
-        self.limit = float(limit) if limit.replace(".", "", 1).isdigit() else WORKERLESS_SECONDS
+        digits = limit.replace(".", "", 1)
+        usable = digits.isascii() and digits.isdigit()  # "²" passes isdigit(), not float()
+        self.limit = float(limit) if usable else WORKERLESS_SECONDS
         self.alone_since: float | None = None
 
     def result(self, future: Any) -> Any:

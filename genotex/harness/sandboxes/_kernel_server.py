@@ -22,11 +22,13 @@ supervisor which process wrote (SO_PASSCRED): only the worker's own frames are t
 a child a step forked and left running cannot answer for a later step. The worker's
 loop holds what it calls in its own closure, and its `__main__` is the steps' namespace:
 a step that replaces `__main__._run`, `sys.modules['__main__']`, a global of this
-program or its own streams changes nothing of how a later step is run and answered. A
-step can still forge its *own* answer (it runs in the worker), and one that goes
-further, rewriting the interpreter the steps share (its builtins, its frames through
-ctypes), changes what later code does, as it would in any notebook kernel; the
-supervisor and the host's answer of a later step are out of its reach.
+program, its own streams or the builtins changes nothing of how a later step is run and
+answered: the streams and the builtins are put back after each step, each step writes
+into a capture file of its own (a child an earlier step forked and left running writes
+into that step's), and a trace is cut before it is formatted. A step can still forge
+its *own* answer (it runs in the worker), and one that goes further, rewriting the
+interpreter through ctypes, changes what later code does, as it would in any notebook
+kernel; the supervisor and the host's answer of a later step are out of its reach.
 """
 
 from __future__ import annotations
@@ -73,27 +75,52 @@ def _stream(fd: int, mode: str) -> object:
                 closefd=False)  # fmt: skip
 
 
-def _restorer(capture: int, streams: list, namespace: types.ModuleType) -> Callable[[], None]:
-    """What puts back the worker's own streams, fds and `__main__`, whatever a step did."""
-    dup2, modules, stream = os.dup2, sys.modules, _stream
+def _restorer(capture: list, streams: list, namespace: types.ModuleType) -> Callable[[], None]:
+    """What puts back the worker's own streams, fds, builtins and `__main__`, whatever a step
+    did: a step that closes `sys.stdout` or replaces `print` breaks itself, never the next
+    step (which would be blamed for it).
+    """
+    import builtins
+
+    dup2, modules, stream, own = os.dup2, sys.modules, _stream, builtins.__dict__
+    saved, state = dict(own), namespace.__dict__
 
     def restore() -> None:
-        dup2(capture, 1)
-        dup2(capture, 2)
+        dup2(capture[0], 1)
+        dup2(capture[0], 2)
         for fd, mode in ((0, "r"), (1, "w"), (2, "w")):
             if streams[fd].closed:
                 streams[fd] = stream(fd, mode)
         sys.stdin, sys.stdout, sys.stderr = streams
         modules["__main__"] = namespace
+        modules["builtins"] = builtins
+        for name in [n for n in own if n not in saved]:
+            del own[name]
+        for name, value in saved.items():
+            if own.get(name, own) is not value:
+                own[name] = value
+        state["__builtins__"] = builtins
 
     return restore
 
 
-def _output_taker(capture: int, streams: list) -> Callable[[int], tuple[str, bool]]:
+def _new_capture(capture: list) -> None:
+    """A capture file of its own for the next step: a child an earlier step forked and left
+    running keeps writing into the earlier file, never into this step's record.
+    """
+    fresh = os.memfd_create("genotex-step")
+    os.dup2(fresh, 1)
+    os.dup2(fresh, 2)
+    os.close(capture[0])
+    capture[0] = fresh
+
+
+def _output_taker(capture_box: list, streams: list) -> Callable[[int], tuple[str, bool]]:
     """What takes a step's output (then empties the file), cut to `limit` characters."""
     lseek, read, ftruncate, base_exception = os.lseek, os.read, os.ftruncate, BaseException
 
     def taken_output(limit: int) -> tuple[str, bool]:
+        capture = capture_box[0]
         for written in streams[1:]:
             try:
                 written.flush()
@@ -118,15 +145,28 @@ def _output_taker(capture: int, streams: list) -> Callable[[int], tuple[str, boo
     return taken_output
 
 
+#: The most frames of a step's trace formatted: a recursion bomb's million frames took
+#: ~18 s to format, and the crash was reported as a timeout
+TRACE_FRAMES = 100
+
+
 def _tracer() -> Callable[[str, BaseException], str]:
-    """What gives an error's trace from the step's own frames on (the kernel's left out)."""
+    """What gives an error's trace from the step's own frames on (the kernel's left out),
+    its frames counted before any is formatted and cut to `TRACE_FRAMES`.
+    """
     format_exception = traceback.format_exception
 
     def trace(name: str, error: BaseException) -> str:
         frames = error.__traceback__
         while frames is not None and frames.tb_frame.f_code.co_filename != name:
             frames = frames.tb_next
-        return "".join(format_exception(type(error), error, frames))
+        count, node = 0, frames
+        while node is not None:
+            count, node = count + 1, node.tb_next
+        text = "".join(format_exception(type(error), error, frames, limit=TRACE_FRAMES))
+        if count > TRACE_FRAMES:
+            text += f"[... trace cut: {count:,} frames, the first {TRACE_FRAMES} shown ...]\n"
+        return text
 
     return trace
 
@@ -142,10 +182,11 @@ def _worker(requests: int, results: socket.socket) -> None:
     pid, exit_now, me, clock = os.getpid, os._exit, os.getpid(), time.perf_counter
     compile_, exec_, base_exception, system_exit = compile, exec, BaseException, SystemExit
     send, pack, cache = results.sendall, _HEADER.pack, linecache.cache
-    namespace, capture, streams = _setup()
+    namespace, first_capture, streams = _setup()
+    capture = [first_capture]  # the step's own capture file (`_new_capture`)
     state, lines = namespace.__dict__, os.fdopen(requests, "r", encoding="utf-8")
     restore, taken_output = _restorer(capture, streams, namespace), _output_taker(capture, streams)
-    trace, unencodable = _tracer(), _unencodable
+    trace, unencodable, new_capture = _tracer(), _unencodable, _new_capture
 
     def run(request: dict) -> dict:
         name = str(request.get("name") or "<step>")
@@ -154,6 +195,8 @@ def _worker(requests: int, results: socket.socket) -> None:
         started = clock()
         code = str(request.get("code") or "")
         cache[name] = (len(code), None, code.splitlines(True), name)  # the trace's lines
+        new_capture(capture)
+        restore()
         try:
             exec_(compile_(code, name, "exec"), state)
         except base_exception as exc:  # noqa: BLE001 - the step's error is its answer
