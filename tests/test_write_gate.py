@@ -133,18 +133,23 @@ def _digest(folder: Path) -> str:
     return sha.hexdigest()
 
 
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    """A downloaded benchmark: the published layout (output/ holds the reference) and the
-    marker, made from a generated benchmark."""
+@pytest.fixture(scope="module", params=["downloaded", "published"])
+def bench(request, tmp_path_factory):
+    """The published layout (output/ holds the reference), made from a generated benchmark:
+    downloaded (with genotex's marker), or the Hub copy cloned whole (its `code/`, no
+    marker)."""
     from genotex.workflows import write_raw_benchmark
 
     made = write_raw_benchmark(tmp_path_factory.mktemp("demo") / "demo")
-    root = tmp_path_factory.mktemp("downloaded") / "BENCH"
+    root = tmp_path_factory.mktemp(request.param) / "BENCH"
     shutil.copytree(made.root / "input", root / "input")
     shutil.copytree(made.root / "metadata", root / "metadata")
     shutil.copytree(made.reference_output, root / "output")
-    (root / "genotex-benchmark.json").write_text('{"repo": "Liu-Hy/GenoTEX"}\n')
+    if request.param == "downloaded":
+        (root / "genotex-benchmark.json").write_text('{"repo": "Liu-Hy/GenoTEX"}\n')
+    else:
+        (root / "code" / "Asthma").mkdir(parents=True)
+        (root / "code" / "Asthma" / "GSE100001.ipynb").write_text("{}\n")
     (root.parent / "alias").symlink_to(root)  # another name: a link to the benchmark
     return root
 
@@ -276,8 +281,8 @@ def test_a_published_copy_without_a_marker_is_known_by_its_code_folder(bench, tm
 
     copy = tmp_path / "copy"
     shutil.copytree(bench, copy)
-    (copy / "genotex-benchmark.json").unlink()
-    (copy / "code").mkdir()
+    (copy / "genotex-benchmark.json").unlink(missing_ok=True)
+    (copy / "code").mkdir(exist_ok=True)
     before = _digest(copy)
     result = _result()
     with pytest.raises(ReferenceTargetError):
