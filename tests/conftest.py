@@ -160,6 +160,17 @@ def send_json(handler: BaseHTTPRequestHandler, data: object) -> None:
     handler.wfile.write(body)
 
 
+def answer_bytes(request: BaseHTTPRequestHandler, data: bytes | None) -> None:
+    """Answer a loopback server's GET with `data` (its length announced), or 404 when None."""
+    if data is None:
+        request.send_error(404)
+        return
+    request.send_response(200)
+    request.send_header("Content-Length", str(len(data)))
+    request.end_headers()
+    request.wfile.write(data)
+
+
 @contextlib.contextmanager
 def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 (a free port) answering with `handler`; yields its base URL."""

@@ -35,7 +35,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from tests.conftest import SHARED, _require, local_server
+from tests.conftest import SHARED, _require, answer_bytes, local_server
 from tests.fake_hub import FakeHub, published_files
 from tests.fake_openai import fake_openai
 
@@ -91,14 +91,7 @@ class _Mirror(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
         key = f"acc:{query['acc'][0]}" if "acc" in query else parts.path.lstrip("/")
-        data = self.files.get(key)
-        if data is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        answer_bytes(self, self.files.get(key))
 
     def log_message(self, *args: object) -> None:
         pass

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from genotex.cli import main
 from genotex.preprocessing import AccessionError, accession_downloads
-from tests.conftest import local_server
+from tests.conftest import answer_bytes, local_server
 
 _MATRIX = gzip.compress(b'!Series_title\t"x"\n!series_matrix_table_begin\n')
 _PLATFORM = b"^PLATFORM = GPL96\n!platform_table_begin\nID\tGene Symbol\n!platform_table_end\n"
@@ -27,14 +27,7 @@ class _NCBI(BaseHTTPRequestHandler):
             "/geo/series/GSE14nnn/GSE14520/matrix/GSE14520-GPL571_series_matrix.txt.gz": _MATRIX,
             "/geo/series/acc.cgi?acc=GPL96&targ=self&form=text&view=full": _PLATFORM,
         }
-        data = files.get(self.path)
-        if data is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        answer_bytes(self, files.get(self.path))
 
     def log_message(self, *args: object) -> None:
         pass

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,13 +106,7 @@ def test_the_whole_benchmark_comes_verified_with_its_marker_and_scores_as_the_re
     # a reference file edited after the download: said, in the text and the JSON (#52, item 7)
     answer = next(p for p in sorted((bench / "output" / "regress").rglob("*.json")))
     answer.write_text(answer.read_text().replace("]", ', "FORGED"]', 1))
-    edited = subprocess.run(
-        [sys.executable, "-m", "genotex", "eval", "-p", str(bench / "output"), "-r",
-         str(bench / "output"), "--json", str(tmp_path / "edited.json")],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert edited.returncode == 0, edited.stderr
-    said = json.loads((tmp_path / "edited.json").read_text())["run"]["provenance"]["benchmark"]
+    edited, said = _scored_against_itself(bench, tmp_path / "edited.json")
     relative = answer.relative_to(bench).as_posix()
     assert said["modified"] == 1 and said["modified_files"] == [relative]
     assert (
@@ -122,14 +117,20 @@ def test_the_whole_benchmark_comes_verified_with_its_marker_and_scores_as_the_re
     answer.write_text(answer.read_text().replace(', "FORGED"]', "]", 1))
     task_info = bench / "metadata" / "task_info.json"
     task_info.write_text(task_info.read_text().replace("[", "[ ", 1))
-    again = subprocess.run(
+    again, said = _scored_against_itself(bench, tmp_path / "again.json")
+    assert said["modified"] == 1 and said["modified_files"] == ["metadata/task_info.json"]
+
+
+def _scored_against_itself(bench: Path, report: Path) -> tuple[Any, dict]:
+    """`eval` of the downloaded reference against itself: the run, and what its report's
+    provenance says of the benchmark."""
+    done = subprocess.run(
         [sys.executable, "-m", "genotex", "eval", "-p", str(bench / "output"), "-r",
-         str(bench / "output"), "--json", str(tmp_path / "again.json")],
+         str(bench / "output"), "--json", str(report)],
         capture_output=True, text=True,
     )  # fmt: skip
-    assert again.returncode == 0, again.stderr
-    said = json.loads((tmp_path / "again.json").read_text())["run"]["provenance"]["benchmark"]
-    assert said["modified"] == 1 and said["modified_files"] == ["metadata/task_info.json"]
+    assert done.returncode == 0, done.stderr
+    return done, json.loads(report.read_text())["run"]["provenance"]["benchmark"]
 
 
 def test_a_run_on_a_fetched_benchmark_records_its_marker_in_the_log_and_the_export(
