@@ -170,3 +170,33 @@ def test_a_dribbled_small_body_stops_at_the_rate_floor(monkeypatch):
     with pytest.raises(_transfer.TooSlow):
         _transfer.read_small(Dribble(), 178)
     assert len(reads) <= 5
+
+
+def test_a_listing_dribbled_a_byte_every_3_s_stops_with_a_sentence():
+    """The Hub client's own HTTP waited forever: 9 minutes for 178 bytes."""
+    pytest.importorskip("huggingface_hub")
+    from genotex.preprocessing import HubError, plan_benchmark
+    from tests.fake_hub import FakeHub
+
+    class DribblingHub(FakeHub):
+        def _tree(self, request, rest, head):
+            body = b'[{"type": "file", "path": "metadata/task_info.json"}]' * 4
+            request.send_response(200)
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(body)))
+            request.end_headers()
+            for byte in body:
+                if _RELEASE.wait(3):
+                    return
+                request.wfile.write(bytes([byte]))
+                request.wfile.flush()
+
+    _RELEASE.clear()
+    started = time.monotonic()
+    try:
+        with DribblingHub({"metadata/task_info.json": b"{}"}) as url:
+            with pytest.raises(HubError, match="slower than 1,024 bytes a second"):
+                plan_benchmark(parts=["metadata"], endpoint=url, revision="main")
+    finally:
+        _RELEASE.set()
+    assert time.monotonic() - started < 60

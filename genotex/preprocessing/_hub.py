@@ -39,6 +39,7 @@ from ..core import (
     parse_json,
 )
 from ._download import UnknownSelection
+from ._hub_client import bounded_hub_client
 from ._tcga import is_xena_folder_of
 from ._transfer import MIN_RATE, OPENER, STALL_SECONDS, WINDOW, TooSlow, read_small
 
@@ -142,6 +143,9 @@ def hub_errors(repo: str, revision: str, what: str = "") -> Iterator[None]:
                 f"({exc.filename or exc}); move it, nothing else changed"
             ) from None
         raise HubError(f"the Hub could not be reached for {repo}{about}: {exc}") from None
+    except TooSlow:
+        slow = f"slower than {MIN_RATE:,} bytes a second for {WINDOW:g} s"
+        raise HubError(f"the Hub sent {what or 'its listing'} of {repo} {slow}: stopped") from None
     except Exception as exc:  # httpx's own: redirects, protocol, timeouts
         if type(exc).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore"):
             raise
@@ -291,7 +295,7 @@ def plan_benchmark(
     revision = revision or default
     endpoint = endpoint or os.environ.get("HF_ENDPOINT") or None
     api = HfApi(endpoint=endpoint, token=token)
-    with hub_errors(repo, revision):
+    with bounded_hub_client(), hub_errors(repo, revision):
         commit = api.repo_info(repo, repo_type="dataset", revision=revision).sha
         if not isinstance(commit, str) or not _BLOB.fullmatch(commit):
             raise HubError(f"the Hub named no commit for {repo} at {revision!r}")
