@@ -31,8 +31,10 @@ def mirror(shared: Path) -> Iterator[str]:
     from tests.doc_scenes import _Mirror
 
     real = shared / "data" / "real"
+    _Mirror.files = {}  # each file where the server keeps it: Xena's <cohort map>/<file>
     for path in (real / "tcga" / "TCGA_Bile_Duct_Cancer_(CHOL)").iterdir():
-        _Mirror.files[path.name] = path.read_bytes()
+        folder, _, name = path.name.partition("_")  # TCGA.CHOL.sampleMap_<file>
+        _Mirror.files[f"{folder}/{name}"] = path.read_bytes()
     gene_info = real / "ncbi" / "Homo_sapiens.gene_info.gz"
     _Mirror.files[gene_info.name] = gene_info.read_bytes()
     with local_server(_Mirror) as url:

@@ -8,10 +8,12 @@ dtype stays `object`, and nothing is inferred: the same frame on both versions.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["blank_as_missing"]
 
@@ -30,6 +32,8 @@ def blank_as_missing(frame: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         The same index, columns and dtypes; numeric columns unchanged.
     """
+    import pandas as pd  # at call time: core is imported where pandas is not (regress's Lasso)
+
     out = frame.copy()
     for position, dtype in enumerate(frame.dtypes):
         column = frame.iloc[:, position]

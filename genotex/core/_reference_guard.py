@@ -29,7 +29,13 @@ from pathlib import Path
 
 from ._errors import GenotexError
 
-__all__ = ["MARKER_NAME", "ReferenceTargetError", "known_references", "refuse_reference_target"]
+__all__ = [
+    "MARKER_NAME",
+    "ReferenceTargetError",
+    "known_references",
+    "references_at",
+    "refuse_reference_target",
+]
 
 #: The marker a downloaded benchmark keeps at its root (read by `core._marker`; defined here,
 #: below it, so that the write rule needs nothing of the marker's module).
@@ -64,7 +70,7 @@ def _holds_answers(folder: Path, depth: int = 2) -> bool:
     return False
 
 
-def _references_at(folder: Path) -> list[Path]:
+def references_at(folder: Path) -> list[Path]:
     """The reference folders a benchmark root `folder` has, by the three ways above."""
     found = []
     output = folder / "output"
@@ -148,14 +154,14 @@ def known_references(
     found = [Path(os.path.realpath(r)) for r in references]
     for real in _names(target):
         for folder in (real, *real.parents):
-            found += [Path(os.path.realpath(r)) for r in _references_at(folder)]
+            found += [Path(os.path.realpath(r)) for r in references_at(folder)]
         if below and real.is_dir():  # a benchmark root the target holds
             for current, folders, _ in os.walk(real):
                 level = len(Path(current).relative_to(real).parts)
                 if level >= _DEPTH:
                     folders[:] = []
                 if level:
-                    found += [Path(os.path.realpath(r)) for r in _references_at(Path(current))]
+                    found += [Path(os.path.realpath(r)) for r in references_at(Path(current))]
     return list(dict.fromkeys(found))
 
 

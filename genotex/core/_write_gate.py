@@ -26,11 +26,11 @@ from typing import Concatenate, ParamSpec, TypeVar
 from ._reference_guard import (
     MARKER_NAME,
     ReferenceTargetError,
-    known_references,
+    references_at,
     refuse_reference_target,
 )
 
-__all__ = ["gate_write", "generates_benchmark", "making_reference"]
+__all__ = ["gate_write", "generates_benchmark", "making_reference", "refuse_foreign_benchmark"]
 
 _LOCK = threading.Lock()
 #: real paths of the benchmark folders being made in this process, each with its users
@@ -82,6 +82,26 @@ def gate_write(path: str | Path, *, what: str = "file") -> Path:
     return path
 
 
+def refuse_foreign_benchmark(folder: str | Path) -> None:
+    """Refuse to generate a benchmark into `folder` when it is a benchmark genotex did not
+    generate, or lies in one: a download (its marker at or above it), a folder inside
+    another's reference answers, or the root of one whose reference is not a demo's own
+    `reference/output` (the Hub copy cloned whole: its inputs and task_info would be
+    written over). A benchmark merely beside it, or the demo's own folder, is no reason.
+    """
+    real = Path(os.path.realpath(folder))
+    own = real / "reference" / "output"
+    marked = [p for p in (real, *real.parents) if (p / MARKER_NAME).exists()]
+    foreign = marked or [r for r in references_at(real) if Path(os.path.realpath(r)) != own]
+    if foreign:
+        raise ReferenceTargetError(
+            f"the folder is or lies in a benchmark genotex did not generate ({foreign[0]}): "
+            "a demo would write over its files; nothing was written: give a new folder",
+            path=Path(folder),
+        )
+    refuse_reference_target(folder, what="demo's folder", holding=False, below=False)
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -96,17 +116,7 @@ def generates_benchmark(
 
     @functools.wraps(function)
     def generate(folder: str | Path, *args: P.args, **kwargs: P.kwargs) -> R:
-        real = Path(os.path.realpath(folder))
-        own = {real / "reference" / "output"}
-        others = [r for r in known_references(folder) if r not in own]
-        marked = [p for p in (real, *real.parents) if (p / MARKER_NAME).exists()]
-        others = others or marked  # a download, even before its output/ is there
-        if others:
-            raise ReferenceTargetError(
-                f"the folder is or lies in a benchmark genotex did not generate ({others[0]}): "
-                "a demo would write over its files; nothing was written: give a new folder",
-                path=Path(folder),
-            )
+        refuse_foreign_benchmark(folder)
         with making_reference(folder):
             return function(folder, *args, **kwargs)
 

@@ -230,6 +230,15 @@ def _wrong_digest(part: Path, sha256: str | None) -> str | None:
     return f"sha256 {actual[:12]}... differs from the manifest's {str(sha256)[:12]}..."
 
 
+def _request(download: Download, offset: int) -> urllib.request.Request:
+    """The GET of a download, asking for what follows `offset` bytes when a `.part` has them."""
+    headers = {"User-Agent": "genotex-downloader", **dict(download.headers)}
+    request = urllib.request.Request(download.url, headers=headers)
+    if offset:
+        request.add_header("Range", f"bytes={offset}-")
+    return request
+
+
 def fetch(
     download: Download,
     *,
@@ -249,15 +258,11 @@ def fetch(
         return DownloadResult(download, Outcome("present"), target.stat().st_size)
     part = target.with_name(target.name + ".part")
     target.parent.mkdir(parents=True, exist_ok=True)
-    resumed = False
-    last_error, status = "", None
+    resumed, last_error, status = False, "", None
     counted = on_bytes or (lambda n: None)
     for attempt in range(retries):
         offset = part_size(part)
-        headers = {"User-Agent": "genotex-downloader", **dict(download.headers)}
-        request = urllib.request.Request(download.url, headers=headers)
-        if offset:
-            request.add_header("Range", f"bytes={offset}-")
+        request = _request(download, offset)
         try:
             with OPENER.open(request, timeout=timeout) as response:
                 append = offset > 0 and response.status == 206

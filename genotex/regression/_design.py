@@ -28,6 +28,7 @@ __all__ = [
     "DesignWarning",
     "MIN_GROUP",
     "checked_covariates",
+    "checked_names",
     "no_duplicated_samples",
     "non_gene_columns",
     "not_gene_names",
@@ -217,3 +218,16 @@ def refuse_infinite(values: np.ndarray, name: str, samples: pd.Index) -> None:
             f"the covariate {name!r} is infinite in {int(infinite.sum())} sample(s) (the first: "
             f"{first!r}): make it a number, or NaN to leave those samples out"
         )
+
+
+def checked_names(trait: str, covariates: list[str]) -> list[str]:
+    """The covariates (the condition first), each a column other than the trait, named once:
+    a name given twice made pandas hand back two columns for one, and failed in its words.
+    """
+    if trait in covariates:
+        raise ValueError(f"{trait!r} is the trait: it cannot also be a covariate")
+    twice = next((c for c in covariates if covariates.count(c) > 1), None)
+    if twice is not None:
+        raise ValueError(f"the covariate {twice!r} is named twice (the condition counts as "
+                         "one): name each column once")  # fmt: skip
+    return covariates

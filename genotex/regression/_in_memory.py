@@ -29,6 +29,7 @@ from ._blas import one_blas_thread
 from ._data import ProblemData
 from ._design import (
     checked_covariates,
+    checked_names,
     no_duplicated_samples,
     non_gene_columns,
     refuse_infinite,
@@ -179,13 +180,8 @@ class GeneAnalysis(BaseEstimator):
         """X (genes), y (the trait, 0/1), z (condition and covariates), the gene names and the
         annotations, for the samples whose trait and covariates are known.
         """
-        covariates = [*([self.condition] if self.condition else []), *self._covariates()]
-        if self.trait in covariates:
-            raise ValueError(f"{self.trait!r} is the trait: it cannot also be a covariate")
-        twice = next((c for c in covariates if covariates.count(c) > 1), None)
-        if twice is not None:  # pandas would hand back two columns for one name
-            raise ValueError(f"the covariate {twice!r} is named twice (the condition counts "
-                             "as one): name each column once")  # fmt: skip
+        given = [*([self.condition] if self.condition else []), *self._covariates()]
+        covariates = checked_names(self.trait, given)
         formula = self._formula(covariates)
         read = list(formula.variables) if formula is not None else covariates
         not_genes = {self.trait, *read, *_CLINICAL, *([self.groups] if self.groups else [])}
