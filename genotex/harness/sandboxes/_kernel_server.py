@@ -75,17 +75,21 @@ def _stream(fd: int, mode: str) -> object:
                 closefd=False)  # fmt: skip
 
 
-def _restorer(capture: list, streams: list, namespace: types.ModuleType) -> Callable[[], None]:
+def _restorer(capture: list, streams: list, namespace: types.ModuleType) -> Callable[..., None]:
     """What puts back the worker's own streams, fds, builtins and `__main__`, whatever a step
     did: a step that closes `sys.stdout` or replaces `print` breaks itself, never the next
-    step (which would be blamed for it).
+    step (which would be blamed for it). The builtins put back are those after the host's
+    own `<preamble>` step (`adopt=True`), which may install guards there (agentlib's).
     """
     import builtins
 
     dup2, modules, stream, own = os.dup2, sys.modules, _stream, builtins.__dict__
     saved, state = dict(own), namespace.__dict__
 
-    def restore() -> None:
+    def restore(*, adopt: bool = False) -> None:
+        if adopt:  # the host's preamble: its builtins are the kernel's from now on
+            saved.clear()
+            saved.update(own)
         dup2(capture[0], 1)
         dup2(capture[0], 2)
         for fd, mode in ((0, "r"), (1, "w"), (2, "w")):
@@ -145,6 +149,9 @@ def _output_taker(capture_box: list, streams: list) -> Callable[[int], tuple[str
     return taken_output
 
 
+#: The name of the host's own first step (`_kernel.Kernel.start`): what it leaves in the
+#: builtins (a guard) is kept for every later step
+PREAMBLE = "<preamble>"
 #: The most frames of a step's trace formatted: a recursion bomb's million frames took
 #: ~18 s to format, and the crash was reported as a timeout
 TRACE_FRAMES = 100
@@ -207,7 +214,7 @@ def _worker(requests: int, results: socket.socket) -> None:
                 error = None
         if pid() != me:
             exit_now(0)
-        restore()
+        restore(adopt=name == PREAMBLE)
         output, cut = taken_output(limit)
         return {"output": output, "error": error, "cut": cut,
                 "seconds": round(clock() - started, 3)}  # fmt: skip
