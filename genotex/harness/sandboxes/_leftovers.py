@@ -96,12 +96,14 @@ def remove_tree(folder: Path) -> bool:
     if _mounted(folder):
         sp.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
 
-    def opened(function: Callable[[str], object], path: str, _info: object) -> None:
+    def opened(function: Callable[..., object], path: str, _info: object) -> None:
         with contextlib.suppress(OSError):
             parent = os.path.dirname(path)
             os.chmod(parent, stat.S_IRWXU)
             if os.path.isdir(path) and not os.path.islink(path):
                 os.chmod(path, stat.S_IRWXU)
+            if function in (os.open, os.scandir, os.lstat, os.stat):
+                return  # rmtree's look, not a removal: it goes on without it
             function(path)
 
     if folder.exists() or folder.is_symlink():
