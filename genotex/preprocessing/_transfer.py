@@ -14,7 +14,7 @@ import stat
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -23,6 +23,7 @@ from ..core import gate_write
 __all__ = [
     "OPENER",
     "STALL_SECONDS",
+    "floored",
     "read_small",
     "MIN_RATE",
     "WINDOW",
@@ -162,24 +163,39 @@ def part_size(part: Path) -> int:
     return 0
 
 
-def read_small(response: Any, limit: int) -> bytes:
-    """A small body into memory: at most `limit` + 1 bytes (one more tells a body longer
-    than announced), under the rate floor of `read_body` (`TooSlow`).
+def floored(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks of a body, each handed on as it comes; `TooSlow` when a window of
+    `WINDOW` seconds has brought less than `MIN_RATE` bytes a second (a server trickling a
+    byte at a time). The rate floor of every transfer: the inputs', the Hub's files, its
+    task_info and its client's listing.
     """
-    chunks: list[bytes] = []
-    received = window_bytes = 0
-    window_start = time.monotonic()
-    for chunk in iter(lambda: response.read1(_CHUNK), b""):
-        chunks.append(chunk)
-        received += len(chunk)
-        if received > limit:
-            break
+    window_bytes, window_start = 0, time.monotonic()
+    for chunk in chunks:
+        yield chunk
         window_bytes += len(chunk)
         now = time.monotonic()
         if now - window_start >= WINDOW:
             if window_bytes < MIN_RATE * (now - window_start):
                 raise TooSlow()
-            window_start, window_bytes = now, 0
+            window_bytes, window_start = 0, now
+
+
+def _chunks(response: Any) -> Iterator[bytes]:
+    """What has come of a response's body, a chunk at a time (not 1 MB waited for)."""
+    return iter(lambda: response.read1(_CHUNK), b"")
+
+
+def read_small(response: Any, limit: int) -> bytes:
+    """A small body into memory: at most `limit` + 1 bytes (one more tells a body longer
+    than announced), under the transfers' rate floor (`floored`).
+    """
+    chunks: list[bytes] = []
+    received = 0
+    for chunk in floored(_chunks(response)):
+        chunks.append(chunk)
+        received += len(chunk)
+        if received > limit:
+            break
     return b"".join(chunks)[: limit + 1]
 
 
@@ -194,12 +210,10 @@ def read_body(
     Raises `TooLong` past the file's bound (http.client itself stops at an
     announced length), `NoRoom` when the next bytes would leave less than
     the reserve (`keep_free`) free on the handle's disk (or the disk refuses them), and
-    `TooSlow` when a window of `WINDOW` seconds brings less than `MIN_RATE`
-    bytes a second (a server trickling a byte at a time).
+    `TooSlow` under the rate floor (`floored`).
     """
-    received = window_bytes = 0
-    window_start, reserve = time.monotonic(), keep_free(handle.fileno())
-    for chunk in iter(lambda: response.read1(_CHUNK), b""):  # what has come, not 1 MB
+    received, reserve = 0, keep_free(handle.fileno())
+    for chunk in floored(_chunks(response)):
         received += len(chunk)
         if received > max_bytes:
             raise TooLong(f"more than the {max_bytes:,} bytes a file may have")
@@ -213,12 +227,6 @@ def read_body(
                 raise NoRoom(received - len(chunk)) from None
             raise
         on_bytes(len(chunk))
-        window_bytes += len(chunk)
-        now = time.monotonic()
-        if now - window_start >= WINDOW:
-            if window_bytes < MIN_RATE * (now - window_start):
-                raise TooSlow(window_bytes)
-            window_bytes, window_start = 0, now
     return received
 
 
