@@ -57,6 +57,27 @@ def _transfer_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
+def _accession_options(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`download geo`'s `--series` and `--platform` (no other kind has them)."""
+
+    def add(function: Callable[..., Any]) -> Callable[..., Any]:
+        if kind != "geo":
+            return function
+        function = click.option(
+            "--platform", "platforms", multiple=True,
+            help="A GEO platform by accession (GPL96), as GEO's accession viewer gives it, "
+            "into OUT/platforms/; repeatable.",
+        )(function)  # fmt: skip
+        return click.option(
+            "--series", multiple=True,
+            help="A GEO series by accession, in or outside the benchmark: GSE14520 (matrix and "
+            "family SOFT) or GSE14520-GPL571 (one platform's matrix), into OUT/<GSE>/; "
+            "repeatable. No digest is published for it: checked against its length only.",
+        )(function)  # fmt: skip
+
+    return add
+
+
 def _manifest_command(kind: str, only_what: str, out_what: str, example: str) -> click.Command:
     """`download geo` and `download tcga`: files listed by a benchmark manifest."""
 
@@ -70,6 +91,7 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str) ->
     )
     @click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help=out_what)
     @click.option("--only", multiple=True, help=f"Only this {only_what}; repeatable.")
+    @_accession_options(kind)
     @_transfer_options
     @handle_errors
     def command(
@@ -94,22 +116,6 @@ def _manifest_command(kind: str, only_what: str, out_what: str, example: str) ->
         _download(
             kind, out, manifest=manifest, only=only, base_url=base_url, connections=connections
         )
-
-    if kind == "geo":
-        command = click.option(
-            "--platform", "platforms", multiple=True,
-            help="A GEO platform by accession (GPL96), as GEO's accession viewer gives it, "
-            "into OUT/platforms/; repeatable.",
-        )(command)  # fmt: skip
-        command = click.option(
-            "--series", multiple=True,
-            help="A GEO series by accession, in or outside the benchmark: GSE14520 (matrix and "
-            "family SOFT) or GSE14520-GPL571 (one platform's matrix), into OUT/<GSE>/; "
-            "repeatable. No digest is published for it: checked against its length only.",
-        )(command)  # fmt: skip
-        added = command.params[-2:]  # shown beside --only, not after the common options
-        command.params[3:3] = added
-        del command.params[-2:]
 
     what = (
         "a benchmark manifest, or series and platforms by accession,"
