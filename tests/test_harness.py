@@ -411,3 +411,35 @@ def test_a_log_made_before_the_setting_existed_exports_as_the_conditions_given(b
     }
     assert unsaid.to_frame("average").equals(said.to_frame("average"))
     assert not (tmp_path / "unsaid" / "output" / "preprocess" / "Obesity").exists()
+
+
+def test_an_agents_own_answer_then_genotexs_regress_both_land_and_are_scored(bench, tmp_path):
+    """A sample's folder has the reference's shape (task_info.json beside an output/ of
+    answers): the harness marks it as the agent's own, so genotex's writers in it (here
+    `genotex regress` after an answer the agent wrote itself) are not refused, and the
+    sign is not collected as an answer."""
+    folder, name = "output/regress/Obesity", "significant_genes_condition_None.json"
+    answer = {"significant_genes": {"Variable": ["LEP"], "Coefficient": [1.0]}}
+    regress = (
+        f"{sys.executable} -m genotex regress --preprocessed given/preprocess --task-info "
+        "metadata/task_info.json --out output/regress --trait Obesity --condition Gender"
+    )
+    commands = [
+        f"mkdir -p {folder} && echo '{json.dumps(answer)}' > {folder}/{name}",
+        f"{regress} > regress.txt 2>&1; echo $? > regress.rc",
+    ]
+    task = analysis(root=str(bench), traits="Obesity")
+    log = inspect_eval(
+        task, model=scripted_agent(commands), sample_id="Obesity__Gender",
+        log_dir=str(tmp_path / "logs"), display="none",
+    )[0]  # fmt: skip
+    assert log.status == "success", log.error
+    export_run(log.location, tmp_path / "run", reference=_ref(bench))
+    produced = tmp_path / "run" / "output"
+    assert sorted(
+        p.relative_to(produced).as_posix() for p in produced.rglob("*") if p.is_file()
+    ) == [
+        "regress/Obesity/significant_genes_condition_Gender.json",
+        "regress/Obesity/significant_genes_condition_None.json",
+        "regress/status.json",
+    ]

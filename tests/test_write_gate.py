@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -37,6 +38,8 @@ EXEMPT = {
     "evaluation/_figure_files.py:figure_bytes": "a figure saved into memory (BytesIO)",
     "core/_cache_entry.py:_write_entry": "the temporary file beside an entry the function "
     "has gated (mkstemp in the entry's folder)",
+    "core/_write_gate.py:_claim_workspace": "the workspace sign the gate itself leaves once "
+    "its check has passed, in the output/ the gated write goes to",
 }
 _OPEN_WRITE_MODES = ("w", "a", "x", "+")
 
@@ -133,11 +136,11 @@ def _digest(folder: Path) -> str:
     return sha.hexdigest()
 
 
-@pytest.fixture(scope="module", params=["downloaded", "published"])
+@pytest.fixture(scope="module", params=["downloaded", "published", "unmarked"])
 def bench(request, tmp_path_factory):
     """The published layout (output/ holds the reference), made from a generated benchmark:
-    downloaded (with genotex's marker), or the Hub copy cloned whole (its `code/`, no
-    marker)."""
+    downloaded (with genotex's marker), the Hub copy cloned whole (its `code/`, no marker),
+    or a copy of its parts with neither (`task_info.json` beside an `output/` of answers)."""
     from genotex.workflows import write_raw_benchmark
 
     made = write_raw_benchmark(tmp_path_factory.mktemp("demo") / "demo")
@@ -147,7 +150,7 @@ def bench(request, tmp_path_factory):
     shutil.copytree(made.reference_output, root / "output")
     if request.param == "downloaded":
         (root / "genotex-benchmark.json").write_text('{"repo": "Liu-Hy/GenoTEX"}\n')
-    else:
+    elif request.param == "published":
         (root / "code" / "Asthma").mkdir(parents=True)
         (root / "code" / "Asthma" / "GSE100001.ipynb").write_text("{}\n")
     (root.parent / "alias").symlink_to(root)  # another name: a link to the benchmark
@@ -319,3 +322,84 @@ def test_a_bind_mount_of_the_reference_is_the_reference(bench, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "refused:" in done.stdout and "reference answers" in done.stdout
     assert _digest(bench) == before
+
+
+# ----- a working folder has the reference's shape: genotex's sign tells them apart ----------
+
+
+def _working_folder(tmp_path: Path) -> Path:
+    """An analysis's folder in GenoTEX's layout: the task list, its own preprocessed data in
+    `output/preprocess`, no answers yet, no sign."""
+    from genotex.workflows import write_raw_benchmark
+
+    made = write_raw_benchmark(tmp_path / "demo")
+    work = tmp_path / "work"
+    shutil.copytree(made.root / "metadata", work / "metadata")
+    shutil.copytree(made.reference_output / "preprocess", work / "output" / "preprocess")
+    return work
+
+
+def test_regress_writes_a_working_folder_again_and_again(tmp_path, monkeypatch):
+    """`genotex regress` with its defaults, run in a working folder for one problem after
+    another: the first leaves the sign, so the answers it wrote are not taken for a
+    reference's by the second."""
+    work = _working_folder(tmp_path)
+    monkeypatch.chdir(work)
+    for condition in ("None", "Gender"):
+        argv = ["regress", "--trait", "Asthma", "--condition", condition]
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 0, result.output
+    sign = work / "output" / "genotex-workspace.json"
+    assert json.loads(sign.read_text())["genotex"] == "workspace"
+    answers = sorted(p.name for p in (work / "output" / "regress" / "Asthma").iterdir())
+    assert answers == [
+        "significant_genes_condition_Gender.json",
+        "significant_genes_condition_None.json",
+    ]
+
+
+def test_the_agent_librarys_writers_write_a_working_folder_again(tmp_path):
+    from genotex.agentlib import save_result
+
+    work = _working_folder(tmp_path)
+    out = str(work / "output" / "regress")
+    save_result(out, "Asthma", None, [("IL13", 0.5)], {})
+    save_result(out, "Asthma", "Gender", [("IL4", 0.25)], {})
+    assert (
+        work / "output" / "regress" / "Asthma" / "significant_genes_condition_Gender.json"
+    ).is_file()
+
+
+def test_answers_without_the_sign_are_a_reference_until_it_is_given(tmp_path):
+    """A working folder genotex wrote before it left signs (or an agent's own answers)
+    is refused like a reference, and the sentence says how to mark it; once marked, it is
+    written."""
+    from genotex.regression import write_result
+
+    work = _working_folder(tmp_path)
+    answer = work / "output" / "regress" / "Asthma" / "significant_genes_condition_None.json"
+    answer.parent.mkdir(parents=True)
+    hand = '{"significant_genes": {"Variable": ["IL5"]}}\n'
+    answer.write_text(hand)
+    before = _digest(work)
+    with pytest.raises(ReferenceTargetError) as refused:
+        write_result(work / "output" / "regress", _result())
+    sign = work / "output" / "genotex-workspace.json"
+    assert f"create {sign} to say so" in str(refused.value)
+    assert _digest(work) == before and not sign.exists()
+    sign.write_text("{}\n")
+    write_result(work / "output" / "regress", _result())
+    assert json.loads(answer.read_text())["significant_genes"]["Variable"] == ["IL13"]
+
+
+def test_a_download_a_demo_and_a_clone_are_never_marked(bench, tmp_path):
+    """The sign is left only where the gate let a write through: never in a reference."""
+    from genotex.workflows import write_raw_benchmark
+
+    demo = write_raw_benchmark(tmp_path / "demo")
+    assert not (bench / "output" / "genotex-workspace.json").exists()
+    (demo.root / "output").mkdir()
+    from genotex.core import gate_write
+
+    gate_write(demo.root / "output" / "regress" / "x.json")
+    assert not (demo.root / "output" / "genotex-workspace.json").exists()

@@ -133,7 +133,13 @@ from ._parallel import (
     stop_pool,
     temporary_environment,
 )
-from ._reference_guard import ReferenceTargetError, known_references, refuse_reference_target
+from ._reference_guard import (
+    WORKSPACE_NAME,
+    WORKSPACE_NOTE,
+    ReferenceTargetError,
+    known_references,
+    refuse_reference_target,
+)
 from ._result import MalformedResult, ResultFile
 from ._selection import (
     CohortInfoReader,
@@ -211,6 +217,8 @@ __all__ = [
     "CohortRecord",
     "GenotexError",
     "MARKER_NAME",
+    "WORKSPACE_NAME",
+    "WORKSPACE_NOTE",
     "BenchmarkMarker",
     "MarkerError",
     "benchmark_summary",

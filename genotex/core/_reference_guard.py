@@ -4,11 +4,14 @@ A reference folder is known three ways, without the user saying so:
 
 - a downloaded benchmark's marker (`genotex-benchmark.json`) in the target or one of its
   parents: the Hub copy keeps the reference answers under `output/` beside the marker;
-- the published layout without a marker (the Hub copy cloned whole): `output/` beside
-  `metadata/`, `input/` and `code/` (the experts' notebooks), holding reference answers
-  (`regress/<trait>/significant_genes_condition_*.json`), with no `reference/` beside it.
-  An agent's working folder (`input/`, `metadata/`, its own `output/`) has no `code/`,
-  so its own answers are never taken for a reference;
+- the published layout without a marker (the Hub copy cloned whole, or a copy of its parts):
+  `output/` holding answers (`regress/<trait>/significant_genes_condition_*.json`) beside
+  `metadata/task_info.json`, with no `reference/` beside it, when `code/` (the experts'
+  notebooks) is there too or `output/` has no workspace sign. A working folder has the
+  same shape (an agent's, or one `genotex regress` writes into by default), so genotex
+  marks it: the first time it writes under such an `output/` holding no answers yet, and
+  in each sample folder the harness lays out, it leaves `output/genotex-workspace.json`
+  (`WORKSPACE_NAME`). Answers beside that sign are an analysis's own, never a reference;
 - the demo's layout: `reference/output/` beside `metadata/` and `input/`;
 
 and by the `-r`/`--reference` of the same call (`references=`). Folders are compared by
@@ -31,6 +34,8 @@ from ._errors import GenotexError
 
 __all__ = [
     "MARKER_NAME",
+    "WORKSPACE_NAME",
+    "WORKSPACE_NOTE",
     "ReferenceTargetError",
     "known_references",
     "references_at",
@@ -40,6 +45,14 @@ __all__ = [
 #: The marker a downloaded benchmark keeps at its root (read by `core._marker`; defined here,
 #: below it, so that the write rule needs nothing of the marker's module).
 MARKER_NAME = "genotex-benchmark.json"
+#: The sign of a working folder, in its `output/`: the answers beside it are an analysis's
+#: own (written by genotex, or in a harness sample's folder), not a benchmark's reference.
+WORKSPACE_NAME = "genotex-workspace.json"
+#: What the workspace sign says to whoever opens it (the same bytes every time).
+WORKSPACE_NOTE = (
+    '{"genotex": "workspace", "note": "the answers in this output folder are an analysis\'s '
+    "own, not a benchmark's reference: genotex writes here\"}\n"
+)
 #: How deep below a target the rule looks for reference answers it would hold.
 _DEPTH = 3
 #: A target holds a reference it would write over: one at most two levels below it
@@ -79,9 +92,21 @@ def references_at(folder: Path) -> list[Path]:
     is_bench = (folder / "metadata").is_dir() and (folder / "input").is_dir()
     if is_bench and (folder / "reference" / "output").is_dir():
         found.append(folder / "reference" / "output")
-    elif is_bench and (folder / "code").is_dir() and output.is_dir() and _holds_answers(output):
-        found.append(output)  # the Hub copy cloned whole, no marker: code/ beside output/
+    elif output.is_dir() and _published(folder) and _holds_answers(output):
+        found.append(output)  # the Hub layout without a marker
     return found
+
+
+def _published(folder: Path) -> bool:
+    """Whether `folder` is laid out as the published benchmark without a marker: its
+    `code/` (the experts' notebooks) beside `input/` and `metadata/`, or its
+    `metadata/task_info.json` beside an `output/` with no workspace sign.
+    """
+    if all((folder / name).is_dir() for name in ("code", "input", "metadata")):
+        return True
+    return (folder / "metadata" / "task_info.json").is_file() and not os.path.lexists(
+        folder / "output" / WORKSPACE_NAME
+    )
 
 
 def _unescape(field: str) -> str:
@@ -203,6 +228,19 @@ def refuse_reference_target(
             continue
         raise ReferenceTargetError(
             f"the {what} {how} the benchmark's reference answers ({reference}); nothing was "
-            "written: give a folder outside it",
+            f"written: give a folder outside it{_unmarked_hint(reference)}",
             path=Path(target),
         )
+
+
+def _unmarked_hint(reference: Path) -> str:
+    """For answers known only by their `task_info.json` (no marker, no `code/`): how to say
+    they are a working folder's own (one genotex wrote into before it left its sign).
+    """
+    root = reference.parent
+    if reference.name != "output" or (root / MARKER_NAME).is_file() or (root / "code").is_dir():
+        return ""
+    return (
+        f" (if they are your own analysis's answers, not a reference, create "
+        f"{reference / WORKSPACE_NAME} to say so)"
+    )

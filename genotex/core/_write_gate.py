@@ -25,6 +25,8 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from ._reference_guard import (
     MARKER_NAME,
+    WORKSPACE_NAME,
+    WORKSPACE_NOTE,
     ReferenceTargetError,
     references_at,
     refuse_reference_target,
@@ -79,7 +81,37 @@ def gate_write(path: str | Path, *, what: str = "file") -> Path:
     folder = Path(os.path.realpath(path.parent))
     if not _being_made(folder):
         refuse_reference_target(path.parent, what=f"{what}'s folder", holding=False, below=False)
+        _claim_workspace(folder)
     return path
+
+
+def _claim_workspace(folder: Path) -> None:
+    """Leave the workspace sign in the `output/` that `folder` is or lies in, when that
+    `output/` sits beside a `metadata/task_info.json` (the layout a reference shares) and
+    holds no answers yet: the gate has just found it is no reference, so the answers
+    genotex writes next are this analysis's own, and later writes are not taken for a
+    reference's. A download, a demo's root or a clone with `code/` is never marked; a sign
+    that cannot be written is left to the write itself to report.
+    """
+    output = next((p for p in (folder, *folder.parents) if p.name == "output"), None)
+    if output is None:
+        return
+    root = output.parent
+    if not (root / "metadata" / "task_info.json").is_file() or os.path.lexists(
+        output / WORKSPACE_NAME
+    ):
+        return
+    if any(os.path.lexists(root / name) for name in (MARKER_NAME, "reference", "code")):
+        return
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        handle = os.open(
+            output / WORKSPACE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644
+        )
+    except OSError:  # made by a writer beside this one, or a folder not writable
+        return
+    with os.fdopen(handle, "w", encoding="utf-8") as sign:
+        sign.write(WORKSPACE_NOTE)
 
 
 def refuse_foreign_benchmark(folder: str | Path) -> None:

@@ -20,7 +20,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
-from ...core import GenotexError, check_relative
+from ...core import WORKSPACE_NAME, GenotexError, check_relative
 from ..sandboxes._proxy import own_sandbox
 from ._bench import Benchmark, TaskName, plan_samples
 from ._capture import STORE_KEY, pack_output
@@ -146,6 +146,8 @@ async def _collect(max_bytes: int) -> tuple[dict[str, bytes], list[tuple[str, st
     skipped: list[tuple[str, str]] = []
     wanted = []
     for name, size in listed:
+        if name == WORKSPACE_NAME:
+            continue  # the harness's sign that output/ is the agent's own, not its answer
         try:
             check_relative(name, what="file name")
         except GenotexError as exc:

@@ -37,7 +37,15 @@ from inspect_ai.solver import TaskState
 from inspect_ai.tool import bash, mcp_server_sandbox, python
 
 from ..._version import __version__
-from ...core import GenotexError, ProblemId, TaskInfo, benchmark_summary, regress_file_name
+from ...core import (
+    WORKSPACE_NAME,
+    WORKSPACE_NOTE,
+    GenotexError,
+    ProblemId,
+    TaskInfo,
+    benchmark_summary,
+    regress_file_name,
+)
 from ..sandboxes._choice import choose_sandbox, inspect_sandbox
 from ..sandboxes._folder_sandbox import METADATA_KEY
 from ..sandboxes._mcp_process import sandboxed_mcp_server
@@ -204,6 +212,7 @@ def _sample(
     else:
         files, sandboxed = {path: str(host) for path, host in spec.files.items()}, {}
     files["metadata/task_info.json"] = json.dumps(spec.task_info, indent=1)
+    files[f"output/{WORKSPACE_NAME}"] = WORKSPACE_NOTE  # the answers here are the agent's own
     return Sample(
         id=spec.id,
         input=_instructions(spec),
