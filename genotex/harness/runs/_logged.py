@@ -25,6 +25,7 @@ from ._bench import (
     reference_slice,
 )
 from ._capture import STORE_KEY, CapturedOutput, unpack_output
+from ._log_members import check_members
 
 __all__ = ["MAX_EPOCHS", "LoggedRun", "LoggedSample", "check_reference", "logged_run", "read_log"]
 
@@ -63,8 +64,8 @@ def refuse_irregular(log_path: str | Path) -> None:
 
 def check_log_size(log_path: str | Path, max_bytes: int) -> None:
     """Refuse, before it is read, a log whose members would inflate past `max_bytes` each
-    (an `.eval` is a zip: its members' sizes are declared, and a member is never read past
-    its declared size), or a `.json` log larger than that.
+    (an `.eval` is a zip, each member measured by inflating it, its declared sizes trusted
+    by nothing: `check_members`), or a `.json` log larger than that.
     """
     import zipfile
 
@@ -72,15 +73,7 @@ def check_log_size(log_path: str | Path, max_bytes: int) -> None:
     refuse_irregular(path)
     try:
         if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                for member in archive.infolist():
-                    if member.file_size > max_bytes:
-                        raise _refuse(
-                            f"has a member {member.filename[:200]!r} that inflates to "
-                            f"{member.file_size:,} bytes, more than the {max_bytes:,} a sample "
-                            "may hold (the largest output tree allowed, and its messages)",
-                            log_path,
-                        )
+            check_members(path, max_bytes)
         elif path.is_file() and path.stat().st_size > max_bytes:
             raise _refuse(
                 f"holds {path.stat().st_size:,} bytes, more than the {max_bytes:,} allowed "
