@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -364,3 +365,35 @@ def _scheduler_and_worker(*worker_options: str):
         for process in (worker, scheduler):
             process.kill()
             process.wait(timeout=30)
+
+
+def test_a_scheduler_killed_under_the_command_line_is_one_line_on_its_terminal(example, tmp_path):
+    """Issue #63 (v2's case): the command itself, in a process of its own, its terminal read
+    whole. Killing the scheduler once the first answer lands ends `genotex regress` in
+    genotex's one sentence; distributed's own log (its reconnect attempts, its traceback)
+    never reaches the terminal, before the sentence or after it, at the process's exit.
+    """
+    import signal
+
+    out = tmp_path / "out"
+    with _scheduler_and_worker() as (address, scheduler, _):
+        command = subprocess.Popen(
+            [sys.executable, "-m", "genotex", "regress", "--preprocessed",
+             str(example.ref_output / "preprocess"), "--task-info", str(example.task_info),
+             "--out", str(out), "--all", "--scheduler", address, "--no-progress"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not any(out.glob("*/significant_genes_condition_*.json")):
+            assert command.poll() is None, "the run ended before the scheduler was killed"
+            assert time.monotonic() < deadline, "no answer landed in 2 minutes"
+            time.sleep(0.02)
+        scheduler.send_signal(signal.SIGKILL)
+        stdout, stderr = command.communicate(timeout=120)
+    assert command.returncode == 1, stdout + stderr
+    *outcomes, said = stderr.strip().splitlines()
+    assert said.startswith(f"genotex: error: the run on the Dask scheduler {address} stopped: ")
+    assert "the scheduler was lost" in said, said
+    # before it, only the problems that finished, one line each ("Asthma|None: ok — ...")
+    assert outcomes and all(re.match(r"^[^\s|]+\|\S+: ", line) for line in outcomes), stderr
+    assert "Traceback" not in stdout + stderr and "distributed" not in stderr

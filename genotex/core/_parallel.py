@@ -219,7 +219,9 @@ class _Workers:
         return 0
 
     def _stopped(self, exc: BaseException) -> None:
-        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        reason = str(exc).splitlines()[0].rstrip(": ") if str(exc) else exc.__class__.__name__
+        if "cancelled" in type(exc).__name__.lower() or reason.endswith("Futures cancelled"):
+            reason = f"the scheduler was lost and its tasks cancelled ({reason})"
         raise GenotexError(
             f"the run on the Dask scheduler {self.address} stopped: {reason[:200]}"
         ) from None
@@ -237,7 +239,13 @@ def _distributed_quiet() -> Iterator[None]:
     if log.isEnabledFor(logging.DEBUG):
         yield
         return
-    loggers = [logging.getLogger(name) for name in ("distributed", "tornado", "asyncio")]
+    with contextlib.suppress(ImportError):  # its logging configured first, then quieted
+        import distributed  # noqa: F401
+    families = ("distributed", "tornado", "asyncio", "bokeh")
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in families]
+    # each by name: distributed's own configuration gives `distributed.client` a level (and
+    # a handler) of its own, which the family's level would not reach
+    loggers = [logging.getLogger(name) for name in dict.fromkeys([*families, *names])]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL)
