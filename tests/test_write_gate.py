@@ -403,3 +403,37 @@ def test_a_download_a_demo_and_a_clone_are_never_marked(bench, tmp_path):
 
     gate_write(demo.root / "output" / "regress" / "x.json")
     assert not (demo.root / "output" / "genotex-workspace.json").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a bind mount needs root (CI runs as root)")
+def test_a_bind_mount_made_after_the_first_write_is_seen_too(bench, tmp_path):
+    """The gate keeps the mount table it parsed until the kernel says it changed: a bind
+    mount made while the process runs, after a first write, is still the reference. In a
+    private mount namespace (unshare), so the host's mounts never change."""
+    if shutil.which("unshare") is None:
+        pytest.fail("unshare (util-linux) is needed for this test")
+    point = tmp_path / "mnt"
+    point.mkdir()
+    before = _digest(bench)
+    script = (
+        "import subprocess, sys\n"
+        "from genotex.core import ProblemId, ReferenceTargetError\n"
+        "from genotex.regression import RegressionResult, write_result\n"
+        "r = RegressionResult(ProblemId('Asthma', None), (('IL13', 0.5),), {}, 'Lasso',"
+        " False, 0.1, False, None, ('GSE1',))\n"
+        f"write_result({str(tmp_path / 'first')!r}, r)  # the table is read here\n"
+        f"subprocess.run(['mount', '--bind', {str(bench / 'output')!r}, {str(point)!r}],"
+        " check=True)\n"
+        "try:\n"
+        f"    write_result({str(point / 'regress')!r}, r)\n"
+        "except ReferenceTargetError as exc:\n"
+        "    print('refused:', exc); sys.exit(0)\n"
+        "print('written'); sys.exit(1)\n"
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", script],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "refused:" in done.stdout and "reference answers" in done.stdout
+    assert _digest(bench) == before

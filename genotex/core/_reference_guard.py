@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import os
 import re
+import select
+import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from ._errors import GenotexError
 
@@ -114,19 +117,66 @@ def _unescape(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def _mounts() -> list[tuple[str, Path, Path]]:
-    """(device, root within its file system, mount point) of each mount of this process."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(4 * 2**20).splitlines()
-    except OSError:
-        return []
+def _parsed(text: str) -> list[tuple[str, Path, Path]]:
+    """(device, root within its file system, mount point) of each line of a mountinfo."""
     mounts = []
-    for line in lines:
+    for line in text.splitlines():
         fields = line.split()
         if len(fields) > 4:
             mounts.append((fields[2], Path(_unescape(fields[3])), Path(_unescape(fields[4]))))
     return mounts
+
+
+class _MountTable:
+    """The mounts of this process, parsed once, and again only when the kernel says they changed.
+
+    The gate looks at them for every file written (a bind mount is another name of a
+    folder); parsing them each time was most of its cost. `/proc/self/mountinfo` is kept
+    open and polled: a mount or unmount since it was read marks it with a priority event
+    (proc(5)). A forked child opens its own.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid: int | None = None
+        self.handle: BinaryIO | None = None
+        self.poller: Any = None
+        self.mounts: list[tuple[str, Path, Path]] = []
+
+    def current(self) -> list[tuple[str, Path, Path]]:
+        with self.lock:
+            if self.pid != os.getpid() or self.handle is None:
+                self._open()
+            elif self.poller.poll(0):
+                self._read()
+            return self.mounts
+
+    def _open(self) -> None:
+        self.pid = os.getpid()
+        try:
+            self.handle = open("/proc/self/mountinfo", "rb")  # noqa: SIM115 - kept open to poll
+        except OSError:
+            self.handle, self.mounts = None, []
+            return
+        self.poller = select.poll()
+        self.poller.register(self.handle, select.POLLPRI | select.POLLERR)
+        self._read()
+
+    def _read(self) -> None:
+        assert self.handle is not None
+        try:
+            self.handle.seek(0)
+            self.mounts = _parsed(self.handle.read(4 * 2**20).decode("utf-8", "replace"))
+        except OSError:
+            self.handle, self.mounts = None, []
+
+
+_MOUNT_TABLE = _MountTable()
+
+
+def _mounts() -> list[tuple[str, Path, Path]]:
+    """(device, root within its file system, mount point) of each mount of this process."""
+    return _MOUNT_TABLE.current()
 
 
 def _through_mounts(real: Path) -> Path | None:
@@ -135,13 +185,15 @@ def _through_mounts(real: Path) -> Path | None:
     None when that name is `real` itself or cannot be told.
     """
     mounts = _mounts()
-    holding = [m for m in mounts if m[2] == real or m[2] in real.parents]
+    around = {real, *real.parents}  # a set: a gate runs this for every file written
+    holding = [m for m in mounts if m[2] in around]
     if not holding:
         return None
     device, root, point = max(holding, key=lambda m: len(m[2].parts))
     if root == Path("/"):
         return None
-    wholes = [m for m in mounts if m[0] == device and (m[1] == root or m[1] in root.parents)]
+    above = {root, *root.parents}
+    wholes = [m for m in mounts if m[0] == device and m[1] in above]
     if not wholes:
         return None
     _, whole_root, whole_point = min(wholes, key=lambda m: len(m[1].parts))
