@@ -16,6 +16,7 @@ import ast
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -294,30 +295,41 @@ def test_a_published_copy_without_a_marker_is_known_by_its_code_folder(bench, tm
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a bind mount needs root (CI runs as root)")
-def test_a_bind_mount_of_the_reference_is_the_reference(bench, tmp_path):
-    """Another name the path alone cannot tell: `mount --bind BENCH/output /mnt`. Made in a
-    private mount namespace (unshare), so the host's mounts never change."""
+@pytest.mark.parametrize("when", ["before the process", "after its first write"])
+def test_a_bind_mount_of_the_reference_is_the_reference(bench, tmp_path, when):
+    """Another name the path alone cannot tell: `mount --bind BENCH/output /mnt`, made before
+    the process starts, or while it runs after a first write (the gate keeps the mount
+    table it parsed until the kernel says it changed). In a private mount namespace
+    (unshare), so the host's mounts never change."""
     if shutil.which("unshare") is None:
         pytest.fail("unshare (util-linux) is needed for this test")
     point = tmp_path / "mnt"
     point.mkdir()
     before = _digest(bench)
+    mount = ["mount", "--bind", str(bench / "output"), str(point)]
+    first = (
+        f"write_result({str(tmp_path / 'first')!r}, r)  # the table is read here\n"
+        f"subprocess.run({mount!r}, check=True)\n"
+    )
     script = (
-        "import sys\n"
+        "import subprocess, sys\n"
         "from genotex.core import ProblemId, ReferenceTargetError\n"
         "from genotex.regression import RegressionResult, write_result\n"
         "r = RegressionResult(ProblemId('Asthma', None), (('IL13', 0.5),), {}, 'Lasso',"
         " False, 0.1, False, None, ('GSE1',))\n"
+        f"{first if when == 'after its first write' else ''}"
         "try:\n"
         f"    write_result({str(point / 'regress')!r}, r)\n"
         "except ReferenceTargetError as exc:\n"
         "    print('refused:', exc); sys.exit(0)\n"
         "print('written'); sys.exit(1)\n"
     )
-    command = f'mount --bind {bench / "output"} {point} && {sys.executable} -c "$GENOTEX_SCRIPT"'
+    inside = [sys.executable, "-c", script]
+    if when == "before the process":
+        inside = ["sh", "-c", f'{shlex.join(mount)} && "$0" -c "$1"', sys.executable, script]
     done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "sh", "-c", command],
-        capture_output=True, text=True, env={**os.environ, "GENOTEX_SCRIPT": script},
+        ["unshare", "--mount", "--propagation", "private", *inside],
+        capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "refused:" in done.stdout and "reference answers" in done.stdout
@@ -403,37 +415,3 @@ def test_a_download_a_demo_and_a_clone_are_never_marked(bench, tmp_path):
 
     gate_write(demo.root / "output" / "regress" / "x.json")
     assert not (demo.root / "output" / "genotex-workspace.json").exists()
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="a bind mount needs root (CI runs as root)")
-def test_a_bind_mount_made_after_the_first_write_is_seen_too(bench, tmp_path):
-    """The gate keeps the mount table it parsed until the kernel says it changed: a bind
-    mount made while the process runs, after a first write, is still the reference. In a
-    private mount namespace (unshare), so the host's mounts never change."""
-    if shutil.which("unshare") is None:
-        pytest.fail("unshare (util-linux) is needed for this test")
-    point = tmp_path / "mnt"
-    point.mkdir()
-    before = _digest(bench)
-    script = (
-        "import subprocess, sys\n"
-        "from genotex.core import ProblemId, ReferenceTargetError\n"
-        "from genotex.regression import RegressionResult, write_result\n"
-        "r = RegressionResult(ProblemId('Asthma', None), (('IL13', 0.5),), {}, 'Lasso',"
-        " False, 0.1, False, None, ('GSE1',))\n"
-        f"write_result({str(tmp_path / 'first')!r}, r)  # the table is read here\n"
-        f"subprocess.run(['mount', '--bind', {str(bench / 'output')!r}, {str(point)!r}],"
-        " check=True)\n"
-        "try:\n"
-        f"    write_result({str(point / 'regress')!r}, r)\n"
-        "except ReferenceTargetError as exc:\n"
-        "    print('refused:', exc); sys.exit(0)\n"
-        "print('written'); sys.exit(1)\n"
-    )
-    done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", script],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "refused:" in done.stdout and "reference answers" in done.stdout
-    assert _digest(bench) == before
