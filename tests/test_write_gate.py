@@ -415,3 +415,21 @@ def test_a_download_a_demo_and_a_clone_are_never_marked(bench, tmp_path):
 
     gate_write(demo.root / "output" / "regress" / "x.json")
     assert not (demo.root / "output" / "genotex-workspace.json").exists()
+
+
+def test_the_kept_mount_table_leaves_no_unclosed_file(tmp_path):
+    """The gate keeps /proc/self/mountinfo open to poll it: a forked child's copy and the
+    file at exit are closed (CI's pandas-2 leg printed an unclosed-file warning at exit)."""
+    script = (
+        "import os\n"
+        "from genotex.core import gate_write\n"
+        f"gate_write({str(tmp_path / 'a.json')!r})\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        f"    gate_write({str(tmp_path / 'b.json')!r}); os._exit(0)\n"
+        "os.waitpid(child, 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-X", "dev", "-c", script], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr, done.stderr

@@ -25,6 +25,8 @@ output folder; only the commands that make a reference (`download`, `demo`) writ
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import re
 import select
@@ -151,7 +153,15 @@ class _MountTable:
                 self._read()
             return self.mounts
 
+    def close(self) -> None:
+        """Close the kept file (at exit, and in a forked child before it opens its own)."""
+        if self.handle is not None:
+            with contextlib.suppress(OSError):
+                self.handle.close()
+            self.handle = None
+
     def _open(self) -> None:
+        self.close()
         self.pid = os.getpid()
         try:
             self.handle = open("/proc/self/mountinfo", "rb")  # noqa: SIM115 - kept open to poll
@@ -168,10 +178,12 @@ class _MountTable:
             self.handle.seek(0)
             self.mounts = _parsed(self.handle.read(4 * 2**20).decode("utf-8", "replace"))
         except OSError:
-            self.handle, self.mounts = None, []
+            self.close()
+            self.mounts = []
 
 
 _MOUNT_TABLE = _MountTable()
+atexit.register(_MOUNT_TABLE.close)  # no unclosed-file warning when the interpreter ends
 
 
 def _mounts() -> list[tuple[str, Path, Path]]:
