@@ -81,9 +81,10 @@ MISTAKES = {
     # the batch test skipped: the Lasso everywhere
     "an LMM problem fitted as a Lasso": ("two_step", "LMM if MODEL != 'lasso' and "
                                          "detect_batch_effect(X) else Lasso", "Lasso"),
-    # the melanoma cohort taken for psoriasis because it is a skin cohort
+    # the melanoma cohort taken for psoriasis because it is a skin cohort (TCGA has none)
     "the wrong TCGA folder": ("cohort_selection", "TRAIT.lower() in d.lower()",
-                              "'skin' in d.lower()"),
+                              "TRAIT.lower() in d.lower() or (TRAIT == 'Psoriasis' "
+                              "and 'skin' in d.lower())"),
 }  # fmt: skip
 
 

@@ -133,6 +133,7 @@ from ._parallel import (
     stop_pool,
     temporary_environment,
 )
+from ._printable import printable
 from ._reference_guard import (
     WORKSPACE_NAME,
     WORKSPACE_NOTE,
@@ -140,7 +141,7 @@ from ._reference_guard import (
     known_references,
     refuse_reference_target,
 )
-from ._result import MalformedResult, ResultFile
+from ._result import CHANCE_ACCURACY, MalformedResult, ResultFile, accuracy_at_chance
 from ._selection import (
     CohortInfoReader,
     Selection,
@@ -230,6 +231,9 @@ __all__ = [
     "GuardedTree",
     "LabelledTable",
     "MalformedResult",
+    "printable",
+    "CHANCE_ACCURACY",
+    "accuracy_at_chance",
     "Aggregation",
     "Direction",
     "MetricSpec",

@@ -109,7 +109,8 @@ class ReferenceMethod(_ModelNamed):
     reversed_columns
         (genes selected with the columns reversed, genes in common), where that
         was checked: when the fit selects more genes than there are samples (a
-        unique Lasso solution never does), is flagged otherwise, or did not converge.
+        unique Lasso solution never does), is flagged otherwise, did not converge,
+        is an LMM, or its cross-validated accuracy is at chance (`accuracy_at_chance`).
     """
 
     mode: ClassVar[Mode] = "reference"

@@ -21,7 +21,23 @@ from ._errors import GenotexError
 from ._json import read_json
 from ._method import Method, method_from_dict
 
-__all__ = ["MalformedResult", "ResultFile"]
+__all__ = ["CHANCE_ACCURACY", "MalformedResult", "ResultFile", "accuracy_at_chance"]
+
+#: A cross-validated prediction accuracy (percent) under this is a fit at chance: a balanced
+#: binary trait's chance is 50, and the 10 points above it are the CV's own noise on the
+#: benchmark's cohort sizes (a few dozen to a few hundred samples, 5 folds).
+CHANCE_ACCURACY = 60.0
+
+
+def accuracy_at_chance(cv_performance: object) -> float | None:
+    """`cv_performance.prediction.accuracy` when it is a number under `CHANCE_ACCURACY`
+    (the fit behind it is at chance), else None (over it, absent, or not a number).
+    """
+    prediction = cv_performance.get("prediction") if isinstance(cv_performance, Mapping) else None
+    value = prediction.get("accuracy") if isinstance(prediction, Mapping) else None
+    if _is_number(value) and float(value) < CHANCE_ACCURACY:  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]
+    return None
 
 
 class MalformedResult(GenotexError, ValueError):

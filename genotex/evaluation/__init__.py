@@ -29,6 +29,7 @@ from ._compare import (
 )
 from ._diagnosis import (
     ERROR_CLASSES,
+    REFERENCE_CAUSES,
     STAGES,
     Collected,
     Diagnosis,
@@ -81,6 +82,7 @@ from ._scores import (
     average,
 )
 from ._selection_task import evaluate_selection
+from ._setting import NOT_AN_OPTION, RunSetting, canonical_value, setting_difference, setting_of
 from ._statistics import (
     DEFAULT_BOOTSTRAP,
     BootstrapSettings,
@@ -94,7 +96,13 @@ from ._uncertainty import add_exact_statistics, add_intervals, gsea_prerank
 from ._validate import SubmissionCheck, SubmissionFinding, validate_submission
 
 __all__ = [
+    "NOT_AN_OPTION",
+    "RunSetting",
+    "canonical_value",
+    "setting_difference",
+    "setting_of",
     "ERROR_CLASSES",
+    "REFERENCE_CAUSES",
     "STAGES",
     "Collected",
     "Diagnosis",

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..core import (
+    CHANCE_ACCURACY,
     GSEA_UNIVERSE,
     MISSING,
     GuardedTree,
@@ -15,6 +17,7 @@ from ..core import (
     ReferenceMethod,
     RejectedFile,
     ResultFile,
+    accuracy_at_chance,
     approximate_auroc,
     condition_from_regress_file,
     gene_selection_scores,
@@ -128,30 +131,67 @@ def score_result_file(
     ref_path = ref.path("regress", trait, file_name)
     pred_path = pred.path("regress", trait, file_name)
     try:
-        ref_genes = ResultFile.from_dict(ref.read_json(ref_path)).genes
+        ref_result = ResultFile.from_dict(ref.read_json(ref_path))
     except (RejectedFile, MalformedResult) as exc:
         reason = f"{exc.reason}; the problem is not scored"
         return None, [Finding(ref.relative(ref_path), reason)]
+    ref_genes = ref_result.genes
+    said_of_reference = _reference_fit(ref_result)
+    found = [Finding(ref.relative(ref_path), said_of_reference)] if said_of_reference else []
+    return _score_prediction(pred, problem, pred_path, ref_genes, lists, found=found)
+
+
+def _reference_fit(result: ResultFile) -> str | None:
+    """What makes a reference answer itself a poor key, in words (None: nothing): its own
+    recorded cross-validated accuracy at chance, or a selection that depends on column order.
+    """
+    said = []
+    accuracy = accuracy_at_chance(result.cv_performance)
+    if accuracy is not None:
+        said.append(
+            f"the reference answer's own cross-validated prediction accuracy is {accuracy:.1f}%, "
+            f"under {CHANCE_ACCURACY:g}%: its fit is at chance, so its {len(result.genes)} genes "
+            "are no better than a draw (scored against as published)"
+        )
+    method = result.method
+    if isinstance(method, ReferenceMethod) and "column_order_dependent" in method.flags:
+        said.append("the reference answer's genes depend on the order of its table's gene "
+                    "columns: the same data in another order gives other genes")  # fmt: skip
+    return "; ".join(said) or None
+
+
+def _score_prediction(
+    pred: GuardedTree,
+    problem: ProblemId,
+    pred_path: Path,
+    ref_genes: tuple[str, ...],
+    lists: Lists | None,
+    *,
+    found: list[Finding],
+) -> tuple[ProblemScore | None, list[Finding]]:
+    """Score the prediction's result file of `problem` against the reference's genes."""
     try:
         data = pred.read_json(pred_path)
     except RejectedFile as exc:
         return ProblemScore.failed(problem, "malformed"), [
-            Finding(exc.relative, f"{exc.reason}; the problem is failed")
+            *found,
+            Finding(exc.relative, f"{exc.reason}; the problem is failed"),
         ]
     if data is MISSING:
         return ProblemScore.failed(problem, "missing"), [
+            *found,
             Finding(
                 pred.relative(pred_path), "the prediction has no such file; the problem is failed"
-            )
+            ),
         ]
     try:
         result = ResultFile.from_dict(data)
     except MalformedResult as exc:
         reason = f"{exc.reason}; the problem is failed"
         return ProblemScore.failed(problem, "malformed"), [
-            Finding(pred.relative(pred_path), reason)
+            *found,
+            Finding(pred.relative(pred_path), reason),
         ]
-    found = []
     numbers = {"success": 100.0, **gene_list_numbers(result.genes, ref_genes)}
     for key in ("accuracy", "f1"):
         numbers[f"trait_pred_{key}"], problem_text = result.cv_number(key)

@@ -21,6 +21,7 @@ from ..core import (
     TableCache,
     TaskInfo,
     TaskInfoError,
+    accuracy_at_chance,
     check_mode,
     notebook_table,
     output_path,
@@ -187,7 +188,10 @@ def _reference(data: ProblemData, task_info: TaskInfo, model: str = "auto") -> R
         *(["iteration_limit"] if model.n_iter_ >= ReferenceMethod.max_iter else []),
     ]
     reversed_columns = None
-    if flags or not model.converged_ or len(genes) > len(data.y):  # a fragile fit: is it unique?
+    # a fragile fit (flagged, not converged, more genes than samples), an LMM (its X is
+    # rotated, y not: its selection is often a draw) or a fit at chance: is it unique?
+    fragile = flags or not model.converged_ or len(genes) > len(data.y)
+    if fragile or lmm or accuracy_at_chance(choice.performance) is not None:
         reversed_columns = _reversed_selection(model, x, data.y, z)
         chosen = int(np.count_nonzero(model.coef_))
         if reversed_columns != (chosen, chosen):

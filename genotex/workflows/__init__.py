@@ -13,7 +13,7 @@ from ._demo import DemoRun, EvalDemo, run_demo, run_eval_demo
 from ._diagnose import diagnose
 from ._examples import DEMO_SPEC, Example, SynthSpec, write_example
 from ._faults import FAULTS, PlantedFault, make_faulty_prediction
-from ._raw_benchmark import RawBenchmark, write_raw_benchmark
+from ._raw_benchmark import KeyFit, RawBenchmark, write_raw_benchmark
 from ._realistic import write_realistic_benchmark
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "DemoRun",
     "EvalDemo",
     "Example",
+    "KeyFit",
     "RawBenchmark",
     "SynthSpec",
     "diagnose",

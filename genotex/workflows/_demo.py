@@ -11,7 +11,7 @@ from ..evaluation import EvalReport, evaluate
 from ..preprocessing import load_synonyms
 from ._baseline import preprocess_and_regress, run_baseline
 from ._examples import DEMO_SPEC, Example, write_example
-from ._raw_benchmark import write_raw_benchmark
+from ._raw_benchmark import KeyFit, write_raw_benchmark
 from ._realistic import write_realistic_benchmark
 
 __all__ = ["DemoRun", "EvalDemo", "run_demo", "run_eval_demo"]
@@ -25,6 +25,8 @@ class DemoRun:
     report: EvalReport
     preprocess_status: list[tuple[str, Outcome]]
     seconds: dict[str, float]
+    #: how the published pipeline reached each reference answer (the realistic demo's)
+    keys: tuple[KeyFit, ...] = ()
 
 
 def run_demo(
@@ -55,7 +57,7 @@ def run_demo(
     started = time.perf_counter()
     report = evaluate(root / "output", bench.reference_output, bench.task_info)
     seconds["eval"] = time.perf_counter() - started
-    return DemoRun(root, report, statuses, seconds)
+    return DemoRun(root, report, statuses, seconds, bench.keys)
 
 
 @dataclass(frozen=True)

@@ -32,19 +32,38 @@ from ..core import (
 )
 from ..preprocessing import Recipe
 
-__all__ = ["RawBenchmark", "write_raw_benchmark"]
+__all__ = ["KeyFit", "RawBenchmark", "write_raw_benchmark"]
 
 _TRAITS = ("Asthma", "Obesity", "Psoriasis")
 _PREFIXES = ("ADAM", "CASP", "CDK", "FOX", "GATA", "IL", "KRT", "MMP", "SOX", "TNF", "WNT", "ZNF")
 
 
 @dataclass(frozen=True)
+class KeyFit:
+    """How the published pipeline reached one reference answer of a generated benchmark: its
+    model, its own cross-validated accuracy and selection precision, and whether that fit is
+    at chance (`genotex.core.accuracy_at_chance`) or depends on the genes' column order.
+    """
+
+    problem: str
+    model: str
+    genes: int
+    cv_accuracy: float | None
+    selection_precision: float | None
+    at_chance: bool
+    order_dependent: bool
+
+
+@dataclass(frozen=True)
 class RawBenchmark:
-    """Where the generated benchmark lies (a benchmark root) and its reference answers."""
+    """Where the generated benchmark lies (a benchmark root) and its reference answers; for a
+    benchmark whose answers the published pipeline made, how each was reached (`keys`).
+    """
 
     root: Path
     reference_output: Path
     task_info: Path
+    keys: tuple[KeyFit, ...] = ()
 
 
 def _genes(n: int) -> list[str]:
@@ -231,10 +250,22 @@ def _write_xena(root: Path, c: _Cohort, *, folder_name: str | None = None) -> No
     _write_gz(folder / "TCGA.DEMO.sampleMap_HiSeqV2_PANCAN.gz", "\n".join(lines) + "\n")
 
 
+def sorted_genes(genes: pd.DataFrame) -> pd.DataFrame:
+    """A gene table's rows in the order pandas' grouping by symbol gives them (sorted)."""
+    return genes.sort_index(kind="stable")
+
+
 def _write_reference(out: Path, c: _Cohort) -> None:
-    """The generator's answer for a cohort: its true tables and record (no missing values)."""
+    """The generator's answer for a cohort: its true tables and record (no missing values).
+
+    The genes are written sorted by symbol, as the paper's preprocessing leaves them (its
+    probe mapping and symbol normalization group by symbol), so that a team that preprocesses
+    correctly writes these tables exactly, column order included: the reference-mode
+    regression depends on that order.
+    """
     base = out / "preprocess" / c.trait
-    write_table(base / "gene_data" / f"{c.cohort}.csv", c.genes)
+    genes = sorted_genes(c.genes)
+    write_table(base / "gene_data" / f"{c.cohort}.csv", genes)
     record = CohortRecord.decide(
         c.cohort,
         gene=True,
@@ -250,7 +281,7 @@ def _write_reference(out: Path, c: _Cohort) -> None:
             [c.status, c.age, c.gender], index=[c.trait, "Age", "Gender"], columns=c.samples
         )
         write_table(base / "clinical_data" / f"{c.cohort}.csv", clinical)
-        linked = pd.concat([clinical, c.genes]).T
+        linked = pd.concat([clinical, genes]).T
         linked.index.name = "sampleID" if c.cohort == "Xena" else None
         write_table(base / f"{c.cohort}.csv", linked)
     CohortInfo.update(base / "cohort_info.json", record)
@@ -261,17 +292,24 @@ _CONDITIONS = {"Asthma": ["Age", "Gender", "Obesity"], "Obesity": ["Gender"], "P
 
 
 def _write_metadata(
-    root: Path, genes: list[str], planted: dict[str, list[str]], known_extra: dict[str, list[str]]
+    root: Path,
+    genes: list[str],
+    planted: dict[str, list[str]],
+    known_extra: dict[str, list[str]],
+    conditions: dict[str, list[str]] = _CONDITIONS,
 ) -> dict[str, str]:
     """task_info.json and gene_synonym.json; returns the aliases the platforms use for some genes.
 
-    Official symbols map to themselves; genes 20-39 are annotated by an alias
-    (e.g. MMP2-A) that the synonym table resolves.
+    Each trait of `conditions` (in its order) knows its planted genes, then its extra known
+    genes, each once (an extra drawn among the planted is not listed again). Official symbols
+    map to themselves; genes 20-39 are annotated by an alias (e.g. MMP2-A) that the synonym
+    table resolves.
     """
     task_info = {
-        t: {"related_genes": planted[t] + known_extra[t], "conditions": _CONDITIONS[t]}
-        for t in _TRAITS
-    }
+        t: {"related_genes": list(dict.fromkeys(planted[t] + known_extra[t])),
+            "conditions": listed}
+        for t, listed in conditions.items()
+    }  # fmt: skip
     TaskInfo.from_dict(task_info).write(root / "metadata" / "task_info.json")
     aliases = {g: f"{g}-A" for g in genes[20:40]}
     synonyms = {g.upper(): g for g in genes} | {a.upper(): g for g, a in aliases.items()}

@@ -13,7 +13,9 @@ the baseline reads these phrasings in-sample):
 - a series whose trait is constant (every sample obese) and one that records no trait at
   all (a cell-line experiment);
 - a platform whose symbols are in a column named otherwise (``GENE_SYMBOL``, beside ORF IDs);
-- a second TCGA folder of another disease, the wrong one for every trait;
+- TCGA folders as TCGA names them, of cancers only: liver cancer's (LIHC), the right one for
+  the Liver_Cancer trait, and melanoma's (SKCM), a skin cancer that is no trait's cohort (a
+  tempting wrong answer for Psoriasis, which, not being a cancer, has no TCGA cohort);
 - an obesity series in two batches (240 samples, batch partly confounded with the trait),
   where the batch-effect test calls for the linear mixed model;
 - asthma series in which obesity (the two-step condition) drives its own genes and goes with
@@ -37,8 +39,7 @@ import numpy as np
 
 from ..core import CohortInfo, CohortRecord, generates_benchmark, write_table
 from ._raw_benchmark import (
-    _CONDITIONS,
-    _TRAITS,
+    KeyFit,
     RawBenchmark,
     _Cohort,
     _genes,
@@ -49,9 +50,19 @@ from ._raw_benchmark import (
     _write_reference,
     _write_series,
     _write_xena,
+    sorted_genes,
 )
 
-__all__ = ["write_realistic_benchmark"]
+__all__ = ["REALISTIC_CONDITIONS", "write_realistic_benchmark"]
+
+#: The realistic benchmark's traits and each one's conditions: the plain demo's three, and a
+#: cancer whose only cohort is a TCGA one.
+REALISTIC_CONDITIONS = {
+    "Asthma": ["Age", "Gender", "Obesity"],
+    "Obesity": ["Gender"],
+    "Psoriasis": ["Age"],
+    "Liver_Cancer": ["Gender"],
+}
 
 
 def _styles() -> list[dict]:
@@ -138,7 +149,7 @@ def _cohort(rng: np.random.Generator, style: dict, plan: _Plan, index: int) -> _
 def _write_truth(reference: Path, c: _Cohort, style: dict) -> None:
     if style.get("records_nothing"):  # no trait, age or gender row: only the gene table
         base = reference / "preprocess" / c.trait
-        write_table(base / "gene_data" / f"{c.cohort}.csv", c.genes)
+        write_table(base / "gene_data" / f"{c.cohort}.csv", sorted_genes(c.genes))
         record = CohortRecord.decide(
             c.cohort, gene=True, trait=False, biased=False, age=False, gender=False,
             size=len(c.samples), note="generated truth",
@@ -157,13 +168,14 @@ def write_realistic_benchmark(folder: str | Path, *, seed: int = 7) -> RawBenchm
     root = Path(folder)
     rng = np.random.default_rng(seed)
     genes = _genes(240)
-    planted = {t: list(rng.choice(genes[10:], 8, replace=False)) for t in _TRAITS}
+    traits = list(REALISTIC_CONDITIONS)
+    planted = {t: list(rng.choice(genes[10:], 8, replace=False)) for t in traits}
     effects = {
-        t: list(np.sort(rng.uniform(0.8, 2.0, 8))[::-1] * rng.choice([-1, 1], 8)) for t in _TRAITS
+        t: list(np.sort(rng.uniform(0.8, 2.0, 8))[::-1] * rng.choice([-1, 1], 8)) for t in traits
     }
-    known_extra = {t: list(rng.choice(genes[10:], 6, replace=False)) for t in _TRAITS}
+    known_extra = {t: list(rng.choice(genes[10:], 6, replace=False)) for t in traits}
     plan = _Plan(genes, planted, effects, known_extra)
-    aliases = _write_metadata(root, genes, planted, known_extra)
+    aliases = _write_metadata(root, genes, planted, known_extra, REALISTIC_CONDITIONS)
     reference = root / "reference" / "output"
     for index, style in enumerate(_styles()):
         c = _cohort(rng, style, plan, index)
@@ -173,40 +185,50 @@ def write_realistic_benchmark(folder: str | Path, *, seed: int = 7) -> RawBenchm
         _write_series(root, c, f"GPL{91000 + index}", (probes, values), series)
         _write_truth(reference, c, style)
     _write_tcga(root, rng, plan, reference)
-    _write_answers(reference, root / "metadata" / "task_info.json")
-    return RawBenchmark(root, reference, root / "metadata" / "task_info.json")
+    keys = _write_answers(reference, root / "metadata" / "task_info.json")
+    return RawBenchmark(root, reference, root / "metadata" / "task_info.json", keys)
 
 
-def _write_answers(reference: Path, task_info: Path) -> None:
+def _write_answers(reference: Path, task_info: Path) -> tuple[KeyFit, ...]:
     """Every problem's reference answer, as the benchmark's are made: the published regression
     pipeline (reference mode, one BLAS thread) over the true preprocessed cohorts. So a
     conditional problem's answer is the conditional analysis', and the batched cohort's the
-    linear mixed model's.
+    linear mixed model's, at chance as it is (the guide says why); how each was reached.
     """
-    from ..core import ProblemId, TaskInfo
+    from ..core import ProblemId, TaskInfo, accuracy_at_chance
     from ..regression import ProblemSkipped, answer_problem, write_result
 
     info = TaskInfo.read(task_info)
-    for trait in _TRAITS:
-        for condition in (None, *_CONDITIONS[trait]):
+    keys = []
+    for trait, conditions in REALISTIC_CONDITIONS.items():
+        for condition in (None, *conditions):
             try:
                 result = answer_problem(reference / "preprocess", ProblemId(trait, condition), info)
             except ProblemSkipped:  # no cohort (pair) answers it: no reference answer
                 continue
             write_result(reference / "regress", result)
+            cv = result.cv_performance
+            flags = getattr(result.method, "flags", ())
+            keys.append(KeyFit(
+                result.problem.key, result.model, len(result.genes),
+                cv.get("prediction", {}).get("accuracy"), cv.get("selection", {}).get("precision"),
+                accuracy_at_chance(cv) is not None, "column_order_dependent" in flags,
+            ))  # fmt: skip
+    return tuple(keys)
 
 
 def _write_tcga(root: Path, rng: np.random.Generator, plan: _Plan, reference: Path) -> None:
-    """Psoriasis's Xena cohort, and a melanoma cohort beside it: the wrong folder."""
-    for folder, trait in (("TCGA_Psoriasis_(DEMO)", "Psoriasis"),
-                          ("TCGA_Skin_Cutaneous_Melanoma_(SKCM)", None)):  # fmt: skip
+    """Liver cancer's Xena cohort (tumour against normal tissue), and a melanoma cohort beside
+    it that is no trait's: the wrong folder for every trait, Psoriasis's skin included.
+    """
+    for folder, code, trait in (("TCGA_Liver_Cancer_(LIHC)", "DD", "Liver_Cancer"),
+                                ("TCGA_Skin_Cutaneous_Melanoma_(SKCM)", "EE", None)):  # fmt: skip
         n = int(rng.integers(60, 91))
-        barcodes = [f"TCGA-{'DP' if trait else 'EE'}-{1000 + i}-{'11' if i % 4 == 0 else '01'}"
-                    for i in range(n)]  # fmt: skip
+        barcodes = [f"TCGA-{code}-{1000 + i}-{'11' if i % 4 == 0 else '01'}" for i in range(n)]
         tumour = np.array([0.0 if b.endswith("11") else 1.0 for b in barcodes])
-        planted = plan.planted["Psoriasis"] if trait else list(plan.genes[:8])
-        effects = plan.effects["Psoriasis"] if trait else [1.5] * 8
-        c = _simulate(rng, "Psoriasis", "Xena", barcodes, plan.genes, planted=planted,
+        planted = plan.planted[trait] if trait else list(plan.genes[:8])
+        effects = plan.effects[trait] if trait else [1.5] * 8
+        c = _simulate(rng, trait or "Melanoma", "Xena", barcodes, plan.genes, planted=planted,
                       effects=effects, status=tumour)  # fmt: skip
         _write_xena(root, c, folder_name=folder)
         if trait:

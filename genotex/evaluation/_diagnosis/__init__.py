@@ -10,6 +10,7 @@ from ._collect import Collected, collect, finish
 from ._figure import error_class_histogram
 from ._model import (
     ERROR_CLASSES,
+    REFERENCE_CAUSES,
     STAGES,
     Diagnosis,
     DiagnosisError,
@@ -28,6 +29,7 @@ from ._views import (
 
 __all__ = [
     "ERROR_CLASSES",
+    "REFERENCE_CAUSES",
     "STAGES",
     "Collected",
     "Diagnosis",

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from ...core import CATEGORIES, ProblemId
 from .._scores import OVERALL
 from .._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, bootstrap_interval
-from ._model import STAGES, DiagnosisFinding, ProblemDiagnosis, StageAverage
+from ._model import REFERENCE_CAUSES, STAGES, DiagnosisFinding, ProblemDiagnosis, StageAverage
 
 __all__ = ["problem_diagnosis", "stage_averages", "stage_shares"]
 
@@ -88,6 +88,11 @@ def problem_diagnosis(
         None,
         tuple(notes),
     )
+    causes = [i for i, f in enumerate(findings)
+              if f.problem == problem.key and f.error_class in REFERENCE_CAUSES]  # fmt: skip
+    if causes and diagnosis.main_stage is not None:  # the reference's answer is the cause
+        shown = tuple(sorted({*diagnosis.findings, *causes}))
+        return ProblemDiagnosis(**{**diagnosis.__dict__, "findings": shown, "top": causes[0]})
     stage = diagnosis.main_stage
     if stage is not None and by_stage[stage]:
         return ProblemDiagnosis(**{**diagnosis.__dict__, "top": by_stage[stage][0]})

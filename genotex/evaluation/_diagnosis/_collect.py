@@ -216,13 +216,16 @@ def finish(
     data_findings: Callable[[ProblemId, tuple[str, ...]], list[DiagnosisFinding]],
     bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
     own_answers: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
+    reference_causes: Mapping[str, Sequence[DiagnosisFinding]] | None = None,
 ) -> Diagnosis:
     """Attribute each lost problem's points; problems that lost nothing get zero shares.
 
     `substitutes[key]` holds the F1 of "own_data", "ref_data" and "ref_cohorts";
     `data_findings(problem, cohorts)` explains a preprocessing loss no class named;
     `own_answers[key]` is (the agent's genes, the pipeline's genes on the agent's own
-    data), for an `analysis` finding that needs no share (`_own_analysis_finding`).
+    data), for an `analysis` finding that needs no share (`_own_analysis_finding`);
+    `reference_causes[key]` are findings on the reference's own answer (`REFERENCE_CAUSES`):
+    they name a lost problem's cause in place of the bare floor.
     """
     findings = list(collected.findings)
     problems: list[ProblemDiagnosis] = []
@@ -232,8 +235,10 @@ def finish(
         for key in ("own_data", "ref_data", "ref_cohorts"):
             f1.setdefault(key, agent)
         shares = stage_shares(f1)
+        causes = list((reference_causes or {}).get(problem.key, ()))
+        findings += causes
         for stage in ("analysis", "floor"):
-            if shares[stage] >= MATERIAL:
+            if shares[stage] >= MATERIAL and not (stage == "floor" and causes):
                 findings.append(_stage_finding(problem, stage, f1, run.get("mode", "?"),
                                                regress_file(problem)))  # fmt: skip
         # only when the analysis share is about nil: a share well below 0 means the agent's

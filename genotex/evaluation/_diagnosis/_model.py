@@ -25,6 +25,7 @@ from ...core import GenotexError, ProblemId, read_json
 
 __all__ = [
     "ERROR_CLASSES",
+    "REFERENCE_CAUSES",
     "STAGES",
     "Diagnosis",
     "DiagnosisError",
@@ -62,7 +63,20 @@ ERROR_CLASSES: dict[str, tuple[str, str]] = {
     "selection": ("selection", "another cohort or pair than the reference's"),
     "analysis": ("analysis", "the genes differ although the data match"),
     "floor": ("floor", "the substitutes' pipeline alone is this far from the reference"),
+    "reference_at_chance": (
+        "floor",
+        "the reference answer's own fit is at chance (CV accuracy under 60%): its genes are no "
+        "better than a draw, and only the published pipeline run exactly reproduces them",
+    ),
+    "reference_order_dependent": (
+        "floor",
+        "the reference answer's genes change with the order of its table's gene columns",
+    ),
 }
+
+#: The classes that name what makes the reference's own answer a poor key: when a problem
+#: has one, it is that problem's cause, whichever stage's share is largest.
+REFERENCE_CAUSES: tuple[str, ...] = ("reference_at_chance", "reference_order_dependent")
 
 
 class DiagnosisError(GenotexError, ValueError):

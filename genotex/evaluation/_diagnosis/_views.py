@@ -141,8 +141,13 @@ def render_diagnosis(diagnosis: Diagnosis, *, limit: int = 40) -> str:
     lines.append(f"  floor: {floor}; a negative share: the agent did better there than the "
                  f"{mode} pipeline")  # fmt: skip
     counts = diagnosis.class_counts()
+    errors = {k: v for k, v in counts.items() if ERROR_CLASSES[k][0] != "floor"}
+    limits = {k: v for k, v in counts.items() if ERROR_CLASSES[k][0] == "floor"}
     lines.append("")
-    lines.append("Error classes: " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "none"))
+    lines.append("Error classes: " + (", ".join(f"{k} {v}" for k, v in errors.items()) or "none"))
+    if limits:  # not the agent's errors: what the reference (or the substitutes' pipeline) is
+        lines.append("Limits of the reference, not errors: "
+                     + ", ".join(f"{k} {v}" for k, v in limits.items()))  # fmt: skip
     lost = [p for p in diagnosis.problems if p.lost > 0]
     if lost:
         lines += ["", f"Problems that lost points ({len(lost)}):"]
