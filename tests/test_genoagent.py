@@ -318,7 +318,7 @@ def test_the_planner_may_finish_a_workflow_early_and_says_so(bench, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("max_retract", "taken", "planner_calls"), [(0, 6, 6 + 4), (2, 11, 11 + 4)]
+    ("max_retract", "taken", "planner_calls"), [(0, 6, 6 + 4 + 2), (2, 11, 11 + 4)]
 )
 def test_max_retract_bounds_going_back_and_the_planner_calls_follow(
     bench, tmp_path, max_retract, taken, planner_calls
@@ -326,7 +326,8 @@ def test_max_retract_bounds_going_back_and_the_planner_calls_follow(
     """By hand: the planner asks to go back twice (before identifier_review, then before
     linking_and_qc). With 2 allowed the GEO cohort takes 11 steps (6, and 2 + 3 again); with
     0 both answers are impossible and it takes its 6. One planner call before each step
-    taken, plus the TCGA folder's 4; nothing else calls the planner.
+    taken, plus the TCGA folder's 4; with 0 allowed, each impossible answer is answered once
+    more, saying so (2 calls); nothing else calls the planner.
     """
     script = planning_script({"identifier_review": '{"step": "dataset_analysis"}',
                               "linking_and_qc": '{"step": "gene_extraction"}'})  # fmt: skip
@@ -956,14 +957,27 @@ def test_the_rendered_prompts_say_one_thing_each(bench, tmp_path):
     tcga = [m for _, _, m in sent if "XENA_DIRS" in m]
     assert tcga and not any(re.search(r"^COHORT_DIR = None$", m, re.MULTILINE) for m in tcga)
     assert all("COHORT_DIR  # the Xena folder the cohort_selection step chose" in m for m in tcga)
-    # the Domain Expert is asked for code when it writes, for a verdict when it reviews
+    # one role text a prompt (issue #69): the Domain Expert has one system prompt whether it
+    # writes or reviews (one stable prefix, which a prompt cache reads); the message says
+    # what it asks, code or a verdict, and how to answer
+    assert all(system.count("You are the ") <= 1 for _, system, _ in sent)
     expert = [(system, message) for role, system, message in sent if role == "domain_expert"]
-    writing = [s for s, m in expert if "# This step:" in m]
-    reviewing = [s for s, m in expert if "\n# The step: " in m]
-    assert writing and reviewing
-    assert all("Answer with one fenced Python block" in s for s in writing)
-    assert all("Answer with one fenced Python block" not in s for s in reviewing)
-    assert all('{"verdict": "approve"}' in s for s in reviewing)
+    writing = [m for _, m in expert if "# This step:" in m]
+    reviewing = [m for _, m in expert if "\n# The step: " in m]
+    assert writing and reviewing and len({system for system, _ in expert}) == 1
+    assert all("Write this step: one fenced Python block" in m for m in writing)
+    assert all('{"verdict": "approve"}' in m and "fenced Python" not in m for m in reviewing)
+    # every role's system prompt is the same at each of its calls
+    for role in ROLES:
+        assert len({system for r, system, _ in sent if r == role}) <= 1, role
+    # the planner is offered "finish" from its first call, as its prompt says it may
+    assert all("finish" in m.split("You may choose any of: ")[1].split(".")[0]
+               for _, m in planner)  # fmt: skip
+    # the statistician is told its DATA_DIR holds the engineers' tables
+    stats = [m for role, _, m in sent if role == "statistician"]
+    assert stats and all("DATA_DIR = '.genoagent/preprocess'  # a copy of the team's "
+                         "preprocessed tables (what the engineers wrote under "
+                         "output/preprocess)" in m for m in stats)  # fmt: skip
     # the annotation is previewed (identifier_review) before its columns are chosen
     mapping = [m for role, _, m in sent if "# This step: gene_mapping" in m]
     assert mapping and all("from the annotation previewed before" in m for m in mapping)

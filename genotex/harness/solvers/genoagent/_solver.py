@@ -51,13 +51,26 @@ SET_BY_A_STEP = {
 }
 
 
-def _preamble(names: Mapping[str, object], options: TeamOptions) -> tuple[str, str]:
-    """The kernel's preamble (the library, then the workflow's names) and the names as shown."""
+#: What the statistician's DATA_DIR holds, said beside it: the engineers wrote under
+#: output/preprocess, and a literal model must not take another folder for other data.
+DATA_DIR_SAYS = {
+    "e2e": "a copy of the team's preprocessed tables (what the engineers wrote under "
+    "output/preprocess), with the tables given for the other traits beside them",
+    "analysis": "the preprocessed tables this run is given (the benchmark's)",
+}
+
+
+def _preamble(
+    names: Mapping[str, object], options: TeamOptions, says: Mapping[str, str] | None = None
+) -> tuple[str, str]:
+    """The kernel's preamble (the library, then the workflow's names) and the names as shown,
+    each with what `says` (or `SET_BY_A_STEP`, for a name a step sets) says of it.
+    """
     code = "\n".join(f"{key} = {value!r}" for key, value in names.items())
     shown = "\n".join(
         f"{key}  # {SET_BY_A_STEP[key]}"
         if value is None and key in SET_BY_A_STEP
-        else f"{key} = {value!r}"
+        else f"{key} = {value!r}" + (f"  # {says[key]}" if says and key in says else "")
         for key, value in names.items()
     )
     imports = library(options.library).preamble(
@@ -99,10 +112,14 @@ class ProjectManager:
         self.records: list[WorkflowRecord] = []
 
     async def workflow(
-        self, steps: Sequence[Unit], title: str, names: Mapping[str, object]
+        self,
+        steps: Sequence[Unit],
+        title: str,
+        names: Mapping[str, object],
+        says: Mapping[str, str] | None = None,
     ) -> None:
         """One workflow in a fresh kernel, stopped at the end whatever happened."""
-        preamble, shown = _preamble(names, self.options)
+        preamble, shown = _preamble(names, self.options, says)
         kernel = Kernel(
             sandbox(), self.python, preamble=preamble, output_chars=self.options.output_chars
         )
@@ -152,7 +169,8 @@ class ProjectManager:
                 "MODEL": "auto" if self.options.batch_effect_correction else "lasso",
             }  # fmt: skip
             only = tuple(u for u in units("statistics", self.options.library) if u.name == kind)
-            await self.workflow(only, f"{problem.key} · statistics", names)
+            says = {"DATA_DIR": DATA_DIR_SAYS.get(self.task, DATA_DIR_SAYS["analysis"])}
+            await self.workflow(only, f"{problem.key} · statistics", names, says)
 
     def required(self) -> list[str]:
         """The files a sample must hold at the end (else it fails, with the reasons)."""

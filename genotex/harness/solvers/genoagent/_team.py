@@ -13,7 +13,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
 from inspect_ai.util import span
 
 from ....agentlib._guard import REFUSED
@@ -113,10 +121,14 @@ class WorkflowRecord:
     abandoned: str | None = None
     went_back: str | None = None
     finished_early: str | None = None  # the first step not taken when the planner finished
+    #: each planner answer that named no choice, and what was done: asked again, then the
+    #: next step in order when the second answer named none either
+    plan_corrections: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"workflow": self.name, "steps": self.steps, "abandoned": self.abandoned,
-                "went_back": self.went_back, "finished_early": self.finished_early}  # fmt: skip
+                "went_back": self.went_back, "finished_early": self.finished_early,
+                "plan_corrections": self.plan_corrections}  # fmt: skip
 
 
 def _clip(text: str, chars: int = PROMPT_TEXT_CHARS) -> str:
@@ -142,6 +154,22 @@ def _history(steps: Sequence[Step]) -> str:
             f"Output:\n{output}\n\nError:\n{error}"
         )
     return "\n\n".join(shown)
+
+
+def _cached(model: Model) -> GenerateConfig:
+    """Prompt caching asked for (Inspect's `cache_prompt`: Anthropic's and Bedrock's caches;
+    OpenAI caches a stable prefix by itself), unless the run or the model chose otherwise
+    (`--cache-prompt false`). A role's system prompt is the same at every call, so each call
+    after the first reads it from the cache.
+    """
+    chosen = model.config.cache_prompt
+    try:  # the run's own generate config (`inspect eval --cache-prompt ...`)
+        from inspect_ai.model._model import active_generate_config
+
+        chosen = active_generate_config().cache_prompt if chosen is None else chosen
+    except ImportError:  # pragma: no cover - an Inspect that moved it: the model's alone
+        pass
+    return GenerateConfig(cache_prompt=True if chosen is None else chosen)
 
 
 class OutOfTime(Exception):
@@ -178,13 +206,20 @@ class Team:
         #: step name -> (workflow, code) of its latest approved run, for `reuse_code`
         self.approved: dict[str, tuple[str, str]] = {}
 
-    async def call(self, role: str, system: str, message: str, where: str) -> str:
-        """One model call as `role`, in a span naming the workflow and step."""
+    async def call(
+        self, role: str, system: str, message: str, where: str, *, before: Sequence[str] = ()
+    ) -> str:
+        """One model call as `role`, in a span naming the workflow and step; `before` is the
+        conversation so far (user, assistant, ...) when `message` answers a reply of its.
+        """
         model = get_model(role=role, default=get_model())
+        turns: list[ChatMessage] = [ChatMessageSystem(content=system)]
+        for i, text in enumerate(before):
+            turns.append(ChatMessageUser(content=text) if i % 2 == 0
+                         else ChatMessageAssistant(content=text))  # fmt: skip
+        turns.append(ChatMessageUser(content=message))
         async with span(f"{where} · {role}", type="genoagent"):
-            output = await model.generate(
-                [ChatMessageSystem(content=system), ChatMessageUser(content=message)]
-            )
+            output = await model.generate(turns, config=_cached(model))
         self.calls[role] += 1
         return output.completion
 
@@ -196,13 +231,13 @@ class Team:
         return writer, "code_reviewer"
 
     def _system(self, role: str) -> str:
-        """A writer's instructions: its role and how it answers, the guidelines, the library's
-        documentation (the Domain Expert's answer is code when it writes, a verdict when it
-        reviews: `_review_system`).
+        """A role's instructions: its one role text, the guidelines, the library's
+        documentation. The same text for every call of the role (a stable prefix, which
+        providers' prompt caches bill at a fraction): what a call asks for, and how to answer
+        it, is in its message (the Domain Expert writes and reviews under one system prompt).
         """
         documentation = library(self.options.library).documentation(role)
-        answer = f"\n\n{prompt('domain_expert_answer')}" if role == "domain_expert" else ""
-        return f"{prompt(role)}{answer}\n\n{prompt('guidelines')}\n\n{documentation}"
+        return f"{prompt(role)}\n\n{prompt('guidelines')}\n\n{documentation}"
 
     async def run_workflow(
         self, kernel: Kernel, workflow: Sequence[Unit], title: str, variables: str
@@ -214,7 +249,7 @@ class Team:
         try:
             await kernel.start()
             while index < len(workflow):
-                chosen = await self._plan(work, workflow, index)
+                chosen = await self._plan(work, workflow, index, record)
                 if chosen < index:  # back: the later steps discarded, the state rebuilt
                     work.retracts += 1
                     record.went_back = workflow[chosen].name
@@ -238,24 +273,30 @@ class Team:
         return record
 
     def _choices(self, workflow: Sequence[Unit], index: int, work: _Work) -> list[str]:
-        """What the planner may choose: any step not yet taken, "finish" once a step was
-        taken, and the steps taken while going back is left.
+        """What the planner may choose: any step not yet taken, "finish" (the planner's prompt
+        says when a workflow may end, which can be before its first step: a TCGA workflow
+        with no folder of the trait's has nothing to save), and the steps taken while going
+        back is left.
         """
         names = [u.name for u in workflow]
-        choices = names[index:]
-        if work.kept:
-            choices.append(FINISH)
+        choices = [*names[index:], FINISH]
         if work.retracts < self.options.max_retract:
             choices += sorted({s.unit.name for s in work.kept}, key=names.index)
         return choices
 
-    async def _plan(self, work: _Work, workflow: Sequence[Unit], index: int) -> int:
+    async def _plan(
+        self, work: _Work, workflow: Sequence[Unit], index: int, record: WorkflowRecord
+    ) -> int:
         """The index of the step to take next (`len(workflow)`: finish): the planner's choice,
-        or the next in order (without planning, with one choice, or an unreadable answer).
+        or the next in order (without planning, or at the start of a workflow of one step,
+        which finishing would leave undone: a problem's statistics). An answer that names
+        no choice is answered once, saying so and listing the choices; a second such answer
+        takes the next step in order. Both are kept in the workflow's record.
         """
         work.left()
         choices = self._choices(workflow, index, work)
-        if not self.options.planning or len(choices) == 1:
+        if not self.options.planning or (choices == [workflow[index].name, FINISH]
+                                         and not work.kept):  # fmt: skip
             return index
         left = self.options.max_retract - work.retracts
         back = ""  # before any step was taken there is nothing to go back to
@@ -268,8 +309,25 @@ class Team:
             next=workflow[index].name, choices=", ".join(choices), back=back,
         )  # fmt: skip
         system = f"{prompt('planner')}\n\n{prompt('guidelines')}"
-        reply = await self.call("planner", system, message, f"{work.title} · planning")
+        where = f"{work.title} · planning"
+        reply = await self.call("planner", system, message, where)
         choice = plan_choice(reply, choices)
+        if choice is None:
+            again = prompt("plan_invalid").format(
+                reply=_clip(reply.strip() or "(nothing)", 300), choices=", ".join(choices),
+                next=workflow[index].name,
+            )  # fmt: skip
+            second = await self.call("planner", system, again, where, before=(message, reply))
+            choice = plan_choice(second, choices)
+            taken = (
+                "took that choice"
+                if choice is not None
+                else (f"named none again: took the next step, {workflow[index].name}")
+            )
+            record.plan_corrections.append(
+                f"before {workflow[index].name}: {_clip(reply.strip(), 200)!r} named no choice; "
+                f"asked again, the planner {taken}"
+            )  # fmt: skip
         if choice is None:
             return index
         return len(workflow) if choice == FINISH else [u.name for u in workflow].index(choice)
@@ -306,6 +364,8 @@ class Team:
             source, earlier = self.approved[unit.name]
             shown = _clip(earlier, CODE_SHOWN_CHARS)
             request += "\n\n" + prompt("reuse").format(source=source, code=shown)
+        if writer == "domain_expert":  # its system prompt is also its reviewer's: say how
+            request += "\n\n" + prompt("domain_expert_answer")
         run, code = await self._write(work, unit, writer, request)
         step = Step(unit, code, run)
         step.note(run)
@@ -335,14 +395,10 @@ class Team:
         return step
 
     def _review_system(self, reviewer: str) -> str:
-        """A reviewer's instructions: its role(s), the guidelines the step must follow and the
-        library the code calls.
+        """A reviewer's instructions: the Code Reviewer's own, or the Domain Expert's one
+        system prompt (it reviews its own steps; the review message says how to answer).
         """
-        roles = [prompt("code_reviewer")]
-        if reviewer != "code_reviewer":
-            roles.insert(0, prompt("domain_expert"))
-        documentation = library(self.options.library).documentation(reviewer)
-        return "\n\n".join([*roles, prompt("guidelines"), documentation])
+        return self._system(reviewer)
 
     def _review(self, work: _Work, step: Step) -> str:
         """What a reviewer reads: the workflow's variables (its paths), the steps before, the
