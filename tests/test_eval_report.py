@@ -188,7 +188,8 @@ def test_runs_of_different_settings_are_not_ranked_together(run, tmp_path):
     assert len(said) == 1, refused.output
     assert (
         "matched and paper ran in different settings (tcga=matched conditions=given; paper "
-        "setting: tcga=matched against tcga=all)" in said[0]
+        "setting: tcga=matched against tcga=all; conditions=given against conditions=raw)"
+        in said[0]
     ), said
     unknown = CliRunner().invoke(main, ["leaderboard", paper, plain])
     assert unknown.exit_code == 1 and "setting unknown" in unknown.output
@@ -413,19 +414,20 @@ def test_the_report_explains_itself(run, tmp_path):
 
 
 def test_a_baseline_and_genoagent_in_the_papers_setting_rank_together_other_lengths_do_not():
-    """By hand: the baseline has no library or budget ("none"), so it stands beside GenoAgent
-    in the paper's setting; a longer time limit is a setting of its own, said as such.
+    """By hand: the baseline has no library or budget (`NOT_AN_OPTION`), so it stands beside
+    GenoAgent in the paper's setting; a longer time limit is a setting of its own, said as such.
     """
-    from genotex.evaluation._setting import RunSetting
+    from genotex.evaluation._setting import NOT_AN_OPTION, RunSetting
 
     def setting(**given):
         values = {"task": "e2e", "tcga": "all", "conditions": "raw", "time_limit": "3600",
-                  "message_limit": "200", "tools": "none", "library": "paper",
+                  "message_limit": "200", "tools": "null", "library": "paper",
                   "cohort_seconds": "420", "time_scale": "auto", **given}  # fmt: skip
         return RunSetting(tuple(values.items()))
 
     genoagent = setting()
-    baseline = setting(library="none", cohort_seconds="none", time_scale="none")
+    baseline = setting(library=NOT_AN_OPTION, cohort_seconds=NOT_AN_OPTION,
+                       time_scale=NOT_AN_OPTION)  # fmt: skip
     longer = setting(time_limit="7200")
     assert genoagent.paper and baseline.paper and longer.paper
     assert genoagent.compatible(baseline) and baseline.compatible(genoagent)
@@ -449,3 +451,51 @@ def test_a_run_that_reached_for_genotexs_pipeline_says_so_on_its_page_escaped(ru
     page = (tmp_path / "page" / "index.html").read_text()
     assert 'data-testid="reached-pipeline"' in page and "1 step(s) reached" in page
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "said"),
+    [
+        # a field the report does not record is unknown, never the paper's value
+        ({"cohort_seconds": None}, {}, "cohort_seconds=null against cohort_seconds=420"),
+        ({"drop": "library"}, {}, "library=unknown against library=paper"),
+        # whole values: two tool lists alike for 40 characters, then not
+        ({"tools": "genotex:" + "x" * 40 + "a"}, {"tools": "genotex:" + "x" * 40 + "b"},
+         "tools=genotex:" + "x" * 40 + "a against tools=genotex:" + "x" * 40 + "b"),
+        # two objects are compared by their content, not found equal for being objects
+        ({"tools": {"mcp": ["a"]}}, {"tools": {"mcp": ["b"]}},
+         'tools={"mcp":["a"]} against tools={"mcp":["b"]}'),
+        # null equals only null
+        ({"time_scale": None}, {}, "time_scale=null against time_scale=auto"),
+        ({"tools": "genotex"}, {}, "tools=genotex against tools=null"),
+    ],
+)  # fmt: skip
+def test_settings_are_compared_whole(run, tmp_path, mine, theirs, said):
+    """Issue #72 item 8: each case ranked 0.14 runs together, or named no difference."""
+    from genotex.evaluation import load_report, setting_of
+
+    drop = mine.pop("drop", None)
+    a = _with_setting(run / "run.json", tmp_path / "a.json", **mine)
+    if drop:
+        data = json.loads((tmp_path / "a.json").read_text())
+        del data["run"]["harness"]["setting"][drop]
+        (tmp_path / "a.json").write_text(json.dumps(data))
+    b = _with_setting(run / "run.json", tmp_path / "b.json", **theirs)
+    first, second = setting_of(load_report(a)), setting_of(load_report(b))
+    assert not first.compatible(second)
+    assert first.difference(second) == said
+    assert second.difference(first) == " against ".join(reversed(said.split(" against ")))
+    refused = CliRunner().invoke(main, ["leaderboard", a, b])
+    field = said.split("=")[0]
+    assert refused.exit_code == 1 and f"{field}=" in refused.output and " against " in (
+        refused.output)  # fmt: skip
+
+
+def test_a_solver_without_an_option_is_ranked_with_any_value_of_it(run, tmp_path):
+    from genotex.evaluation import NOT_AN_OPTION, load_report, setting_of
+
+    baseline = _with_setting(run / "run.json", tmp_path / "a.json", library=NOT_AN_OPTION,
+                             cohort_seconds=NOT_AN_OPTION, time_scale=NOT_AN_OPTION)  # fmt: skip
+    team = _with_setting(run / "run.json", tmp_path / "b.json", cohort_seconds=420.0)
+    first, second = setting_of(load_report(baseline)), setting_of(load_report(team))
+    assert first.compatible(second) and first.paper and second.paper  # 420.0 is 420

@@ -443,3 +443,40 @@ def test_an_agents_own_answer_then_genotexs_regress_both_land_and_are_scored(ben
         "regress/Obesity/significant_genes_condition_None.json",
         "regress/status.json",
     ]
+
+
+# ---- per-trait logs of one model and setting: one row (issue #69) ----------------------------
+def test_per_trait_logs_export_as_one_row_equal_to_eval_on_the_merged_tree(bench, tmp_path):
+    """Two runs of the baseline, one trait each, exported together: the row is genotex eval on
+    the tree they make together; the same trait twice, or another setting, is refused with
+    every differing field named, and nothing is written.
+    """
+    from genotex.core import GenotexError
+
+    logs = [
+        _run(e2e(root=str(bench), traits=trait, sandbox="local"), baseline(),
+             tmp=tmp_path / trait).location
+        for trait in ("Asthma", "Psoriasis")
+    ]  # fmt: skip
+    reference = bench / "reference" / "output"
+    path = export_run(logs, tmp_path / "run", reference=reference)
+    saved = load_report(path)
+    direct = evaluate(tmp_path / "run" / "output", reference, bench / "metadata/task_info.json",
+                      options=EvalOptions(traits=("Asthma", "Psoriasis")))  # fmt: skip
+    exported, expected = saved.to_frame("average"), direct.to_frame("average")
+    assert len(exported) == len(expected) > 0
+    assert exported["average"].tolist() == pytest.approx(expected["average"].tolist(), nan_ok=True)
+    assert saved.run["harness"]["logs"] == [str(log) for log in logs]
+    # by hand: Asthma's 4 problems (None, Age, Gender, Obesity) and Psoriasis's 2 (None, Age)
+    assert saved.run["problems_in_task_info"] == len(saved.analysis or ()) == 6
+    with pytest.raises(GenotexError, match="both ran trait 'Asthma'"):
+        export_run([logs[0], logs[0]], tmp_path / "twice", reference=reference)
+    other = _run(e2e(root=str(bench), traits="Psoriasis", sandbox="local", tcga="matched",
+                     time_limit=20000), gold(), tmp=tmp_path / "other").location  # fmt: skip
+    with pytest.raises(GenotexError) as refused:
+        export_run([logs[0], other], tmp_path / "mixed", reference=reference)
+    said = str(refused.value)
+    assert "tcga=all against tcga=matched" in said
+    assert "time_limit=3600 against time_limit=20000" in said
+    assert "solver baseline against gold" in said
+    assert not (tmp_path / "twice").exists() and not (tmp_path / "mixed").exists()

@@ -265,6 +265,40 @@ def test_cached_input_tokens_are_counted_and_priced():
     assert run.cost_usd == pytest.approx((30000 * 2.0 + 500 * 10.0) / 1e6)  # 0.065 dollars
 
 
+def test_the_cost_is_given_without_and_with_prompt_caching(tmp_path):
+    """By hand: 3,000 uncached input tokens, 25,000 read from the cache and 2,000 written to it,
+    500 output; $2 input, $0.20 a cache read, $2.50 a cache write, $10 output (a million).
+    Without caching (the paper's Cost): (30,000 x 2 + 500 x 10) / 1e6 = 0.065; as billed:
+    (3,000 x 2 + 25,000 x 0.2 + 2,000 x 2.5 + 500 x 10) / 1e6 = 0.021. Two problems: 12.5
+    thousand cached and 2.5 thousand uncached input tokens a problem.
+    """
+    from types import SimpleNamespace
+
+    from genotex.harness.runs._runtime import Prices, runtime_summary, sample_runtime
+
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps({"m/x": {"input": 2.0, "output": 10.0, "cached_input": 0.2,
+                                         "cache_write": 2.5}}))  # fmt: skip
+    usage = _usage(input_tokens=3000, input_tokens_cache_read=25000,
+                   input_tokens_cache_write=2000, output_tokens=500)  # fmt: skip
+    sample = SimpleNamespace(id="A", epoch=1, model_usage={"m/x": usage}, role_usage={},
+                             working_time=2.0, total_time=3.0)  # fmt: skip
+    run = sample_runtime(sample, True, Prices.read(table))
+    assert run.cost_usd == pytest.approx(0.065) and run.cost_cached_usd == pytest.approx(0.021)
+    summary = runtime_summary([run], {"A": 2}).to_dict()
+    assert summary["cached_in_k"] == 12.5 and summary["uncached_in_k"] == 2.5
+    assert summary["cost_usd"] == pytest.approx(0.0325)
+    assert summary["cost_cached_usd"] == pytest.approx(0.0105)
+    # without the cache's prices the cost as billed is unknown, never guessed
+    plain = sample_runtime(sample, True, Prices({"m/x": (2.0, 10.0)}))
+    assert plain.cost_cached_usd is None and plain.cache_read_tokens == 25000
+    table.write_text(json.dumps({"m/x": {"input": 2.0, "output": 10.0, "cache_write": 2.5}}))
+    from genotex.core import GenotexError
+
+    with pytest.raises(GenotexError, match="a cache_write price without its cached_input"):
+        Prices.read(table)
+
+
 @pytest.mark.parametrize(
     "counts",
     [

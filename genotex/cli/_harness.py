@@ -19,7 +19,7 @@ def harness_group() -> None:
 
 
 @harness_group.command("export")
-@click.argument("log", type=click.Path(path_type=Path))
+@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "-o",
     "--out",
@@ -71,7 +71,7 @@ def harness_group() -> None:
 @handle_errors
 def export_command(
     *,
-    log: Path,
+    logs: tuple[Path, ...],
     out: Path,
     reference: Path,
     max_output_mb: int,
@@ -80,16 +80,22 @@ def export_command(
     prices: Path | None,
     diagnose_mode: str | None,
 ) -> None:
-    """Score LOG's samples from the log alone; write the run's tree, eval report and costs.
+    """Score LOGS' samples from the logs alone; write the run's tree, eval report and costs.
 
     The outputs come from the log (each sample's tree, per epoch), never from
     disk; REFERENCE must be the reference the run was scored against, file for
-    file (the log holds each file's sha256), or nothing is written.
+    file (the log holds each file's sha256), or nothing is written. Several logs
+    of one model and setting over disjoint traits (a run made trait by trait)
+    are exported as one run, one leaderboard row; logs of different tasks,
+    solvers, models or settings (each differing field is named), or two holding
+    one trait, are refused.
 
     \b
-    Example:
+    Examples:
       genotex harness export logs/2026-11-23T12-00-00_e2e_abc.eval \\
           --reference bench/reference/output --out runs/mymodel
+      genotex harness export logs/*_e2e_*.eval --reference bench/reference/output \\
+          --out runs/mymodel          # one log per trait, one row
     """
     if (price_in is None) != (price_out is None):
         raise click.UsageError("--price-in and --price-out go together")
@@ -99,7 +105,7 @@ def export_command(
     except ImportError:
         raise click.UsageError(f"the harness needs Inspect: {extra_hint('harness')}") from None
     path = export_run(
-        log,
+        list(logs),
         out,
         reference=reference,
         price_in=price_in,

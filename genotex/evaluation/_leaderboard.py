@@ -52,6 +52,8 @@ COLUMNS = (
 RUNTIME_COLUMNS = (
     ("tokens_in_out_k", "Tk.(K)"),
     ("cost_usd", "Cost($)"),
+    # the cost as billed with the providers' prompt caches (the paper's Cost($) has none)
+    ("cost_cached_usd", "Cached($)"),
     ("time_s", "Time(s)"),
 )
 _TABLES = {"end-to-end": "paper_table2.csv", "analysis": "paper_table3.csv"}
@@ -184,7 +186,10 @@ def _measured_predictions(report: EvalReport) -> dict[str, float]:
 
 
 def _runtime_cells(report: EvalReport) -> dict[str, str] | None:
-    """Tk.(K) as "in/out" thousands per problem, Cost($) and Time(s) per problem, as printed."""
+    """Tk.(K) as "in/out" thousands per problem, Cost($) (every input token at the input
+    price, as the paper's), Cached($) (as billed with prompt caching, where the prices give
+    it) and Time(s) per problem, as printed.
+    """
     runtime = report.run.get("runtime")
     if not isinstance(runtime, dict):
         return None
@@ -200,6 +205,7 @@ def _runtime_cells(report: EvalReport) -> dict[str, str] | None:
     return {
         "tokens_in_out_k": tokens if tokens != "/" else "",
         "cost_usd": number("cost_usd", 2),
+        "cost_cached_usd": number("cost_cached_usd", 2),
         "time_s": number("time_s", 2),
     }
 

@@ -106,7 +106,8 @@ def _csv_rows(board: Leaderboard) -> list[list[str]]:
             cells = row.runtime or {}
             tokens = (cells.get("tokens_in_out_k") or "").split("/")
             runtime = [_csv_number(t) for t in (tokens + ["", ""])[:2]]
-            runtime += [_csv_number(cells.get(k) or "") for k in ("cost_usd", "time_s")]
+            runtime += [_csv_number(cells.get(k) or "")
+                        for k in ("cost_usd", "cost_cached_usd", "time_s")]  # fmt: skip
         scored, total = row.coverage if row.coverage is not None else ("", "")
         published = "true" if row.published else "false"
         group = [row.group] if board.grouped else []
@@ -121,7 +122,7 @@ def _csv(board: Leaderboard) -> str:
         if metric == "auroc":
             headers += ["auroc_low", "auroc_high"]
     if board.runtime:
-        headers += ["tokens_in_k", "tokens_out_k", "cost_usd", "time_s"]
+        headers += ["tokens_in_k", "tokens_out_k", "cost_usd", "cost_cached_usd", "time_s"]
     headers += ["problems_scored", "problems_total", "published"]
     return csv_text(headers, _csv_rows(board))
 

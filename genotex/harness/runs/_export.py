@@ -15,13 +15,14 @@ default, with each epoch's headline numbers and their range), and per epoch
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,13 @@ from ...core import (
     prepare_output_folder,
     write_text_atomic,
 )
-from ...evaluation import ISOLATED_SANDBOXES, EvalReport, provenance
+from ...evaluation import (
+    ISOLATED_SANDBOXES,
+    NOT_AN_OPTION,
+    EvalReport,
+    canonical_value,
+    provenance,
+)
 from ...workflows import diagnose as run_diagnosis
 from ._epochs import merge_reports, reduce_reports
 from ._export_checks import check_out_folder, check_plan
@@ -48,6 +55,7 @@ from ._logged import (
     logged_samples,
     read_log,
 )
+from ._merged import LogPart, merge_runs
 from ._runtime import Prices, RuntimeSummary, SampleRuntime, runtime_summary, sample_runtime
 from ._scoring import SampleScoring, add_given, link_slice, score_files, write_tree
 
@@ -79,7 +87,7 @@ def _reducer(log: Any) -> tuple[str, Callable[[list[float]], float]]:
 
 
 def export_run(
-    log_path: str | Path,
+    log_path: str | Path | Sequence[str | Path],
     out: str | Path,
     *,
     reference: str | Path,
@@ -94,7 +102,10 @@ def export_run(
     Parameters
     ----------
     log_path
-        An Inspect log of a genotex task (`.eval` or `.json`), made by genotex ≥ 0.4.
+        An Inspect log of a genotex task (`.eval` or `.json`), made by genotex ≥ 0.4; or
+        several, one run over disjoint traits (a team run trait by trait): the same task,
+        solver, models and setting, field by field, or nothing is written
+        (`genotex.harness.runs._merged`). Their samples are scored together, as one run.
     out
         The run folder to write: `output/`, `eval.json`, and `epochs/epoch-<k>/`
         (each epoch's tree and report) when the run had several epochs.
@@ -121,20 +132,23 @@ def export_run(
         `run.runtime` and, over several epochs, `run.epochs` blocks.
     """
     started, reference = time.time(), Path(reference)
+    paths = [log_path] if isinstance(log_path, (str, Path)) else list(log_path)
+    if not paths:
+        raise ValueError("give at least one log")
     priced = Prices.of(prices, price_in, price_out)  # a bad table: refused before anything
-    log, run = _checked_log(log_path, Path(out), reference, max_output_mb)
+    parts = [_part(p, Path(out), reference, max_output_mb) for p in paths]
+    run = parts[0].run if len(parts) == 1 else merge_runs(parts, reference)
     bound = max_output_mb * 1024 * 1024
-    by_epoch, runtimes, failures = _score_samples(log, run, reference, bound, prices=priced)
-    if not by_epoch:
-        raise GenotexError("holds no sample", path=log_path)
-    check_plan(log, run, {(s.spec.id, e) for e, v in by_epoch.items() for s, _ in v}, log_path)
-    per_epoch = {k: sorted(s.spec.id for s, _ in v) for k, v in by_epoch.items()}
-    if len({tuple(ids) for ids in per_epoch.values()}) > 1:
-        raise GenotexError(
-            "holds different samples in different epochs (an interrupted run?); export a "
-            "complete run",
-            path=log_path,
-        )
+    by_epoch: dict[int, list[tuple[LoggedSample, SampleScoring]]] = {}
+    runtimes, failures = [], []
+    for part in parts:
+        logged, spent, failed = _score_samples(part.log, part.run, reference, bound,
+                                               prices=priced)  # fmt: skip
+        _check_epochs(part, logged)
+        for epoch, items in logged.items():
+            by_epoch.setdefault(epoch, []).extend(items)
+        runtimes += spent
+        failures += failed
     out = prepare_output_folder(out)
     reports = {}
     for epoch, scored in sorted(by_epoch.items()):
@@ -144,13 +158,14 @@ def export_run(
         reports[epoch] = merge_reports([r.report for _, r in ordered], run.task_info)
     if len(by_epoch) > 1:  # the run's tree is epoch 1's, as a single-epoch run's
         _write_outputs([s for s, _ in by_epoch[min(by_epoch)]], out / "output")
-    reducer_name, statistic = _reducer(log)
+    reducer_name, statistic = _reducer(parts[0].log)
     report = reduce_reports([reports[k] for k in sorted(reports)], statistic)
     problems = {s.spec.id: max(1, len(s.spec.problems)) for s, _ in next(iter(by_epoch.values()))}
     summary, unpriced = runtime_summary(runtimes, problems), _unpriced(priced, runtimes)
-    block = _run_block(run, reference, log_path, epochs=len(by_epoch), reducer=reducer_name)
-    block |= {"failures": failures, **what_ran(log)}
-    block |= setting_and_budget(run.task, run.metadata, log, block["solver_args"])
+    block = _run_block(run, reference, run.source, epochs=len(by_epoch), reducer=reducer_name)
+    if len(parts) > 1:
+        block["logs"] = [str(part.path) for part in parts]
+    block |= {"failures": failures, **parts[0].ran} | parts[0].setting
     asked = sorted({s.spec.trait for scored in by_epoch.values() for s, _ in scored})
     given = sorted({t for s in run.specs.values() if s.trait in asked for t in s.given})
     needed = sorted({t for s in run.specs.values() if s.trait in asked for t in s.needed})
@@ -180,6 +195,33 @@ def export_run(
     path = out / "eval.json"
     write_text_atomic(path, replace(report, run=run_block).to_json())
     return path
+
+
+def _part(path: str | Path, out: Path, reference: Path, max_output_mb: int) -> LogPart:
+    """One log, checked (`_checked_log`), with what ran and its setting."""
+    log, run = _checked_log(path, out, reference, max_output_mb)
+    ran = what_ran(log)
+    return LogPart(path, log, run, ran, setting_and_budget(run.task, run.metadata, log,
+                                                           ran["solver_args"]))  # fmt: skip
+
+
+def _check_epochs(
+    part: LogPart, by_epoch: Mapping[int, list[tuple[LoggedSample, SampleScoring]]]
+) -> None:
+    """Refuse a log with no sample, one lacking a sample Inspect ran, or one holding
+    different samples in different epochs.
+    """
+    if not by_epoch:
+        raise GenotexError("holds no sample", path=part.path)
+    held = {(s.spec.id, e) for e, v in by_epoch.items() for s, _ in v}
+    check_plan(part.log, part.run, held, part.path)
+    per_epoch = {k: sorted(s.spec.id for s, _ in v) for k, v in by_epoch.items()}
+    if len({tuple(ids) for ids in per_epoch.values()}) > 1:
+        raise GenotexError(
+            "holds different samples in different epochs (an interrupted run?); export a "
+            "complete run",
+            path=part.path,
+        )
 
 
 def _unpriced(priced: Prices, runtimes: list[SampleRuntime]) -> list[str]:
@@ -285,6 +327,26 @@ def _scalar(value: object) -> object:
     return str(value)[:200]
 
 
+#: A setting's value longer than this (characters, canonical) is recorded by its digest.
+_SETTING_CHARS = 1000
+
+
+def _setting_value(value: object) -> object:
+    """A log's setting value as the report records it, whole: a short scalar as it is, a
+    list or object as its canonical JSON text, and a text longer than `_SETTING_CHARS` as
+    its sha256 (equal digests, equal values), so that settings are compared whole.
+    """
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    text = value if isinstance(value, str) else canonical_value(value)
+    if len(text) <= _SETTING_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"sha256:{digest} ({len(text)} characters)"
+
+
 def what_ran(log: Any) -> dict[str, Any]:
     """The solver, its arguments, the model and the model of each role, from a log (read as
     untrusted: scalars only, text cut, at most 50 arguments). The arguments are those the
@@ -320,9 +382,9 @@ def setting_and_budget(
     arguments = arguments if isinstance(arguments, dict) else {}
     setting: dict[str, object] = {"task": task}
     for key in ("tcga", "conditions", "time_limit", "message_limit", "tools"):
-        setting[key] = _scalar(arguments.get(key))
-    for key in ("library", "cohort_seconds", "time_scale"):
-        setting[key] = _scalar(solver_args.get(key))
+        setting[key] = _setting_value(arguments.get(key))
+    for key in ("library", "cohort_seconds", "time_scale"):  # the baseline has none of these
+        setting[key] = _setting_value(solver_args[key]) if key in solver_args else NOT_AN_OPTION
     budget: dict[str, Any] | None = None
     for _, team in _teams(log):  # the first sample's record: the budget is the run's
         roles = team.get("role_time_scale")

@@ -22,31 +22,54 @@ __all__ = ["Prices", "RuntimeSummary", "SampleRuntime", "runtime_summary", "samp
 _MAX_PRICE = 100_000.0
 
 
+#: A price table entry's keys: the two prices every entry gives, and the cache's two, which
+#: an entry may give (a cache read's price; a cache write's, the input price when not given).
+_PRICE_KEYS = ("input", "output")
+_CACHE_PRICE_KEYS = ("cached_input", "cache_write")
+
+
 @dataclass(frozen=True)
 class Prices:
-    """Dollars per million input and output tokens: per model, and for every other model."""
+    """Dollars per million input and output tokens: per model, and for every other model; and
+    per model, where the table gives them, the prices of its prompt cache's reads and writes.
+    """
 
     per_model: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     default: tuple[float, float] | None = None
+    #: model -> (cache read, cache write) dollars per million tokens
+    cache: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: str | Path) -> Prices:
         """A price table file, `{"provider/model": {"input": dollars, "output": dollars}}`
-        (per million tokens); anything else is refused in one sentence naming the file.
+        (per million tokens), each entry optionally with `"cached_input"` (a cache read's
+        price) and `"cache_write"` (a cache write's; the input price when not given);
+        anything else is refused in one sentence naming the file.
         """
         data = read_json(Path(path), GenotexError)
         if not isinstance(data, dict) or not data:
             raise GenotexError("is not a price table: an object of model -> prices", path=path)
-        table = {}
+        table, cache = {}, {}
         for model, price in data.items():
-            if not isinstance(price, dict) or set(price) != {"input", "output"}:
+            if (not isinstance(price, dict) or not set(_PRICE_KEYS) <= set(price)
+                    or not set(price) <= {*_PRICE_KEYS, *_CACHE_PRICE_KEYS}):  # fmt: skip
                 raise GenotexError(
-                    f'gives {str(model)[:80]!r} no {{"input": ..., "output": ...}} prices',
+                    f'gives {str(model)[:80]!r} no {{"input": ..., "output": ...}} prices '
+                    '(and, optionally, "cached_input" and "cache_write", nothing else)',
                     path=path,
                 )
             pair = (_price(price["input"], model, path), _price(price["output"], model, path))
             table[str(model)] = pair
-        return cls(table)
+            if "cached_input" in price:
+                read = _price(price["cached_input"], model, path)
+                write = (
+                    _price(price["cache_write"], model, path) if "cache_write" in price else None
+                )
+                cache[str(model)] = (read, pair[0] if write is None else write)
+            elif "cache_write" in price:
+                raise GenotexError(f"gives {str(model)[:80]!r} a cache_write price without "
+                                   "its cached_input price", path=path)  # fmt: skip
+        return cls(table, cache=cache)
 
     @classmethod
     def of(
@@ -57,7 +80,7 @@ class Prices:
         default = None
         if price_in is not None and price_out is not None:
             default = (_price(price_in, "--price-in", None), _price(price_out, "--price-out", None))
-        return cls(prices.per_model, default or prices.default)
+        return cls(prices.per_model, default or prices.default, prices.cache)
 
     def prices(self, model: str) -> bool:
         """Whether a price is known for `model` (its own, or the price for every model)."""
@@ -83,6 +106,19 @@ class Prices:
         if not math.isfinite(known) or known < 0:
             raise GenotexError(f"the log gives {model[:80]!r} the cost {known}, not a cost")
         return float(known)
+
+    def cost_cached(self, model: str, usage: Any) -> float | None:
+        """Dollars of one model's usage as its provider bills a prompt cache: uncached input at
+        the input price, cache reads at `cached_input`, cache writes at `cache_write`; None
+        when the table gives the model no cache prices.
+        """
+        pair, cache = self.per_model.get(model) or self.default, self.cache.get(model)
+        if pair is None or cache is None:
+            return None
+        reads, writes = _tokens(usage, CACHED_INPUT[0]), _tokens(usage, CACHED_INPUT[1])
+        dollars = (_tokens(usage, "input_tokens") * pair[0] + reads * cache[0]
+                   + writes * cache[1] + _tokens(usage, "output_tokens") * pair[1])  # fmt: skip
+        return dollars / 1e6
 
 
 def _price(value: object, model: object, path: str | Path | None) -> float:
@@ -144,6 +180,11 @@ class SampleRuntime:
     seconds: float | None
     by_model: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     by_role: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: of `input_tokens`, those read from a provider's prompt cache, and those written to it
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: dollars as billed with the prompt cache (None: a model has no cache prices)
+    cost_cached_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -151,7 +192,11 @@ class RuntimeSummary:
     """The run's Table 2 columns, per problem as the paper reports them, with the epochs' spread.
 
     `success` is the percentage of samples whose agent finished without an error
-    or a limit and whose output scored; tokens are thousands per problem.
+    or a limit and whose output scored; tokens are thousands per problem. `tokens_in_k`
+    counts every input token, cached or not, and `cost_usd` prices them all at the input
+    price, as the paper's Cost($) does; `cached_in_k` and `uncached_in_k` split the input
+    (a provider's prompt cache reads against the rest), and `cost_cached_usd` is the cost
+    as billed with the cache (None without cache prices for every model).
     """
 
     samples: int
@@ -166,6 +211,9 @@ class RuntimeSummary:
     #: thousands of (input, output) tokens per problem, per model and per role
     tokens_by_model: Mapping[str, dict[str, float]] = field(default_factory=dict)
     tokens_by_role: Mapping[str, dict[str, float]] = field(default_factory=dict)
+    cached_in_k: float = 0.0
+    uncached_in_k: float = 0.0
+    cost_cached_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -185,18 +233,27 @@ def sample_runtime(sample: Any, success: bool, prices: Prices) -> SampleRuntime:
     usage = sample.model_usage or {}
     by_model = _split(usage)
     costs = [prices.cost(model, u) for model, u in usage.items()]
-    known = [c for c in costs if c is not None]
+    cached = [prices.cost_cached(model, u) for model, u in usage.items()]
     return SampleRuntime(
         str(sample.id),
         int(sample.epoch or 1),
         success,
         sum(i for i, _ in by_model.values()),
         sum(o for _, o in by_model.values()),
-        sum(known) if costs and len(known) == len(costs) else None,
+        _all_known(costs),
         sample.working_time if sample.working_time is not None else sample.total_time,
         by_model,
         _split(getattr(sample, "role_usage", None) or {}),
+        sum(_tokens(u, CACHED_INPUT[0]) for u in usage.values()),
+        sum(_tokens(u, CACHED_INPUT[1]) for u in usage.values()),
+        _all_known(cached),
     )
+
+
+def _all_known(costs: list[float | None]) -> float | None:
+    """The sum of costs, or None when there are none or one is unknown."""
+    known = [c for c in costs if c is not None]
+    return sum(known) if costs and len(known) == len(costs) else None
 
 
 def _problems(rows: Iterable[SampleRuntime], problems_per_sample: Mapping[str, int]) -> int:
@@ -221,11 +278,15 @@ def runtime_summary(
         problems = _problems(rows, problems_per_sample)
         costs = [r.cost_usd for r in rows]
         seconds = [r.seconds for r in rows]
+        cached = sum(r.cache_read_tokens for r in rows)
         return {
             "success": 100.0 * sum(r.success for r in rows) / max(1, len(rows)),
             "tokens_in_k": sum(r.input_tokens for r in rows) / problems / 1000,
             "tokens_out_k": sum(r.output_tokens for r in rows) / problems / 1000,
+            "cached_in_k": cached / problems / 1000,
+            "uncached_in_k": (sum(r.input_tokens for r in rows) - cached) / problems / 1000,
             "cost_usd": _per_problem(costs, problems),
+            "cost_cached_usd": _per_problem([r.cost_cached_usd for r in rows], problems),
             "time_s": _per_problem(seconds, problems),
         }
 
@@ -243,6 +304,9 @@ def runtime_summary(
         per_epoch=per_epoch if len(epochs) > 1 else (),
         tokens_by_model=_per_name(runtimes, "by_model", problems_per_sample),
         tokens_by_role=_per_name(runtimes, "by_role", problems_per_sample),
+        cached_in_k=overall["cached_in_k"] or 0.0,
+        uncached_in_k=overall["uncached_in_k"] or 0.0,
+        cost_cached_usd=overall["cost_cached_usd"],
     )
 
 
