@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..core import MODES, SELECT_BY, GenotexError, Mode, SelectBy, TableCache
+from ..core import MODES, SELECT_BY, GenotexError, Mode, SelectBy, TableCache, printable
 from ._common import (
     cache_options,
     common_options,
@@ -165,6 +165,8 @@ def regress_command(
     if not data.is_dir():
         raise GenotexError("the data folder does not exist", path=data)
     info = TaskInfo.read(task_info)
+    if (repeated := info.repeated_genes_note()) is not None:
+        say(f"note: {printable(repeated)}", err=True)
     problems = info.select(traits, condition)
     with ItemProgress(len(problems), unit="problems") as progress:
 

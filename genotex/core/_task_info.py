@@ -115,6 +115,37 @@ class TaskInfo:
         """Related genes of a trait; a trait absent from task_info has none."""
         return self.related_genes.get(trait, ())
 
+    def repeated_genes(self) -> dict[str, tuple[str, ...]]:
+        """Each trait's related genes listed more than once (first occurrence order).
+
+        They are kept as listed, as the published pipeline keeps them: its CV's selection
+        recall counts a repeated gene once per listing (`gene_selection_scores`), its two-step
+        regressors are a set, and the evaluator does not read related_genes.
+        """
+        found = {}
+        for trait, genes in self.related_genes.items():
+            seen: dict[str, int] = {}
+            for gene in genes:
+                seen[gene] = seen.get(gene, 0) + 1
+            repeated = tuple(g for g, n in seen.items() if n > 1)
+            if repeated:
+                found[trait] = repeated
+        return found
+
+    def repeated_genes_note(self) -> str | None:
+        """`repeated_genes` in one sentence naming the file (None when there are none)."""
+        found = self.repeated_genes()
+        if not found:
+            return None
+        listed = "; ".join(f"{trait}: {', '.join(genes[:5])}" + (" ..." if len(genes) > 5 else "")
+                           for trait, genes in list(found.items())[:5])  # fmt: skip
+        where = f"{self.source}" if self.source else "task_info"
+        return (
+            f"{where} lists some related genes more than once ({listed}); they are kept as "
+            "listed, as the published pipeline keeps them (its cross-validation's selection "
+            "recall counts each listing; the evaluator does not read related_genes)"
+        )
+
     @classmethod
     def from_dict(cls, data: object, *, source: str | Path | None = None) -> TaskInfo:
         """Validate a parsed task_info; every fault is a `TaskInfoError` naming `source`.
