@@ -79,3 +79,27 @@ def test_a_report_with_no_preprocessed_file_draws_without_a_warning(tmp_path):
         warnings.simplefilter("error")
         figure = csc_per_trait(report)
     assert figure.axes[0].get_legend() is None  # every file missing: nothing to name
+
+
+def test_a_task_info_listing_a_gene_twice_is_said_and_kept_as_published(tmp_path):
+    """Issue #69: the realistic demo listed GATA11 twice for Psoriasis. genotex's generators
+    list each gene once; a downloaded task_info is kept as it is (the published CV's recall
+    counts each listing), and regress says so in one line naming the file.
+    """
+    from click.testing import CliRunner
+
+    from genotex.cli import main
+    from genotex.core import TaskInfo
+
+    path = tmp_path / "task_info.json"
+    path.write_text(json.dumps({"Psoriasis": {"related_genes": ["GATA11", "IL17A", "GATA11"],
+                                              "conditions": []}}))  # fmt: skip
+    info = TaskInfo.read(path)
+    assert info.genes_of("Psoriasis") == ("GATA11", "IL17A", "GATA11")  # kept as listed
+    assert info.repeated_genes() == {"Psoriasis": ("GATA11",)}
+    (tmp_path / "data").mkdir()
+    done = CliRunner().invoke(main, ["regress", "--all", "--preprocessed", str(tmp_path / "data"),
+                                     "--task-info", str(path), "--out", str(tmp_path / "out"),
+                                     "--no-progress"])  # fmt: skip
+    note = [line for line in done.output.splitlines() if line.startswith("note:")]
+    assert len(note) == 1 and str(path) in note[0] and "Psoriasis: GATA11" in note[0], done.output
