@@ -9,8 +9,11 @@ GEO cohort, TCGA workflow and problem. The sizes depend on the prompts and on wh
 steps print, not on a model: a real model's replies (longer code, more output) make them
 larger. With `--realistic` the benchmark is `genotex demo --realistic`'s and the team is
 tests/realistic_team.py's, and each trait's calls and characters are printed too (a token
-is counted as 4 characters: an estimate, no tokenizer is used). Run from the repository's
-root:
+is counted as 4 characters: an estimate, no tokenizer is used). Also printed: the share of
+what is sent that is each role's system prompt (its role text, the guidelines and the
+library's documentation: the same at every call of the role, the prefix a provider's
+prompt cache bills at a fraction), and the estimated input tokens per problem. Run from the
+repository's root:
 
     python scripts/genoagent_prompts.py [--traits Asthma,Psoriasis] [--realistic]
 """
@@ -70,8 +73,10 @@ def main() -> None:
                            model=roles["planner"], model_roles=roles, solver=genoagent(),
                            log_dir=str(Path(scratch) / "logs"), display="none")[0]  # fmt: skip
         sizes: dict[str, list[int]] = defaultdict(list)
+        prefixes: dict[str, list[int]] = defaultdict(list)
         per_workflow: dict[str, int] = defaultdict(int)
         per_trait: dict[str, list[int]] = defaultdict(list)
+        problems = {str(s.id): len(s.metadata["problems"]) for s in log.samples}
         for sample in log.samples:
             sample = resolve_sample_attachments(sample)
             spans = {e.id: e.name for e in sample.events if isinstance(e, SpanBeginEvent)}
@@ -79,6 +84,7 @@ def main() -> None:
                 if isinstance(event, ModelEvent):
                     sent = sum(len(str(m.content)) for m in event.input)
                     sizes[str(event.role)].append(sent)
+                    prefixes[str(event.role)].append(len(str(event.input[0].content)))
                     per_trait[str(sample.id)].append(sent)
                     per_workflow[spans.get(event.span_id or "", "?").split(" · ")[0]] += 1
     bench = "the realistic demo" if realistic else "the demo"
@@ -98,9 +104,22 @@ def main() -> None:
         kinds[kind].append(calls)
     for kind, counts in sorted(kinds.items()):
         print(f"calls per {kind}: median {statistics.median(counts):g} (of {len(counts)})")
-    print(f"{'trait':<15}{'calls':>7}{'chars sent':>14}{'~tokens':>11}")
+    print(f"{'trait':<15}{'calls':>7}{'chars sent':>14}{'~tokens':>11}{'~tokens/problem':>17}")
     for trait, sent in sorted(per_trait.items()):
-        print(f"{trait:<15}{len(sent):>7}{sum(sent):>14,}{sum(sent) // 4:>11,}")
+        per_problem = sum(sent) / 4 / max(1, problems.get(trait, 1))
+        print(f"{trait:<15}{len(sent):>7}{sum(sent):>14,}{sum(sent) // 4:>11,}"
+              f"{per_problem:>17,.0f}")  # fmt: skip
+    total = sum(sum(v) for v in sizes.values())
+    fixed = sum(sum(v) for v in prefixes.values())
+    print(
+        f"the system prompts (each role's fixed prefix): {100 * fixed / total:.1f}% of the "
+        f"{total:,} characters sent"
+    )
+    for role in sorted(sizes):
+        share = 100 * sum(prefixes[role]) / max(1, sum(sizes[role]))
+        print(f"  {role:<15}{share:>6.1f}% (prefix {statistics.median(prefixes[role]):,.0f} chars)")
+    asked = max(1, sum(problems.values()))
+    print(f"~input tokens per problem over all traits: {total / 4 / asked:,.0f}")
 
 
 if __name__ == "__main__":
