@@ -40,6 +40,14 @@ from genotex.harness.sandboxes._sandbox_spec import SampleSandbox
 
 KINDS = {"local": LocalSandboxEnvironment, "bwrap": BubblewrapSandbox, "podman": PodmanSandbox}
 METADATA = {"genotex_sandbox": SampleSandbox().to_metadata()}
+if "guarded" in SampleSandbox.__dataclass_fields__:  # since 0.15: the import path judged at
+    # every command, as a task's bwrap samples do (a reference and folders to keep out)
+    import tempfile
+    from pathlib import Path as _Path
+    _guard = _Path(tempfile.mkdtemp(prefix="genotex-bench-guard-"))
+    (_guard / "reference" / "regress").mkdir(parents=True)
+    (_guard / "reference" / "regress" / "answer.json").write_text('{"significant_genes": {}}')
+    METADATA["genotex_sandbox"]["guarded"] = [str(_guard / "reference"), str(_guard / "root")]
 
 
 async def one(kind):

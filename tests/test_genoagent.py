@@ -883,6 +883,38 @@ def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuse
     assert "is not the log of a GenoAgent run" in refused.stderr
 
 
+def test_a_log_asking_more_than_a_replays_caps_is_refused_before_any_code_runs(bench, tmp_path):
+    """Issue #70 item 6: a hostile log could ask for all the memory, 4,096 processes and no
+    time limit. Each value past its cap is named; nothing runs; the replayer's word lifts
+    the caps (the run then replays as logged).
+    """
+    from inspect_ai.log import write_eval_log
+
+    from genotex.core import GenotexError
+    from genotex.harness import replay_run
+
+    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
+    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    arguments = dict(log.eval.metadata["arguments"])
+    arguments.update(time_limit=None, limits="memory_mb=16384,processes=4096")
+    log.eval.metadata = {**log.eval.metadata, "arguments": arguments}
+    for sample in log.samples:  # the team's options, as its store records them
+        sample.store["genoagent"]["options"]["cohort_seconds"] = 86400
+    forged = tmp_path / "forged.eval"
+    write_eval_log(log, str(forged))
+    marker = tmp_path / "again"
+    with pytest.raises(GenotexError) as refused:
+        replay_run(forged, root=bench, sandbox="local", trust_log=True, log_dir=marker)
+    said = str(refused.value)
+    assert "time_limit none (cap 14,400)" in said and "cohort_seconds 86400 (cap 3,600)" in said
+    assert "limits memory_mb=16,384 (cap 8,192)" in said
+    assert "limits processes=4,096 (cap 512)" in said and "--allow-log-limits" in said
+    assert not any(marker.glob("*.eval"))  # nothing ran
+    again = replay_run(forged, root=bench, sandbox="local", trust_log=True, log_dir=marker,
+                       allow_log_limits=True)  # fmt: skip
+    assert again.samples == len(log.samples) and again.calls > 0
+
+
 def _edited_statistics(log, into):
     """The log with the first statistician reply's answer cut to its first gene."""
     from inspect_ai.log import resolve_sample_attachments, write_eval_log

@@ -445,3 +445,58 @@ def test_a_forked_childs_late_output_stays_out_of_later_steps(kind):
     forked, later, last = _run(kind, body)
     assert forked.output == "parent done\n"
     assert later.output == "mine\n" and last.output == "last\n"
+
+
+#: Step 1 of the forging daemon (issue #70 item 2): a child left running that tries every
+#: way into the supervisor (the worker's parent), writes what each gave, and, had any worked,
+#: would have answered the host in the supervisor's place.
+_DAEMON = """
+import ctypes, errno, json, os, time
+supervisor = os.getppid()
+libc = ctypes.CDLL(None, use_errno=True)
+def tried(name, attempt):
+    try:
+        found = attempt()
+    except OSError as exc:
+        return exc.errno
+    return found
+if os.fork() == 0:
+    found = {}
+    found["mem"] = tried("mem", lambda: (open(f"/proc/{supervisor}/mem", "rb").close(), "opened")[1])
+    found["fd"] = tried("fd", lambda: (os.listdir(f"/proc/{supervisor}/fd"), "listed")[1])
+    pidfd = os.pidfd_open(supervisor)
+    taken = libc.syscall(438, pidfd, 0, 0)  # pidfd_getfd of its fd 0, the host's channel
+    found["pidfd_getfd"] = "taken" if taken >= 0 else ctypes.get_errno()
+    attached = libc.ptrace(16, supervisor, 0, 0)  # PTRACE_ATTACH
+    found["ptrace"] = "attached" if attached == 0 else ctypes.get_errno()
+    with open("/tmp/attempts.json", "w") as out:
+        json.dump(found, out)
+    time.sleep(60)
+    os._exit(0)
+print("daemon started")
+"""
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.values[0] != "local"])
+def test_step_code_cannot_reach_the_kernels_supervisor(kind):
+    """A daemon forked by one step cannot trace the supervisor, open its memory or its
+    descriptors, or take them with pidfd_getfd (each refused: EPERM or EACCES), so a later
+    step's real failure is recorded as a failure.
+    """
+    import errno
+    import json
+
+    async def body(kernel, env):
+        started = await kernel.run(_DAEMON, "<daemon>", 60)
+        await asyncio.sleep(1.0)
+        failing = await kernel.run("raise RuntimeError('REAL-FAILURE-OF-STEP-TWO')", "<two>", 60)
+        found = await kernel.run("print(open('/tmp/attempts.json').read())", "<read>", 60)
+        return started, failing, found
+
+    started, failing, found = _run(kind, body)
+    assert started.ok, started.error
+    assert not failing.ok and "REAL-FAILURE-OF-STEP-TWO" in failing.error
+    attempts = json.loads(found.output)
+    refused = {errno.EPERM, errno.EACCES}
+    assert set(attempts) == {"mem", "fd", "pidfd_getfd", "ptrace"}
+    assert all(value in refused for value in attempts.values()), attempts

@@ -15,6 +15,7 @@ import ctypes
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -217,6 +218,23 @@ except OSError as exc:
 
 
 @pytest.mark.parametrize("sandbox", ISOLATED)
+def test_which_host_uids_hold_keys_is_hidden(sandbox):
+    """Issue #70 item 5: under podman `/proc/key-users` showed the host's per-uid key counts
+    (`0: 12 11/11 ...`); both sandboxes now show it empty, as `/proc/keys`.
+    """
+    host = Path("/proc/key-users").read_text()
+    assert host.strip(), "the host lists no uid with keys"
+
+    async def work(environments):
+        return await environments[0].exec(
+            ["sh", "-c", "cat /proc/key-users /proc/keys 2>/dev/null; echo end"], timeout=60
+        )
+
+    done = _sandboxes(sandbox, 1, work)
+    assert done.stdout.strip() == "end", done.stdout
+
+
+@pytest.mark.parametrize("sandbox", ISOLATED)
 def test_a_secret_in_the_hosts_session_keyring_is_unreadable_and_unchanged_from_inside(
     sandbox, tmp_path
 ):
@@ -308,10 +326,29 @@ def test_a_later_run_gets_another_uid():
 
 
 # ---- binds checked by what they hold -----------------------------------------------------------
-def _plant(folder: Path, what: str) -> Path:
+def _plant(folder: Path, what: str, reference: Path | None = None) -> Path:
     """A folder of the import path holding `what`, deep inside, as found on a real disk."""
     deep = folder / "lib" / "nested"
     deep.mkdir(parents=True)
+    if what == "preprocessed":  # a previous run's (or a colleague's) output/preprocess/<trait>
+        assert reference is not None
+        copy = deep / "old-run" / "Psoriasis"
+        shutil.copytree(reference / "preprocess" / "Psoriasis", copy)
+        return copy
+    if what in ("hard link", "copy"):  # a reference answer under another name
+        assert reference is not None
+        answer = next(iter(sorted((reference / "regress").rglob("*.json"))))
+        notes = deep / "notes.txt"
+        if what == "hard link":
+            os.link(answer, notes)
+        else:
+            shutil.copyfile(answer, notes)
+        return notes
+    if what == "site-packages":  # another environment's packages: walked whole
+        packages = folder / "site-packages"
+        (packages / "sub").mkdir(parents=True)
+        (packages / "sub" / ".netrc").write_text("machine example.org login a password b\n")
+        return packages / "sub" / ".netrc"
     if what == "benchmark":
         copy = deep / "GenoTEX-copy" / "metadata"
         copy.mkdir(parents=True)
@@ -325,22 +362,92 @@ def _plant(folder: Path, what: str) -> Path:
 
 
 @needs_bwrap
-@pytest.mark.parametrize("what", ["benchmark", "netrc", "log"])
+@pytest.mark.parametrize(
+    "what", ["benchmark", "netrc", "log", "preprocessed", "hard link", "copy", "site-packages"]
+)
 def test_an_import_path_holding_a_benchmark_a_credential_or_a_log_is_refused_naming_it(
     tmp_path, monkeypatch, what
 ):
+    """Issue #70 items 3 and 4 added the preprocessed answers' layout, a file that is a
+    reference answer by identity or content whatever its name, and a `site-packages` walked
+    whole.
+    """
     bench = tmp_path / "bench"
     write_raw_benchmark(bench, recipes=False)
     elsewhere = tmp_path / "site"
-    planted = _plant(elsewhere, what)
+    planted = _plant(elsewhere, what, bench / "reference" / "output")
+    if what == "site-packages":
+        elsewhere = elsewhere / "site-packages"
     monkeypatch.setattr(sys, "path", [*sys.path, str(elsewhere)])
     with pytest.raises(PrerequisiteError, match="import path holds") as raised:
         e2e(root=str(bench), traits="Asthma", sandbox="bwrap")
     said = str(raised.value)
     assert str(planted) in said and "\n" not in said, said
-    planted.unlink()  # the same folder, now holding nothing of the kind: bound
+    if what in ("hard link", "copy"):
+        kind = "a link to" if what == "hard link" else "a copy of"
+        assert f"{kind} the reference's" in said, said
+    # the same folder, now holding nothing of the kind: bound
+    shutil.rmtree(planted) if planted.is_dir() else planted.unlink()
     task = e2e(root=str(bench), traits="Asthma", sandbox="bwrap")
     assert task.metadata["sandbox"] == "bwrap"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("watched", ["inotify", "fingerprint"])
+def test_an_import_path_folder_is_judged_again_before_every_command(
+    tmp_path, monkeypatch, watched
+):
+    """Issue #70 item 4: the folders are bound live, and 0.14 checked them once, when the task
+    was made: a `.netrc` written there afterwards was read by the next command. Now the next
+    command is refused, naming it; taken away, the command runs. Watched by inotify, or by
+    each command's fingerprint where inotify cannot watch.
+    """
+    import os as _os
+
+    from genotex.harness.sandboxes import _python_binds
+
+    def no_inotify(*_args):
+        raise OSError("no inotify instance")
+
+    if watched == "fingerprint":
+        monkeypatch.setattr(_python_binds._Watch, "__init__", no_inotify)
+    monkeypatch.setattr(_python_binds, "_GUARDS", {})
+
+    bench = tmp_path / "bench"
+    write_raw_benchmark(bench, recipes=False)
+    elsewhere = tmp_path / "site"
+    (elsewhere / "lib").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(elsewhere)])
+    task = e2e(root=str(bench), traits="Asthma", sandbox="bwrap")  # clean: made
+    guarded = task.dataset[0].metadata["genotex_sandbox"]["guarded"]
+    assert guarded[0] == str(bench / "reference" / "output")
+    metadata = {"genotex_sandbox": {**SampleSandbox().to_metadata(), "guarded": guarded}}
+
+    async def run(write):
+        made = await CLASSES["bwrap"].sample_init("isolation", None, metadata)
+        try:
+            first = await made["default"].exec(["true"], timeout=60)
+            write()
+            try:
+                second = await made["default"].exec(["true"], timeout=60)
+            except RuntimeError as refused:
+                return first, str(refused)
+            return first, second
+        finally:
+            await CLASSES["bwrap"].sample_cleanup("isolation", None, made, False)
+
+    netrc = elsewhere / "lib" / ".netrc"
+    first, said = asyncio.run(run(lambda: netrc.write_text("machine a login b password c\n")))
+    assert first.success and isinstance(said, str), said
+    assert "the bwrap sandbox refuses to run the command" in said and str(netrc) in said
+    netrc.unlink()
+    answer = next(iter(sorted((bench / "reference" / "output" / "regress").rglob("*.json"))))
+    linked = elsewhere / "lib" / "notes.txt"
+    first, said = asyncio.run(run(lambda: _os.link(answer, linked)))
+    assert isinstance(said, str) and "a link to the reference's" in said and str(linked) in said
+    linked.unlink()
+    first, second = asyncio.run(run(lambda: None))
+    assert first.success and second.success
 
 
 # ---- a killed run leaves nothing mounted -------------------------------------------------------

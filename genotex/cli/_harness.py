@@ -146,10 +146,23 @@ def export_command(
     default=None,
     help="Keep the replay's own log here (default: a temporary folder, removed).",
 )
+@click.option(
+    "--allow-log-limits",
+    is_flag=True,
+    help="Take the log's limits past a replay's caps (a sample's time 4 h, 1,000 messages, "
+    "the default sandbox limits, cohort_seconds 3,600, time_scale 10, review_rounds and "
+    "max_retract 4, output_chars 100,000): the log then may ask for this machine's all.",
+)
 @common_options
 @handle_errors
 def replay_command(
-    log: Path, root: Path, sandbox: str | None, trust_log: bool, log_dir: Path | None
+    *,
+    log: Path,
+    root: Path,
+    sandbox: str | None,
+    trust_log: bool,
+    log_dir: Path | None,
+    allow_log_limits: bool,
 ) -> None:
     """Run a GenoAgent log again, offline, its logged replies as the model.
 
@@ -157,6 +170,11 @@ def replay_command(
     log's code runs in an isolated sandbox (the log's own sandbox is never used: it may
     say local). Every message sent is compared with the log's. Exits 0 when every
     message, output file and score is the same, 1 otherwise, naming the first difference.
+
+    From the log: its task arguments (traits, tcga, conditions, tools, time and message
+    limits, sandbox limits) and the team's options, each up to a replay's cap (see
+    --allow-log-limits); a log asking for more is refused before any code runs, naming
+    each value. Never from the log: the root, the reference, the sandbox and its image.
 
     \b
     Example:
@@ -173,7 +191,8 @@ def replay_command(
     from ..harness import replay_run
 
     os.environ.setdefault("INSPECT_DISABLE_MODEL_API", "1")  # no call leaves the machine
-    result = replay_run(log, root=root, sandbox=sandbox, trust_log=trust_log, log_dir=log_dir)
+    result = replay_run(log, root=root, sandbox=sandbox, trust_log=trust_log, log_dir=log_dir,
+                        allow_log_limits=allow_log_limits)  # fmt: skip
     counted = f"{result.samples} samples, {result.calls} model calls"
     if result.same:
         say(f"replayed {counted}: every message, output file and score as logged")

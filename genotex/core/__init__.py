@@ -44,6 +44,7 @@ from ._cache import (
 )
 from ._cohort_info import CohortInfo, CohortRecord
 from ._csv_cells import csv_text, safe_cell
+from ._descriptors import folders_at, open_folder, remove_tree_at, write_file_at
 from ._digest import DigestMemo, file_sha256, tree_digest_of
 from ._errors import (
     GenotexError,
@@ -231,6 +232,10 @@ __all__ = [
     "GuardedTree",
     "LabelledTable",
     "MalformedResult",
+    "folders_at",
+    "open_folder",
+    "remove_tree_at",
+    "write_file_at",
     "printable",
     "CHANCE_ACCURACY",
     "accuracy_at_chance",

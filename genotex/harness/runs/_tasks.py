@@ -208,7 +208,9 @@ def _sample(
     if kind in ("bwrap", "podman"):  # the inputs bound read-only, never copied
         files: dict[str, str] = {}
         binds = _bind_folders(dict(spec.files))
-        sandboxed = SampleSandbox(binds, limits=bound.limits, image=bound.image).to_metadata()
+        guarded = _guarded(bench) if kind == "bwrap" else ()
+        sandboxed = SampleSandbox(binds, limits=bound.limits, image=bound.image,
+                                  guarded=guarded).to_metadata()  # fmt: skip
     else:
         files, sandboxed = {path: str(host) for path, host in spec.files.items()}, {}
     files["metadata/task_info.json"] = json.dumps(spec.task_info, indent=1)
@@ -259,13 +261,22 @@ def _run_record(bench: Benchmark, specs: Sequence[SampleSpec], task: TaskName) -
     }
 
 
+def _guarded(bench: Benchmark) -> tuple[str, ...]:
+    """The reference, then the folders bwrap's import path must not show: the benchmark root
+    and the log folder.
+    """
+    logs = Path(os.environ.get("INSPECT_LOG_DIR") or "logs").absolute()
+    return (str(bench.reference), str(bench.root), str(logs))
+
+
 def _check_import_path(bench: Benchmark, kind: str) -> None:
-    """Under bwrap, refuse a Python import path that holds the reference, the benchmark root
-    or the log folder (an agent would read them through it).
+    """Under bwrap, refuse a Python import path that holds the reference, the benchmark root,
+    the log folder, or a copy or link of the reference's files (an agent would read them
+    through it); the samples' commands check it again (`SampleSandbox.guarded`).
     """
     if kind == "bwrap":
-        logs = Path(os.environ.get("INSPECT_LOG_DIR") or "logs").absolute()
-        problem = import_path_problem(bench.reference, [bench.root, logs])
+        reference, *held = _guarded(bench)
+        problem = import_path_problem(Path(reference), [Path(h) for h in held])
         if problem is not None:
             raise GenotexError(problem)
 

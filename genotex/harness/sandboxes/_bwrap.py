@@ -171,6 +171,9 @@ class BubblewrapSandbox(HostFolderSandbox):
 
     # ---- running a command -------------------------------------------------------------
     def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
+        problem = self.spec.import_path_problem()  # the folders are bound live: judged again
+        if problem is not None:
+            raise RuntimeError(f"the bwrap sandbox refuses to run the command: {problem}")
         inside = cwd if cwd and cwd.startswith("/") else f"{HOME}/{cwd or ''}".rstrip("/")
         variables = sandbox_variables(self.spec, os.path.join(sys.prefix, "bin"), env)
         args = namespace_args(as_root=self.as_root)

@@ -32,7 +32,13 @@ from ._host_files import (
     open_at,
     read_chunks,
 )
-from ._leftovers import folder_prefix, release_watcher, remove_tree, watch_folder
+from ._leftovers import (
+    folder_prefix,
+    release_watcher,
+    remove_tree,
+    sandboxes_root,
+    watch_folder,
+)
 from ._sandbox_spec import AGENT_UID, SampleSandbox, SandboxLimitError, SandboxLimits
 from ._uids import UidLease
 
@@ -115,8 +121,9 @@ class HostFolderSandbox(SandboxEnvironment):
         super().__init__()
         self.spec = spec
         # named after the run (`genotex-<kind>-<pid>-<start>-…`): a later run removes it if
-        # this one is killed before its cleanup (`sweep_folders`)
-        self.folder = Path(tempfile.mkdtemp(prefix=folder_prefix(kind)))
+        # this one is killed before its cleanup (`sweep_folders`); in the run's user's own
+        # folder, where no other user can make, swap or steer anything (`sandboxes_root`)
+        self.folder = Path(tempfile.mkdtemp(prefix=folder_prefix(kind), dir=sandboxes_root()))
         #: whether the folders are a tmpfs of `disk_mb` and `files` (a write stops when full)
         self.bounded = mount_tmpfs(self.folder, spec.limits)
         self.home = self.folder / "home"

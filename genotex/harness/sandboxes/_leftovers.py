@@ -8,6 +8,13 @@ leftovers (no process with that pid and start time) from a live run's, and
 remove only the former (`sweep_folders`, `sweep_cgroups`). A pid reused by
 another process has another start time, so a live stranger is never taken for
 the run.
+
+No other user can steer the clean-up (issue #70). The sample folders live in a folder of
+the run's own user that no one else may enter (`sandboxes_root`: root's under `/run`, a
+user's in their cache folder), not in the shared temporary folder; the sweep takes only
+folders owned by the run's uid, checked on an opened descriptor; a folder is unmounted
+through that descriptor and removed by descriptors (`genotex.core.remove_tree_at`): no
+link followed, nothing outside it touched, no mode changed but inside a user's own folder.
 """
 
 from __future__ import annotations
@@ -21,15 +28,18 @@ import stat
 import subprocess as sp
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from ...core import open_folder, remove_tree_at
+
 __all__ = [
+    "ROOT_SANDBOXES",
     "folder_prefix",
     "release_watcher",
     "remove_tree",
     "run_alive",
     "run_tag",
+    "sandboxes_root",
     "sweep_cgroups",
     "sweep_folders",
     "this_run",
@@ -79,42 +89,85 @@ def _ended(name: str) -> bool:
     return found is not None and not run_alive(f"{found[1]}:{found[2]}")
 
 
-def _mounted(folder: Path) -> bool:
-    target = os.path.realpath(folder)
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            fields = line.split()
-            if len(fields) > 4 and fields[4].replace("\\040", " ") == target:
-                return True
-    return False
+#: umount2's flags: detach lazily (MNT_DETACH), never through a link (UMOUNT_NOFOLLOW).
+_MNT_DETACH, _UMOUNT_NOFOLLOW = 2, 8
+
+
+def _unmount_at(parent: int, name: str) -> None:
+    """Detach the file system mounted on the folder `name` of `parent` (as root), through a
+    descriptor of that very folder: a name swapped for a link after it was checked is never
+    followed to another mount. Nothing when it is not a mount point.
+    """
+    if os.geteuid() != 0:
+        return
+    try:
+        pinned = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC,
+                         dir_fd=parent)  # fmt: skip
+    except OSError:
+        return
+    try:
+        if os.fstat(pinned).st_dev == os.fstat(parent).st_dev:
+            return  # the same file system as its folder: nothing mounted there
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.umount2(f"/proc/self/fd/{pinned}".encode(), _MNT_DETACH)
+    finally:
+        os.close(pinned)
 
 
 def remove_tree(folder: Path) -> bool:
-    """Remove `folder` whatever the agent did to its modes (a folder of mode 000 inside is
-    opened first), unmounting it first when it is a mount; True when it is gone.
+    """Remove a sample folder of this run's, whatever the agent did to its modes (a folder of
+    mode 000 inside is opened, in a user's own folder), its tmpfs unmounted first; by
+    descriptors from its parent, which is this run's user's (`sandboxes_root`). True when it
+    is gone; a folder that is not the run's uid's is never touched (False).
     """
-    if _mounted(folder):
-        sp.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
+    try:
+        parent = open_folder(folder.parent)
+    except OSError:
+        return not os.path.lexists(folder)
+    try:
+        _unmount_at(parent, folder.name)
+        return remove_tree_at(parent, folder.name, owner=os.geteuid())
+    except OSError:
+        return False
+    finally:
+        os.close(parent)
 
-    def opened(function: Callable[..., object], path: str, _info: object) -> None:
-        with contextlib.suppress(OSError):
-            parent = os.path.dirname(path)
-            os.chmod(parent, stat.S_IRWXU)
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, stat.S_IRWXU)
-            if function in (os.open, os.scandir, os.lstat, os.stat):
-                return  # rmtree's look, not a removal: it goes on without it
-            function(path)
 
-    if folder.exists() or folder.is_symlink():
-        for current, folders, _ in os.walk(folder, topdown=True):  # readable, before removal
-            for name in folders:
-                path = os.path.join(current, name)
-                with contextlib.suppress(OSError):
-                    if not os.path.islink(path):
-                        os.chmod(path, stat.S_IRWXU)
-        shutil.rmtree(folder, onerror=opened)
-    return not folder.exists() and not folder.is_symlink()
+#: The folder of root's sample folders: root's own, mode 700, as the uid leases' (`_uids`).
+ROOT_SANDBOXES = Path("/run/genotex-sandboxes")
+
+
+def _own_folder(folder: Path) -> Path:
+    """`folder`, made when missing (mode 700), once checked to be a folder of this process's
+    uid that no other user may enter (not a link); OSError in one sentence otherwise.
+    """
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700, parents=True)
+    found = os.lstat(folder)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o077:
+        raise OSError(
+            f"{folder} is not this user's own folder (mode 700): the sandboxes keep their "
+            "sample folders there, where no other user may reach them; remove it, or set "
+            "GENOTEX_SANDBOX_DIR to such a folder"
+        )
+    return folder
+
+
+def sandboxes_root() -> Path:
+    """Where this run's sample folders are made: a folder of the run's own user that no other
+    user may enter. `$GENOTEX_SANDBOX_DIR` when set; as root `/run/genotex-sandboxes`; as a
+    user `$XDG_CACHE_HOME/genotex/sandboxes` (`~/.cache/...`), on disk, not in the RAM of
+    `/run/user`. OSError in one sentence when it is not such a folder.
+    """
+    chosen = os.environ.get("GENOTEX_SANDBOX_DIR")
+    if chosen:
+        return _own_folder(Path(chosen))
+    if os.geteuid() == 0:
+        return _own_folder(ROOT_SANDBOXES)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return _own_folder(Path(cache) / "genotex" / "sandboxes")
 
 
 #: The watcher's program: a line on its input is the run's word that it cleaned up; the end
@@ -162,17 +215,51 @@ def release_watcher(watcher: sp.Popen[bytes] | None) -> None:
 
 
 def sweep_folders(parent: Path | None = None) -> list[Path]:
-    """Remove the sample folders of ended runs under `parent` (the temporary folder): their
-    tmpfs unmounted, their files gone. A live run's are never touched. Returns those removed.
+    """Remove the sample folders of ended runs under `parent` (default `sandboxes_root()`, and
+    the temporary folder, where genotex before 0.15 made them): their tmpfs unmounted, their
+    files gone. Only a folder named as a sample folder, of an ended run, owned by this
+    process's uid (checked on the opened folder) is taken; a live run's, another user's, a
+    link are never touched. Returns those removed.
     """
-    parent = Path(parent or tempfile.gettempdir())
+    parents = [parent] if parent is not None else [_root_or_none(), Path(tempfile.gettempdir())]
     removed = []
-    with contextlib.suppress(OSError):
-        for entry in sorted(parent.iterdir()):
-            if entry.name.startswith(("genotex-bwrap-", "genotex-podman-")) and _ended(entry.name):
-                if not entry.is_symlink() and remove_tree(entry):
-                    removed.append(entry)
+    for folder in parents:
+        if folder is None:
+            continue
+        with contextlib.suppress(OSError):
+            handle = open_folder(folder)
+            try:
+                for name in sorted(os.listdir(handle)):
+                    if _sweepable(handle, name) and _unmounted_and_removed(handle, name):
+                        removed.append(folder / name)
+            finally:
+                os.close(handle)
     return removed
+
+
+def _root_or_none() -> Path | None:
+    try:
+        return sandboxes_root()
+    except OSError:
+        return None
+
+
+def _sweepable(parent: int, name: str) -> bool:
+    """Whether `name` of `parent` is an ended run's sample folder of this process's uid."""
+    if not name.startswith(("genotex-bwrap-", "genotex-podman-")) or not _ended(name):
+        return False
+    try:
+        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid()
+
+
+def _unmounted_and_removed(parent: int, name: str) -> bool:
+    with contextlib.suppress(OSError):
+        _unmount_at(parent, name)
+        return remove_tree_at(parent, name, owner=os.geteuid())
+    return False
 
 
 def sweep_cgroups(parents: list[Path]) -> list[Path]:

@@ -236,6 +236,8 @@ class PodmanSandbox(HostFolderSandbox):
             *("--hostname", "sandbox", "--network", "none", "--user", user, "--workdir", HOME),
             *("--read-only", "--read-only-tmpfs=false", "--cap-drop", "all"),
             *("--security-opt", "no-new-privileges", "--http-proxy=false", "--init"),
+            # which uids hold keys, and how many (the host's, per uid): hidden, as under bwrap
+            *("--security-opt", "mask=/proc/key-users:/proc/keys"),
             *self._isolation(),
             *run_limits(self.spec.limits, self.memory_bound()),
             *(arg for bind in binds for arg in ("--volume", bind)),

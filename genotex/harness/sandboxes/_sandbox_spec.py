@@ -146,10 +146,14 @@ class SampleSandbox:
     env: dict[str, str] = field(default_factory=dict)
     limits: SandboxLimits = SandboxLimits()
     image: str = ""  # the container image (podman), empty for bwrap
+    #: bwrap: the reference, then the folders the import path must not show (the benchmark
+    #: root, the log folder), judged again before every command (`ImportPathGuard`)
+    guarded: tuple[str, ...] = ()
 
     def to_metadata(self) -> dict[str, Any]:
         limits = asdict(self.limits)
-        return {"binds": self.binds, "env": self.env, "limits": limits, "image": self.image}
+        return {"binds": self.binds, "env": self.env, "limits": limits, "image": self.image,
+                "guarded": list(self.guarded)}  # fmt: skip
 
     @classmethod
     def from_metadata(cls, data: object) -> SampleSandbox:
@@ -159,12 +163,23 @@ class SampleSandbox:
         env = data.get("env")
         binds = binds if isinstance(binds, dict) else {}
         env = env if isinstance(env, dict) else {}
+        guarded = data.get("guarded")
         return cls(
             {str(k): str(v) for k, v in binds.items()},
             {str(k): str(v) for k, v in env.items()},
             _recorded_limits(data.get("limits")),
             str(data.get("image") or ""),
+            tuple(str(g) for g in guarded) if isinstance(guarded, list) else (),
         )
+
+    def import_path_problem(self) -> str | None:
+        """What the import path's folders would show the agent now (`import_path_problem`),
+        for a sample whose task named what they must not show; None otherwise.
+        """
+        if not self.guarded:
+            return None
+        reference, *held = self.guarded
+        return import_path_problem(Path(reference), [Path(h) for h in held])
 
 
 def _recorded_limits(data: object) -> SandboxLimits:

@@ -205,6 +205,49 @@ def _compare(logged: Any, again: Any, result: ReplayResult) -> None:
 _HOST_ARGUMENTS = ("root", "reference", "sandbox", "image")
 
 
+#: What a replay takes from the log without the replayer's word: each value up to its cap
+#: (a replay must reproduce every message, so the log's own values are used). The sandbox
+#: limits' caps are the tasks' defaults (`SandboxLimits()`); a time or message limit must be
+#: set (a log asking for none is asking for more than any cap).
+REPLAY_CAPS: dict[str, int] = {
+    "time_limit": 4 * 3600,  # seconds of a sample
+    "message_limit": 1000,
+    "cohort_seconds": 3600,  # a workflow's budget before its time scale
+    "time_scale": 10,
+    "review_rounds": 4,
+    "max_retract": 4,
+    "output_chars": 100_000,
+}
+
+
+def replay_caps_exceeded(arguments: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
+    """Each value a log asks for past its cap (`REPLAY_CAPS`, the default sandbox limits), as
+    "time_limit none (cap 14,400)"; empty when the log stays within them.
+    """
+    from ...sandboxes._sandbox_spec import SandboxLimits
+
+    found = []
+    for name in ("time_limit", "message_limit"):
+        value = arguments.get(name)
+        if value is None or not isinstance(value, (int, float)) or value > REPLAY_CAPS[name]:
+            found.append(f"{name} {str(value).lower():.40} (cap {REPLAY_CAPS[name]:,})")
+    for name in ("cohort_seconds", "time_scale", "review_rounds", "max_retract", "output_chars"):
+        value = options.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value > REPLAY_CAPS[name]:
+                found.append(f"{name} {value:g} (cap {REPLAY_CAPS[name]:,})")
+    try:
+        asked = SandboxLimits.parse(arguments.get("limits"))
+    except ValueError:
+        return found  # the task refuses it itself, in its own sentence
+    default = SandboxLimits()
+    for name in SandboxLimits.__dataclass_fields__:
+        value, cap = getattr(asked, name), getattr(default, name)
+        if value > cap:
+            found.append(f"limits {name}={value:,} (cap {cap:,})")
+    return found
+
+
 def replay_sandbox(sandbox: str | None, *, trust_log: bool = False) -> str:
     """The sandbox a replay runs the log's code in: the one named, else this machine's
     strongest isolated one (never the log's, which may say `local`).
@@ -232,8 +275,14 @@ def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to sa
     sandbox: str | None = None,
     trust_log: bool = False,
     log_dir: str | Path | None = None,
+    allow_log_limits: bool = False,
 ) -> ReplayResult:
     """Run a GenoAgent log again with its logged replies as the model; see the module.
+
+    The log's own limits, time and message limits, tools and solver options are used (a
+    replay must reproduce every message), up to the caps a replayer accepts without saying
+    so (`REPLAY_CAPS`, and the default sandbox limits): a log asking more is refused before
+    any code runs, naming each value, unless `allow_log_limits`.
 
     Parameters
     ----------
@@ -251,6 +300,9 @@ def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to sa
         Allow `sandbox="local"`, which runs the logged code on the host as the caller.
     log_dir
         Where the replay's own log is kept (default: a temporary folder, removed).
+    allow_log_limits
+        Take the log's limits, time and message limits and solver options past their caps
+        (still within this machine's bounds, as any task's).
     """
     from inspect_ai import eval as inspect_eval
     from inspect_ai._util.error import PrerequisiteError
@@ -290,6 +342,13 @@ def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to sa
 
     accepted = inspect.signature(tasks[task_name]).parameters
     given = {k: v for k, v in arguments.items() if k in accepted and k not in _HOST_ARGUMENTS}
+    exceeded = replay_caps_exceeded(given, options)
+    if exceeded and not allow_log_limits:
+        raise GenotexError(
+            f"asks for more than a replay takes from a log without your word: "
+            f"{'; '.join(exceeded[:10])}; pass --allow-log-limits to run it so",
+            path=Path(log_path),
+        )
     given.setdefault("tcga", "matched")  # a log made before 0.10.0: the setting it ran with
     given.setdefault("conditions", "given")
     given["sandbox"] = kind
