@@ -52,10 +52,12 @@ CLASSES = {"bwrap": BubblewrapSandbox, "podman": PodmanSandbox}
 needs_bwrap = pytest.mark.skipif(PROBLEMS["bwrap"] is not None, reason=f"{PROBLEMS['bwrap']}")
 
 
-def _in_sandbox(name: str, work, limits: str | None = None, binds: dict | None = None):
+def _in_sandbox(
+    name: str, work, limits: str | None = None, binds: dict | None = None, env: dict | None = None
+):
     """`await work(environment)` in a fresh sample sandbox of `name`, torn down after."""
     cls = CLASSES[name]
-    spec = SampleSandbox(binds=binds or {}, limits=SandboxLimits.parse(limits))
+    spec = SampleSandbox(binds=binds or {}, env=env or {}, limits=SandboxLimits.parse(limits))
     metadata = {"genotex_sandbox": spec.to_metadata()}
 
     async def run():
@@ -72,9 +74,10 @@ def _python(name: str) -> str:
     return sys.executable if name == "bwrap" else "python"
 
 
-def _host_uids(marker: str) -> dict[int, int]:
-    """The host's pid -> real uid of every process whose command line holds `marker`, bar the
-    sandbox's own machinery (bwrap, setpriv, podman, conmon, the launching shell).
+def _host_uids(marker: str, mark: str = "") -> dict[int, int]:
+    """The host's pid -> real uid of every process whose command line holds `marker` (and,
+    with `mark`, whose environment holds it: this test's sandbox's processes, not another
+    test's), bar the sandbox's own machinery (bwrap, setpriv, podman, conmon, the shell).
     """
     found = {}
     for entry in os.listdir("/proc"):
@@ -84,6 +87,8 @@ def _host_uids(marker: str) -> dict[int, int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             comm = Path(f"/proc/{entry}/comm").read_text().strip()
             status = Path(f"/proc/{entry}/status").read_text()
+            if mark and mark.encode() not in Path(f"/proc/{entry}/environ").read_bytes():
+                continue
         except OSError:
             continue
         if marker in cmdline and comm not in ("bwrap", "setpriv", "podman", "conmon", "bash"):
@@ -92,26 +97,28 @@ def _host_uids(marker: str) -> dict[int, int]:
     return found
 
 
-@pytest.mark.solo  # it reads every host process (another test's MCP server or kernel too)
 @pytest.mark.parametrize("sandbox", ISOLATED)
 def test_no_agent_process_has_host_uid_0(sandbox):
     """A command, a long-lived process (the launch the kernel and the MCP server use) and
     the kernel itself, each looked at from the host: never uid 0; as root the unused uid.
+    Only this sandbox's processes are looked at (a variable of its environment), so the test
+    runs beside others (it needed the whole host to itself before 0.15).
     """
     marker = f"4.{time.time_ns() % 10**6}"  # a sleep of about 4 s, unique to this test
+    mark = f"GENOTEX_TEST_MARK={uuid.uuid4().hex}"
 
     async def work(environment):
         seen = {"agent": environment.agent_uid}
         command = asyncio.ensure_future(environment.exec(["sleep", f"{marker}1"]))
         await asyncio.sleep(1.5)
-        seen["command"] = _host_uids(f"sleep {marker}1")
+        seen["command"] = _host_uids(f"sleep {marker}1", mark)
         server = await asyncio.create_subprocess_exec(
             *environment.process_argv([_python(sandbox), "-m", "genotex", "mcp", "--root", "."]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=str(environment.folder),
         )  # fmt: skip
         await asyncio.sleep(3)
-        seen["mcp"] = _host_uids("genotex mcp --root")
+        seen["mcp"] = _host_uids("genotex mcp --root", mark)
         server.kill()
         await server.wait()
         kernel = Kernel(environment, _python(sandbox))
@@ -119,13 +126,14 @@ def test_no_agent_process_has_host_uid_0(sandbox):
         run = kernel.run(f"import time; time.sleep({marker}2)", "<sleep>", 30)
         stepping = asyncio.ensure_future(run)
         await asyncio.sleep(1.5)
-        seen["kernel"] = _host_uids("_kernel_server") or _host_uids("the protocol's channel")
+        seen["kernel"] = (_host_uids("_kernel_server", mark)
+                          or _host_uids("the protocol's channel", mark))  # fmt: skip
         await stepping
         await kernel.stop()
         await command
         return seen
 
-    seen = _in_sandbox(sandbox, work)
+    seen = _in_sandbox(sandbox, work, env=dict([mark.split("=")]))
     agent = seen.pop("agent")
     for what, uids in seen.items():
         assert uids, f"no {what} process found on the host"

@@ -669,7 +669,6 @@ def _exposing_script(needed: list[Path], stage: Path) -> str:
 
 
 @pytest.mark.slow  # the suite again, as another user: the whole suite's, not the quick one's
-@pytest.mark.solo  # its run reads every host process (test_no_agent_process_has_host_uid_0)
 @pytest.mark.skipif(os.geteuid() != 0, reason="it creates the user, so it runs as root")
 @pytest.mark.skipif(os.environ.get(AS_USER) == "1", reason="this is the user's run")
 @needs_bwrap

@@ -394,9 +394,7 @@ def test_an_import_path_holding_a_benchmark_a_credential_or_a_log_is_refused_nam
 
 @needs_bwrap
 @pytest.mark.parametrize("watched", ["inotify", "fingerprint"])
-def test_an_import_path_folder_is_judged_again_before_every_command(
-    tmp_path, monkeypatch, watched
-):
+def test_an_import_path_folder_is_judged_again_before_every_command(tmp_path, monkeypatch, watched):
     """Issue #70 item 4: the folders are bound live, and 0.14 checked them once, when the task
     was made: a `.netrc` written there afterwards was read by the next command. Now the next
     command is refused, naming it; taken away, the command runs. Watched by inotify, or by
@@ -410,7 +408,7 @@ def test_an_import_path_folder_is_judged_again_before_every_command(
         raise OSError("no inotify instance")
 
     if watched == "fingerprint":
-        monkeypatch.setattr(_python_binds._Watch, "__init__", no_inotify)
+        monkeypatch.setattr(_python_binds.Watch, "__init__", no_inotify)
     monkeypatch.setattr(_python_binds, "_GUARDS", {})
 
     bench = tmp_path / "bench"

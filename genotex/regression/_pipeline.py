@@ -21,7 +21,6 @@ from ..core import (
     TableCache,
     TaskInfo,
     TaskInfoError,
-    accuracy_at_chance,
     check_mode,
     notebook_table,
     output_path,
@@ -32,6 +31,7 @@ from ._constants import ALPHA_GRID, check_model, forced_lmm
 from ._data import ProblemData, load_problem
 from ._inputs import input_digests
 from ._numerics import detect_batch_effect, normalize, significant_genes
+from ._order import order_check
 from ._standard import fit_standard
 
 if TYPE_CHECKING:
@@ -187,15 +187,8 @@ def _reference(data: ProblemData, task_info: TaskInfo, model: str = "auto") -> R
         *(["alpha_at_grid_edge"] if choice.alpha in (min(ALPHA_GRID), max(ALPHA_GRID)) else []),
         *(["iteration_limit"] if model.n_iter_ >= ReferenceMethod.max_iter else []),
     ]
-    reversed_columns = None
-    # a fragile fit (flagged, not converged, more genes than samples), an LMM (its X is
-    # rotated, y not: its selection is often a draw) or a fit at chance: is it unique?
-    fragile = flags or not model.converged_ or len(genes) > len(data.y)
-    if fragile or lmm or accuracy_at_chance(choice.performance) is not None:
-        reversed_columns = _reversed_selection(model, x, data.y, z)
-        chosen = int(np.count_nonzero(model.coef_))
-        if reversed_columns != (chosen, chosen):
-            flags.append("column_order_dependent")
+    reversed_columns = order_check(model, (x, data.y, z), flags, lmm=lmm,
+                                    performance=choice.performance)  # fmt: skip
     if choice.fallback:  # said, but not a reason to refit in reverse (the fit is as published)
         flags.append("alpha_fallback")
     method = ReferenceMethod(
@@ -227,21 +220,6 @@ def _reference(data: ProblemData, task_info: TaskInfo, model: str = "auto") -> R
         method=method,
         model_forced=forced is not None,
     )
-
-
-def _reversed_selection(
-    fitted: Any, x: np.ndarray, y: np.ndarray, z: np.ndarray | None
-) -> tuple[int, int]:
-    """(genes selected, genes in common with `fitted`) when the final fit is made again on
-    the genes in reverse column order (its coefficients mapped back before comparing): a
-    unique Lasso solution selects the same genes either way.
-    """
-    from sklearn.base import clone
-
-    refit = clone(fitted).fit(np.asfortranarray(x[:, ::-1]), y, z)
-    nonzero = np.flatnonzero(refit.coef_[::-1])
-    first = set(np.flatnonzero(fitted.coef_))
-    return len(nonzero), len(first & set(nonzero.tolist()))
 
 
 def _standard(

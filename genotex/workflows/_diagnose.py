@@ -14,11 +14,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from .._version import __version__
 from ..core import (
-    CHANCE_ACCURACY,
     DEFAULT_MAX_FILE_MB,
     PREPROCESSING_METRICS,
     GenotexError,
@@ -29,7 +27,6 @@ from ..core import (
     ResultFile,
     TableCache,
     TaskInfo,
-    accuracy_at_chance,
     check_mode,
     gene_selection_scores,
     ordered_map,
@@ -49,6 +46,7 @@ from ..evaluation import (
     score_csv_pair,
 )
 from ._characteristics import characteristics_rows
+from ._diagnose_causes import Cause, cause_findings, reference_causes
 
 __all__ = ["diagnose"]
 
@@ -65,14 +63,11 @@ class _Substitute:
 
 #: A re-analysis's answer: the ranked genes, or why the pipeline gave none (a sentence).
 _Answer = tuple[str, ...] | str
-#: What makes the reference's own answer a poor key, found by a re-analysis of its data:
-#: (error class, message, numbers) of each cause.
-_Cause = tuple[str, str, dict[str, float]]
 
 
 def _genes(
     task: _Substitute, *, task_info: TaskInfo, mode: Mode, cache: TableCache | None
-) -> tuple[_Answer, tuple[_Cause, ...]]:
+) -> tuple[_Answer, tuple[Cause, ...]]:
     """The pipeline's ranked genes (or why it gave none), and on the reference's own data and
     cohorts, what makes the reference's answer a poor key (`_reference_causes`).
     """
@@ -84,52 +79,12 @@ def _genes(
             data = load_problem(task.data_dir, problem, task_info, cohorts=task.cohorts,
                                 cache=cache if task.trusted else None)  # fmt: skip
             result = analyse(data, task_info, mode=mode)
-        causes: tuple[_Cause, ...] = ()
+        causes: tuple[Cause, ...] = ()
         if task.key.endswith("#ref_cohorts"):
-            causes = _reference_causes(result, data, task_info, mode)
+            causes = reference_causes(result, data, task_info, mode)
         return tuple(g for g, _ in result.genes), causes
     except (ProblemFailed, ProblemSkipped, GenotexError) as exc:
         return str(exc), ()
-
-
-def _reference_causes(
-    result: Any, data: Any, task_info: TaskInfo, mode: Mode
-) -> tuple[_Cause, ...]:
-    """Why the published pipeline's answer on the reference's data is a poor key, when its fit
-    is an LMM or at chance (in either mode's re-analysis): its own cross-validated accuracy
-    under `CHANCE_ACCURACY`, and a selection that changes with the genes' column order (the
-    published fit made again on the columns reversed). Empty when neither holds.
-    """
-    from ..regression import analyse, one_blas_thread
-
-    if result.model != "LMM" and accuracy_at_chance(result.cv_performance) is None:
-        return ()
-    if mode != "reference":  # the published pipeline's own fit, with its column-order check
-        with one_blas_thread(reference=True):
-            result = analyse(data, task_info, mode="reference")
-    causes: list[_Cause] = []
-    accuracy = accuracy_at_chance(result.cv_performance)
-    if accuracy is not None:
-        message = (
-            f"the published pipeline's fit ({result.model}) on the reference's data and cohorts "
-            f"has a cross-validated accuracy of {accuracy:.1f}%, under {CHANCE_ACCURACY:g}%: "
-            "it is at chance, so the reference's genes are no better than a draw and only that "
-            "pipeline, run exactly on those tables, gives them"
-        )
-        causes.append(("reference_at_chance", message, {"cv_accuracy": accuracy}))
-    reversed_columns = getattr(result.method, "reversed_columns", None)
-    if "column_order_dependent" in getattr(result.method, "flags", ()) and reversed_columns:
-        selected, common = reversed_columns
-        message = (
-            f"the published pipeline's answer on the reference's data depends on the order of "
-            f"the gene columns: with them reversed its final fit selects {selected} genes, "
-            f"{common} of its {len(result.genes)} among them, so a table equal to the "
-            "reference's in another column order gives other genes"
-        )
-        numbers = {"genes": float(len(result.genes)), "reversed_selected": float(selected),
-                   "in_common": float(common)}  # fmt: skip
-        causes.append(("reference_order_dependent", message, numbers))
-    return tuple(causes)
 
 
 def _checked(pred: GuardedTree, problem: ProblemId, cohorts: tuple[str, ...]) -> str | None:
@@ -191,6 +146,18 @@ def _plan(
                 "their data's share is counted under selection"
             )
     return tasks, notes, known
+
+
+def _reanalysed(
+    tasks: list[_Substitute], done: Iterable[tuple[_Answer, tuple[Cause, ...]]]
+) -> tuple[list[_Answer], dict[str, tuple[Cause, ...]]]:
+    """The re-analyses' answers in order, and each problem's reference causes (if any)."""
+    answers, causes = [], {}
+    for task, (answer, found) in zip(tasks, done, strict=True):
+        answers.append(answer)
+        if found:
+            causes[task.key.split("#")[0]] = found
+    return answers, causes
 
 
 def _pairs(problem: ProblemId, cohorts: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -371,20 +338,10 @@ def diagnose(
     lost = collected.lost()
     tasks, notes, known = _plan(pred, ref, collected, lost)
     runner = functools.partial(_genes, task_info=task_info, mode=mode, cache=cache)
-    reanalysed = list(
-        progress(
-            ordered_map(runner, tasks, jobs, scheduler=scheduler),
-            "diagnosis: re-analyses",
-            len(tasks),
-        )  # fmt: skip
-    )
-    answers = [answer for answer, _ in reanalysed]
+    answers, causes = _reanalysed(tasks, progress(
+        ordered_map(runner, tasks, jobs, scheduler=scheduler), "diagnosis: re-analyses",
+        len(tasks)))  # fmt: skip
     scores = _substitute_scores(tasks, answers, _reference_genes(ref, lost), notes, known)
-    causes = {
-        task.key.split("#")[0]: found
-        for task, (_, found) in zip(tasks, reanalysed, strict=True)
-        if found
-    }
     run = {
         "genotex_version": __version__,
         "prediction": str(pred_dir),
@@ -406,14 +363,5 @@ def diagnose(
         data_findings=_data_findings(pred, ref),
         bootstrap=bootstrap,
         own_answers=_own_answers(pred, tasks, answers),
-        reference_causes={key: _cause_findings(ref, key, found) for key, found in causes.items()},
+        reference_causes={key: cause_findings(ref, key, found) for key, found in causes.items()},
     )
-
-
-def _cause_findings(ref: GuardedTree, key: str, causes: Sequence[_Cause]) -> list[DiagnosisFinding]:
-    """The findings of a problem's reference-answer causes, each naming the reference's file."""
-    problem = ProblemId.from_key(key)
-    file = ref.relative(ref.path("regress", problem.trait, regress_file_name(problem.condition)))
-    return [DiagnosisFinding(error_class, file, message, problem.trait, problem=key,
-                             numbers=numbers)
-            for error_class, message, numbers in causes]  # fmt: skip

@@ -57,15 +57,8 @@ from inspect_ai.util import ExecResult, SandboxEnvironment, sandboxenv, subproce
 from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
-from ._cgroups import SampleCgroup, own_cgroups
-from ._folder_sandbox import (
-    HOME,
-    METADATA_KEY,
-    HostFolderSandbox,
-    oom_kills,
-    pids_limit_hits,
-    sandbox_variables,
-)
+from ._cgroups import SampleCgroup, oom_kills, own_cgroups, pids_limit_hits
+from ._folder_sandbox import HOME, METADATA_KEY, HostFolderSandbox, sandbox_variables
 from ._leftovers import sweep_cgroups, sweep_folders
 from ._sandbox_spec import (
     AGENT_UID,

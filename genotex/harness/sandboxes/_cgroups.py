@@ -13,7 +13,7 @@ from pathlib import Path
 from ._leftovers import remove_cgroup, run_tag
 from ._sandbox_spec import SandboxLimits
 
-__all__ = ["SampleCgroup", "own_cgroups"]
+__all__ = ["SampleCgroup", "oom_kills", "own_cgroups", "pids_limit_hits"]
 
 
 def own_cgroups() -> dict[str, Path]:
@@ -128,3 +128,27 @@ def _write_text(path: Path, value: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def oom_kills(folder: Path | None) -> int:
+    """How many processes a memory cgroup killed so far (v2's memory.events, v1's
+    memory.oom_control), 0 where there is none.
+    """
+    if folder is None:
+        return 0
+    for name in ("memory.events", "memory.oom_control"):
+        with contextlib.suppress(OSError, ValueError):
+            for line in (folder / name).read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    return 0
+
+
+def pids_limit_hits(folders: list[Path]) -> int:
+    """How often a pids cgroup's limit refused a fork so far (its `pids.events`)."""
+    for folder in folders:
+        with contextlib.suppress(OSError, ValueError):
+            for line in (folder / "pids.events").read_text().splitlines():
+                if line.startswith("max "):
+                    return int(line.split()[1])
+    return 0

@@ -47,8 +47,6 @@ __all__ = [
     "HOME",
     "METADATA_KEY",
     "HostFolderSandbox",
-    "oom_kills",
-    "pids_limit_hits",
     "sandbox_variables",
 ]
 
@@ -88,30 +86,6 @@ def sandbox_variables(
         **spec.env,
         **(env or {}),
     }
-
-
-def oom_kills(folder: Path | None) -> int:
-    """How many processes a memory cgroup killed so far (v2's memory.events, v1's
-    memory.oom_control), 0 where there is none.
-    """
-    if folder is None:
-        return 0
-    for name in ("memory.events", "memory.oom_control"):
-        with contextlib.suppress(OSError, ValueError):
-            for line in (folder / name).read_text().splitlines():
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1])
-    return 0
-
-
-def pids_limit_hits(folders: list[Path]) -> int:
-    """How often a pids cgroup's limit refused a fork so far (its `pids.events`)."""
-    for folder in folders:
-        with contextlib.suppress(OSError, ValueError):
-            for line in (folder / "pids.events").read_text().splitlines():
-                if line.startswith("max "):
-                    return int(line.split()[1])
-    return 0
 
 
 class HostFolderSandbox(SandboxEnvironment):

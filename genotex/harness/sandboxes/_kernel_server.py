@@ -28,9 +28,8 @@ into a capture file of its own (a child an earlier step forked and left running 
 into that step's), and a trace is cut before it is formatted. A step can still forge
 its *own* answer (it runs in the worker), and one that goes further, rewriting the
 interpreter through ctypes, changes what later code does, as it would in any notebook
-kernel; the supervisor and the host's answer of a later step are out of its reach: the
-supervisor is not dumpable (`_undumpable`), so no process of the sandbox can trace it, read
-or write its memory, or take its descriptors.
+kernel; the supervisor (not dumpable: `_undumpable`) and the host's answer of a later step
+are out of its reach.
 """
 
 from __future__ import annotations
@@ -358,25 +357,15 @@ def _supervise(channel_in: int, channel_out: int, to_worker: int, results: _Resu
         answers.write(json.dumps(answer, ensure_ascii=True) + "\n")
 
 
-#: prctl's PR_SET_DUMPABLE.
-_PR_SET_DUMPABLE = 4
-
-
 def _undumpable() -> None:
-    """Make this process non-dumpable before the worker is forked (issue #70 item 2).
-
-    The supervisor and the worker run as one uid in one pid namespace: a process a step
-    forks could otherwise `PTRACE_ATTACH` the supervisor, open its `/proc/PID/mem`, or take
-    its channel to the host with `pidfd_getfd`, and answer the host for later steps. The
-    kernel refuses each of those to a process of the same uid when the target is not
-    dumpable, unless the caller holds CAP_SYS_PTRACE, which no sandboxed process does. The
-    worker inherits the setting; a step may make the worker dumpable again (it runs in it,
-    and can forge its own answer anyway), never the supervisor.
+    """Not dumpable, before the worker is forked: ptrace, `/proc/PID/mem` and `pidfd_getfd` of
+    the supervisor are refused to every process of its uid without CAP_SYS_PTRACE (none in a
+    sandbox), so no process a step forks can answer the host for later steps (issue #70).
     """
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
     except (OSError, AttributeError):  # no C library to call: the pipes' design stands alone
         pass
 

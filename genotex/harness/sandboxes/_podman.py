@@ -50,15 +50,8 @@ from inspect_ai.util._sandbox.environment import SandboxEnvironmentConfigType
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 
 from ... import __version__
-from ._folder_sandbox import (
-    HOME,
-    METADATA_KEY,
-    HostFolderSandbox,
-    MiB,
-    oom_kills,
-    pids_limit_hits,
-    sandbox_variables,
-)
+from ._cgroups import oom_kills, pids_limit_hits
+from ._folder_sandbox import HOME, METADATA_KEY, HostFolderSandbox, MiB, sandbox_variables
 from ._leftovers import run_alive, sweep_folders, this_run
 from ._sandbox_spec import SampleSandbox, SandboxLimits, last_line, sandbox_uid_lease
 from ._seccomp import podman_profile

@@ -248,6 +248,31 @@ def replay_caps_exceeded(arguments: Mapping[str, Any], options: Mapping[str, Any
     return found
 
 
+def _task_arguments(
+    task: Callable[..., Any],
+    arguments: Mapping[str, Any],
+    options: Mapping[str, Any],
+    allow_log_limits: bool,
+    log_path: str | Path,
+) -> dict[str, Any]:
+    """The log's task arguments the task takes, bar the host's (`_HOST_ARGUMENTS`), once
+    within a replay's caps (or allowed past them); a log made before 0.10.0 gets the setting
+    it ran with.
+    """
+    accepted = inspect.signature(task).parameters
+    given = {k: v for k, v in arguments.items() if k in accepted and k not in _HOST_ARGUMENTS}
+    exceeded = replay_caps_exceeded(given, options)
+    if exceeded and not allow_log_limits:
+        raise GenotexError(
+            f"asks for more than a replay takes from a log without your word: "
+            f"{'; '.join(exceeded[:10])}; pass --allow-log-limits to run it so",
+            path=Path(log_path),
+        )
+    given.setdefault("tcga", "matched")
+    given.setdefault("conditions", "given")
+    return given
+
+
 def replay_sandbox(sandbox: str | None, *, trust_log: bool = False) -> str:
     """The sandbox a replay runs the log's code in: the one named, else this machine's
     strongest isolated one (never the log's, which may say `local`).
@@ -340,17 +365,7 @@ def replay_run(  # noqa: PLR0913 - the replay's options, each the caller's to sa
 
         return solve
 
-    accepted = inspect.signature(tasks[task_name]).parameters
-    given = {k: v for k, v in arguments.items() if k in accepted and k not in _HOST_ARGUMENTS}
-    exceeded = replay_caps_exceeded(given, options)
-    if exceeded and not allow_log_limits:
-        raise GenotexError(
-            f"asks for more than a replay takes from a log without your word: "
-            f"{'; '.join(exceeded[:10])}; pass --allow-log-limits to run it so",
-            path=Path(log_path),
-        )
-    given.setdefault("tcga", "matched")  # a log made before 0.10.0: the setting it ran with
-    given.setdefault("conditions", "given")
+    given = _task_arguments(tasks[task_name], arguments, options, allow_log_limits, log_path)
     given["sandbox"] = kind
     if reference is not None:
         given["reference"] = str(reference)
