@@ -37,6 +37,7 @@ atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 for _variable in ("GENOTEX_CACHE", "GENOTEX_CACHE_SIZE"):
     os.environ.pop(_variable, None)
 
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The `slow` tests first (each module's in their order): under `-n 2 --dist worksteal`
     the minutes-long ones start at once and the short ones fill the end, so no worker waits

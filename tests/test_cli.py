@@ -350,3 +350,25 @@ def test_a_missing_optional_package_is_an_install_hint(monkeypatch):
         "install genotex's [harness] extra (pip install -e '.[harness]' in its clone)"
         in done.output
     ), done.output
+
+
+def test_a_replay_past_its_caps_names_the_flag_on_the_command_line(monkeypatch, tmp_path):
+    """The library's sentence names its argument (`allow_log_limits=True`); the command's
+    names the flag a command line has."""
+    import genotex.harness
+    from genotex.harness import ReplayLimitsError
+
+    def refused(log, **_):
+        raise ReplayLimitsError(
+            "asks for more than a replay takes from a log without your word: cohort_seconds "
+            "86400 (cap 3,600); allow_log_limits=True runs it so",
+            path=log,
+        )
+
+    monkeypatch.setattr(genotex.harness, "replay_run", refused)
+    log = tmp_path / "run.eval"
+    log.write_bytes(b"")
+    done = CliRunner().invoke(main, ["harness", "replay", str(log), "--root", str(tmp_path)])
+    assert done.exit_code == 1 and "Traceback" not in done.output
+    assert "cohort_seconds 86400 (cap 3,600); pass --allow-log-limits to run it so" in done.output
+    assert "allow_log_limits=True" not in done.output

@@ -932,7 +932,7 @@ def test_a_log_asking_more_than_a_replays_caps_is_refused_before_any_code_runs(b
     said = str(refused.value)
     assert "time_limit none (cap 14,400)" in said and "cohort_seconds 86400 (cap 3,600)" in said
     assert "limits memory_mb=16,384 (cap 8,192)" in said
-    assert "limits processes=4,096 (cap 512)" in said and "--allow-log-limits" in said
+    assert "limits processes=4,096 (cap 512)" in said and "allow_log_limits=True" in said
     assert not any(marker.glob("*.eval"))  # nothing ran
     again = replay_run(forged, root=bench, sandbox="local", trust_log=True, log_dir=marker,
                        allow_log_limits=True)  # fmt: skip

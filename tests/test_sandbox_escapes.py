@@ -9,6 +9,7 @@ change nothing on the host.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -74,12 +75,38 @@ def _python(name: str) -> str:
     return sys.executable if name == "bwrap" else "python"
 
 
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every host process (`/proc/PID/stat` is readable by anyone)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
+def _marked(pid: int, mark: str, parents: dict[int, int]) -> bool:
+    try:
+        return mark.encode() in Path(f"/proc/{pid}/environ").read_bytes()
+    except PermissionError:  # not dumpable: this test's if it descends from this process
+        seen = set()
+        while pid not in seen and pid > 1:
+            seen.add(pid)
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+
 def _host_uids(marker: str, mark: str = "") -> dict[int, int]:
     """The host's pid -> real uid of every process whose command line holds `marker` (and,
-    with `mark`, whose environment holds it: this test's sandbox's processes, not another
-    test's), bar the sandbox's own machinery (bwrap, setpriv, podman, conmon, the shell).
+    with `mark`, this test's sandbox's processes, not another test's: its environment holds
+    `mark`, or, where the environment cannot be read (the kernel's supervisor is not
+    dumpable, so a user cannot read it), it descends from this process), bar the sandbox's
+    own machinery (bwrap, setpriv, podman, conmon, the shell).
     """
-    found = {}
+    found, parents = {}, _parents()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -87,7 +114,7 @@ def _host_uids(marker: str, mark: str = "") -> dict[int, int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             comm = Path(f"/proc/{entry}/comm").read_text().strip()
             status = Path(f"/proc/{entry}/status").read_text()
-            if mark and mark.encode() not in Path(f"/proc/{entry}/environ").read_bytes():
+            if mark and not _marked(int(entry), mark, parents):
                 continue
         except OSError:
             continue

@@ -30,7 +30,8 @@ from genotex.core import ReferenceTargetError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "genotex"
 #: the calls that pass the gate (gate_write itself, or a writer that calls it first)
-GATES = {"gate_write", "atomic_output", "write_text_atomic", "write_table"}
+GATES = {"gate_write", "gated_folder", "atomic_output", "write_text_atomic",
+         "write_bytes_atomic", "write_table"}  # fmt: skip
 #: writing calls genotex makes that need no gate, and why
 EXEMPT = {
     "harness/sandboxes": "a sandbox's own files: cgroup and /proc control files, seccomp "
@@ -41,6 +42,8 @@ EXEMPT = {
     "has gated (mkstemp in the entry's folder)",
     "core/_write_gate.py:_claim_workspace": "the workspace sign the gate itself leaves once "
     "its check has passed, in the output/ the gated write goes to",
+    "core/_descriptors.py": "the descriptor primitives: removal by descriptors (the "
+    "sandboxes' own folders) and the folders the gate opens after its check",
 }
 _OPEN_WRITE_MODES = ("w", "a", "x", "+")
 
@@ -339,14 +342,19 @@ def test_a_bind_mount_of_the_reference_is_the_reference(bench, tmp_path, when):
 # ----- a working folder has the reference's shape: genotex's sign tells them apart ----------
 
 
-def _working_folder(tmp_path: Path) -> Path:
+def _working_folder(tmp_path: Path, *, signed: bool = True) -> Path:
     """An analysis's folder in GenoTEX's layout: the task list, its own preprocessed data in
-    `output/preprocess`, no answers yet, no sign."""
+    `output/preprocess` as genotex's preprocess leaves it (the sign, left by the gate at its
+    first write into the empty `output/`), no answers yet. Without the sign, preprocessed
+    data beside `metadata/task_info.json` is a reference's (#72)."""
+    from genotex.core import gate_write
     from genotex.workflows import write_raw_benchmark
 
     made = write_raw_benchmark(tmp_path / "demo")
     work = tmp_path / "work"
     shutil.copytree(made.root / "metadata", work / "metadata")
+    if signed:
+        gate_write(work / "output" / "preprocess" / "first.csv")  # the first write's check
     shutil.copytree(made.reference_output / "preprocess", work / "output" / "preprocess")
     return work
 
@@ -388,7 +396,7 @@ def test_answers_without_the_sign_are_a_reference_until_it_is_given(tmp_path):
     written."""
     from genotex.regression import write_result
 
-    work = _working_folder(tmp_path)
+    work = _working_folder(tmp_path, signed=False)
     answer = work / "output" / "regress" / "Asthma" / "significant_genes_condition_None.json"
     answer.parent.mkdir(parents=True)
     hand = '{"significant_genes": {"Variable": ["IL5"]}}\n'
@@ -433,3 +441,128 @@ def test_the_kept_mount_table_leaves_no_unclosed_file(tmp_path):
                           text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "ResourceWarning" not in done.stderr, done.stderr
+
+
+# ---- the whole download guarded, by descriptor (issue #72) ---------------------------------
+@pytest.mark.parametrize(
+    ("writer", "place"),
+    [("regress --summary", "metadata/task_info.json"), ("eval --json", "genotex-benchmark.json"),
+     ("regress --out", "input/GEO/regress"), ("regress --csv", "metadata/tables"),
+     ("regress --summary", "code/status.json")],
+)  # fmt: skip
+def test_nothing_of_a_downloaded_benchmark_is_written(bench, tmp_path, writer, place):
+    """0.14 guarded only `output/`: `--summary BENCH/metadata/task_info.json` replaced the
+    task file eval scores by, `--json BENCH/genotex-benchmark.json` the marker."""
+    target = bench / place
+    before = _digest(bench)
+    argv = {
+        "regress --summary": [*_cli(bench, tmp_path, tmp_path)["regress --out"][:-2],
+                              "--out", str(tmp_path / "o"), "--summary", str(target)],
+        "eval --json": ["eval", "-p", str(bench / "output"), "-r", str(bench / "output"),
+                        "--json", str(target), "--no-progress"],
+        "regress --out": [*_cli(bench, tmp_path, tmp_path)["regress --out"][:-2], "--out",
+                          str(target)],
+        "regress --csv": [*_cli(bench, tmp_path, tmp_path)["regress --out"][:-2], "--out",
+                          str(tmp_path / "o2"), "--csv", str(target)],
+    }[writer]  # fmt: skip
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code != 0 and "Traceback" not in result.output, result.output
+    assert "the benchmark (its inputs, metadata and reference answers are never written)" in (
+        result.stderr
+    ), result.stderr
+    assert _digest(bench) == before
+
+
+def test_a_copy_holding_only_preprocessed_answers_is_a_reference(tmp_path):
+    """0.14 knew a reference only by `regress/`: `preprocess --all` overwrote the Xena.csv of
+    a copy that held only `output/preprocess`, then left a sign that kept it open for good."""
+    from genotex.workflows import write_raw_benchmark
+
+    made = write_raw_benchmark(tmp_path / "demo")
+    copy = tmp_path / "copy"
+    shutil.copytree(made.root / "input", copy / "input")
+    shutil.copytree(made.root / "metadata", copy / "metadata")
+    shutil.copytree(made.reference_output / "preprocess", copy / "output" / "preprocess")
+    before = _digest(copy)
+    result = CliRunner().invoke(main, ["preprocess", "--all", "--input", str(copy / "input"),
+                                       "--out", str(copy / "output" / "preprocess"),
+                                       "--synonyms", str(copy / "metadata/gene_synonym.json"),
+                                       "--recipes", str(made.root / "recipes"),
+                                       "--task-info", str(copy / "metadata/task_info.json"),
+                                       "--no-progress"])  # fmt: skip
+    assert result.exit_code != 0 and "the benchmark" in result.stderr, result.output
+    assert _digest(copy) == before
+    assert not (copy / "output" / "genotex-workspace.json").exists()
+
+
+def test_a_reference_is_known_however_many_empty_folders_are_listed_first(tmp_path):
+    """0.14 looked at the first 10,000 entries of `output/regress`: 10,050 empty trait
+    folders listed first let `regress --force` overwrite an answer."""
+    import time
+
+    from genotex.workflows import write_raw_benchmark
+
+    made = write_raw_benchmark(tmp_path / "demo")
+    copy = tmp_path / "copy"
+    shutil.copytree(made.root / "metadata", copy / "metadata")
+    shutil.copytree(made.reference_output / "regress", copy / "output" / "regress")
+    for i in range(10_050):
+        (copy / "output" / "regress" / f"A{i:05d}").mkdir()
+    answer = next((copy / "output" / "regress" / "Asthma").glob("*.json"))
+    before = answer.read_bytes()
+    from genotex.core import write_text_atomic
+
+    started = time.perf_counter()
+    with pytest.raises(ReferenceTargetError):
+        write_text_atomic(answer, "{}")
+    assert time.perf_counter() - started < 10  # bounded by what it reads
+    assert answer.read_bytes() == before
+
+
+def test_a_folder_swapped_for_a_link_between_the_check_and_the_write_is_never_followed(
+    tmp_path,
+):
+    """0.14 checked by path, then `mkstemp` and `os.replace` used the path again: a working
+    folder swapped for a link to `BENCH/output/regress/Asthma` left a `.tmp` file inside the
+    reference within 40 s. Raced here many times: the reference stays byte-identical."""
+    import threading
+
+    from genotex.core import write_text_atomic
+    from genotex.workflows import write_raw_benchmark
+
+    made = write_raw_benchmark(tmp_path / "demo")
+    bench = tmp_path / "BENCH"
+    shutil.copytree(made.root / "metadata", bench / "metadata")
+    shutil.copytree(made.reference_output, bench / "output")
+    (bench / "genotex-benchmark.json").write_text("{}\n")
+    before = _digest(bench)
+    work = tmp_path / "work"
+    real = work / "Asthma"
+    real.mkdir(parents=True)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            try:
+                os.rename(real, work / "held")
+                os.symlink(bench / "output" / "regress" / "Asthma", real)
+                os.unlink(real)
+                os.rename(work / "held", real)
+            except OSError:
+                pass
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    written = refused = 0
+    try:
+        for i in range(400):
+            try:
+                write_text_atomic(real / f"answer{i % 7}.json", "{}\n", durable=False)
+                written += 1
+            except (ReferenceTargetError, OSError):
+                refused += 1
+    finally:
+        stop.set()
+        swapper.join()
+    assert written + refused == 400 and written > 0
+    assert _digest(bench) == before

@@ -21,6 +21,7 @@ from ..core import (
     GenotexError,
     TableCache,
     extra_hint,
+    printable,
     temporary_environment,
 )
 from ._progress import numbered_lines, progress_shown, verbosity_options
@@ -71,7 +72,10 @@ class GreedyCommand(click.Command):
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(f"genotex: error: {message}", err=True)
+    """The error's one sentence, names in it escaped (`printable`: no control, bidi or
+    line-separator character reaches the terminal raw), and the exit status.
+    """
+    click.echo(f"genotex: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -160,11 +164,24 @@ class FiniteFloatRange(click.FloatRange):
         return number
 
 
+class AsciiIntRange(click.IntRange):
+    """An IntRange of ASCII digits only: Python's `int` also reads `٣` (3) and `３`, which a
+    seed, a count or a port typed by mistake must not silently become (issue #72).
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            digits = value.strip().removeprefix("-").removeprefix("+")
+            if not (digits.isascii() and digits.isdigit()):
+                self.fail(f"{value!r} is not a whole number written in ASCII digits.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 #: A size limit in MB: positive and finite.
 MEGABYTES = FiniteFloatRange(min=0, min_open=True, max=1_000_000)
 
 #: A seed: what NumPy's generators take (a negative one is refused by them, not by Click).
-SEED = click.IntRange(min=0, max=2**32 - 1)
+SEED = AsciiIntRange(min=0, max=2**32 - 1)
 
 
 def geo_limits_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -200,7 +217,7 @@ def jobs_option(
 ) -> Callable[..., Any]:
     """`-j/--jobs N`: how many worker processes, at least 1, one by default in every command."""
     return click.option(
-        "-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help
+        "-j", "--jobs", type=AsciiIntRange(min=1), default=1, show_default=True, help=help
     )
 
 
@@ -251,7 +268,7 @@ def cache_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def resamples_option(help: str) -> Callable[..., Any]:
     """`--resamples N`: bootstrap resamples, at least 100, by default 10,000 (BootstrapSettings)."""
     return click.option(
-        "--resamples", type=click.IntRange(min=100), default=10_000, show_default=True, help=help
+        "--resamples", type=AsciiIntRange(min=100), default=10_000, show_default=True, help=help
     )
 
 
@@ -263,7 +280,7 @@ def figure_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """`--figure-format` (repeatable) and `--dpi`: the figure files a report writes."""
     function = click.option(
         "--dpi",
-        type=click.IntRange(min=50, max=1200),
+        type=AsciiIntRange(min=50, max=1200),
         default=300,
         show_default=True,
         help="Resolution of the PNG figures (the page shows them too).",

@@ -9,6 +9,7 @@ import click
 
 from ._common import (
     MEGABYTES,
+    AsciiIntRange,
     cache_options,
     common_options,
     handle_errors,
@@ -73,7 +74,7 @@ def _compare(paths: tuple[Path, Path]) -> None:
               help="Compare with another saved diagnosis (--json, or eval.json).")  # fmt: skip
 @click.option("--compare", nargs=2, type=click.Path(path_type=Path), default=None,
               help="Only compare two saved diagnoses (no -p).")  # fmt: skip
-@click.option("--limit", type=click.IntRange(min=0), default=40, show_default=True,
+@click.option("--limit", type=AsciiIntRange(min=0), default=40, show_default=True,
               help="Problems listed on screen (--csv has them all).")  # fmt: skip
 @jobs_option("Worker processes for the checks and the re-analyses.")
 @scheduler_option("Run the checks and the re-analyses on this Dask scheduler instead of --jobs.")

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ._common import common_options, handle_errors, main
+from ._common import AsciiIntRange, common_options, handle_errors, main
 from ._progress import progress_shown
 
 #: Words of the errors a machine without a network (or without DNS) gives for every file.
@@ -45,7 +45,7 @@ def _transfer_options(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option(
         "-c",
         "--connections",
-        type=click.IntRange(min=1, max=32),
+        type=AsciiIntRange(min=1, max=32),
         default=4,
         show_default=True,
         help="Files downloaded at once (network-bound, so several by default).",

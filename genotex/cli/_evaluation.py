@@ -13,6 +13,7 @@ from ._common import (
     FIGURE_FORMATS,
     MEGABYTES,
     SEED,
+    AsciiIntRange,
     GreedyCommand,
     cache_options,
     common_options,
@@ -100,7 +101,7 @@ from ._progress import say
 )
 @click.option(
     "--max-columns",
-    type=click.IntRange(min=1),
+    type=AsciiIntRange(min=1),
     default=MAX_COLUMNS,
     show_default=True,
     help="Prediction tables with more columns are unreadable (scored 0, with a finding).",
@@ -146,7 +147,7 @@ from ._progress import say
 )
 @click.option(
     "--gsea-permutations",
-    type=click.IntRange(min=1),
+    type=AsciiIntRange(min=1),
     default=1000,
     show_default=True,
     help="GSEA prerank permutations (with --exact-stats or --report).",

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..core import extra_hint
-from ._common import common_options, handle_errors, main
+from ._common import AsciiIntRange, common_options, handle_errors, main
 from ._progress import say
 
 
@@ -36,7 +36,7 @@ def harness_group() -> None:
 )
 @click.option(
     "--max-output-mb",
-    type=click.IntRange(min=1),
+    type=AsciiIntRange(min=1),
     default=4096,
     show_default=True,
     help="The largest output tree taken from one sample of the log.",
@@ -188,11 +188,15 @@ def replay_command(
             "--trust-log if you trust whoever made the log, or leave --sandbox out for an "
             "isolated sandbox"
         )
-    from ..harness import replay_run
+    from ..harness import ReplayLimitsError, replay_run
 
     os.environ.setdefault("INSPECT_DISABLE_MODEL_API", "1")  # no call leaves the machine
-    result = replay_run(log, root=root, sandbox=sandbox, trust_log=trust_log, log_dir=log_dir,
-                        allow_log_limits=allow_log_limits)  # fmt: skip
+    try:
+        result = replay_run(log, root=root, sandbox=sandbox, trust_log=trust_log,
+                            log_dir=log_dir, allow_log_limits=allow_log_limits)  # fmt: skip
+    except ReplayLimitsError as exc:
+        said = exc.reason.replace("allow_log_limits=True runs", "pass --allow-log-limits to run")
+        raise ReplayLimitsError(said, path=exc.path) from None
     counted = f"{result.samples} samples, {result.calls} model calls"
     if result.same:
         say(f"replayed {counted}: every message, output file and score as logged")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,8 +9,9 @@ from typing import Any
 
 import click
 
-from ..core import GenotexError, Outcome, load_task_info
+from ..core import GenotexError, Outcome, json_line, load_task_info
 from ._common import (
+    AsciiIntRange,
     check_file_target,
     common_options,
     geo_limits_option,
@@ -259,7 +259,7 @@ def _preprocess_one(
 @click.option(
     "--values",
     "max_values",
-    type=click.IntRange(min=1),
+    type=AsciiIntRange(min=1),
     default=8,
     show_default=True,
     help="Values shown per row or column.",
@@ -297,7 +297,7 @@ def inspect_command(
     if record:
         if trait is None:
             raise click.UsageError("--record needs --trait: a record asks about one trait")
-        click.echo(json.dumps(cohort_record(cohort_dir, trait), ensure_ascii=False))
+        click.echo(json_line(cohort_record(cohort_dir, trait)))
         return
 
     table = _synonyms(synonyms) if synonyms or _DEFAULT_SYNONYMS.exists() else None

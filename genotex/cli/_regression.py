@@ -10,6 +10,7 @@ import click
 
 from ..core import MODES, SELECT_BY, GenotexError, Mode, SelectBy, TableCache, printable
 from ._common import (
+    AsciiIntRange,
     cache_options,
     common_options,
     handle_errors,
@@ -113,7 +114,7 @@ from ._progress import ItemProgress, say
 )
 @click.option(
     "--frequency-resamples",
-    type=click.IntRange(min=0),
+    type=AsciiIntRange(min=0),
     default=50,
     show_default=True,
     help="Random halves of the samples for --csv's selection frequency (standard mode; 0: none).",

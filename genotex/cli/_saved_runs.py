@@ -10,6 +10,7 @@ import click
 from ._common import (
     FIGURE_FORMATS,
     SEED,
+    AsciiIntRange,
     check_file_target,
     common_options,
     figure_options,
@@ -34,7 +35,7 @@ from ._common import (
 )
 @click.option(
     "--top",
-    type=click.IntRange(min=1),
+    type=AsciiIntRange(min=1),
     default=5,
     show_default=True,
     help="Items with the largest differences to list per section.",

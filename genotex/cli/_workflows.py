@@ -100,6 +100,8 @@ def demo_command(
             bench = write_realistic_benchmark(folder, seed=seed)
         else:
             bench = write_raw_benchmark(folder, seed=seed, recipes=False)
+        if bench.replaced:
+            say(f"note: {bench.replaced}", err=True)
         _say_keys(bench.keys)
         say(
             f"{'realistic' if realistic else 'raw'} benchmark (no recipes) written to {folder}\n"
@@ -118,6 +120,8 @@ def demo_command(
     else:
         say(f"generating a small benchmark in {folder} and running the pipeline ...")
         run = run_demo(folder, seed=seed, jobs=jobs, realistic=realistic)
+        if run.replaced:
+            say(f"note: {run.replaced}", err=True)
         _say_keys(run.keys)
         emit_report(run.report, details=details, json_path=json_path, csv_dir=None)
         stages = ", ".join(f"{name} {s:.1f} s" for name, s in run.seconds.items())

@@ -30,6 +30,7 @@ from ._atomic import (
     atomic_output,
     locked_folder,
     remove_stale_temporaries,
+    write_bytes_atomic,
     write_text_atomic,
 )
 from ._blank import blank_as_missing
@@ -44,7 +45,7 @@ from ._cache import (
 )
 from ._cohort_info import CohortInfo, CohortRecord
 from ._csv_cells import csv_text, safe_cell
-from ._descriptors import folders_at, open_folder, remove_tree_at, write_file_at
+from ._descriptors import folders_at, open_folder, remove_tree_at
 from ._digest import DigestMemo, file_sha256, tree_digest_of
 from ._errors import (
     GenotexError,
@@ -56,6 +57,7 @@ from ._errors import (
 )
 from ._json import (
     finite_or_none,
+    json_line,
     json_text,
     open_regular,
     parse_json,
@@ -165,10 +167,12 @@ from ._tables import (
 )
 from ._task_info import TaskInfo, closest_name, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
-from ._write_gate import gate_write, generates_benchmark, making_reference
+from ._write_gate import gate_write, gated_folder, generates_benchmark, making_reference
 
 __all__ = [
     "gate_write",
+    "gated_folder",
+    "write_bytes_atomic",
     "generates_benchmark",
     "making_reference",
     "blank_as_missing",
@@ -232,10 +236,10 @@ __all__ = [
     "GuardedTree",
     "LabelledTable",
     "MalformedResult",
+    "json_line",
     "folders_at",
     "open_folder",
     "remove_tree_at",
-    "write_file_at",
     "printable",
     "CHANCE_ACCURACY",
     "accuracy_at_chance",

@@ -11,19 +11,19 @@ import contextlib
 import hashlib
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from ._errors import GenotexError
-from ._write_gate import gate_write
+from ._write_gate import gated_folder
 
 __all__ = [
     "WriteError",
     "atomic_output",
     "locked_folder",
     "remove_stale_temporaries",
+    "write_bytes_atomic",
     "write_text_atomic",
 ]
 
@@ -36,35 +36,51 @@ _TEMPORARY = re.compile(r"^\..+\.(\d+)-[^.]+\.tmp$")
 def atomic_output(path: str | Path, *, durable: bool = True) -> Iterator[Path]:
     """A temporary path beside `path` to write to, renamed over `path` if the block succeeds.
 
-    With `durable` (the default) the file is flushed to disk before the rename; a
-    cache's file that is only worth recomputing can skip that (~0.4 ms a file).
+    The folder is opened once, after the write gate's check (`gated_folder`), and everything
+    after happens in that very folder: the temporary file is made there (never an existing
+    file, never through a link), the path handed to the block names it through the folder's
+    descriptor (`/proc/self/fd/N/...`), and the rename is relative to it. A folder swapped for
+    a link after the check cannot redirect the write; a link or a hard link at `path` is
+    replaced, never written through. With `durable` (the default) the file is flushed to disk
+    before the rename; a cache's file that is only worth recomputing can skip that (~0.4 ms).
     """
-    path = gate_write(path)  # never into a benchmark's reference answers
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
     name, encoded = path.name, path.name.encode("utf-8", "surrogateescape")
     if len(encoded) > _LONGEST_STEM:
         # a legal long name (a 215-character condition) must not make the temporary one illegal
         name = name[:48] + "~" + hashlib.sha256(encoded).hexdigest()[:16]
-    prefix = f".{name}.{os.getpid()}-"
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:
-        # mkstemp makes the file 0600; the written file gets what open(path, "w") would give
-        os.fchmod(fd, 0o666 & ~_umask())
-    finally:
-        os.close(fd)
-    try:
-        yield Path(tmp)
-        if durable:
-            with open(tmp, "rb+") as handle:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
-            # a full disk names the temporary file, or nothing: name the file the user asked for
-            raise WriteError(f"cannot be written ({exc.strerror or exc})", path=path) from exc
-        raise
+        with gated_folder(path) as folder:  # never into a benchmark's reference answers
+            temporary = f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            # the written file gets what open(path, "w") would give, under the umask
+            os.close(os.open(temporary, flags, 0o666 & ~_umask(), dir_fd=folder))
+            try:
+                yield Path(f"/proc/self/fd/{folder}/{temporary}")
+                if durable:
+                    handle = os.open(temporary, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+                    try:
+                        os.fsync(handle)
+                    finally:
+                        os.close(handle)
+                os.rename(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=folder)
+                raise
+    except OSError as exc:
+        if isinstance(exc, GenotexError):
+            raise
+        # a full disk names the temporary file, or nothing: name the file the user asked for
+        raise WriteError(f"cannot be written ({exc.strerror or exc})", path=path) from exc
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` as `write_text_atomic` writes text: a new file renamed over it,
+    in the folder the write gate checked (never through a link, never into a reference).
+    """
+    with atomic_output(path, durable=durable) as tmp:
+        tmp.write_bytes(data)
 
 
 class WriteError(GenotexError, OSError):

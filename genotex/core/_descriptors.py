@@ -4,8 +4,8 @@ process can swap between a check and the act.
 A folder is opened once (`O_DIRECTORY | O_NOFOLLOW`) and everything after is relative to
 that descriptor (`dir_fd`): a name that is, or becomes, a link is never followed, and a
 folder renamed or replaced after it was opened cannot redirect what is done in it. The
-write gate writes through `write_file_at` and `folders_at` (issue #72); the sandboxes remove
-their sample folders with `remove_tree_at` (issue #70).
+write gate opens the folders it writes in with `folders_at` (`gated_folder`, issue #72);
+the sandboxes remove their sample folders with `remove_tree_at` (issue #70).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ __all__ = [
     "folders_at",
     "open_folder",
     "remove_tree_at",
-    "write_file_at",
 ]
 
 #: How a folder is opened: never through a link, never inherited by a child process.
@@ -67,36 +66,6 @@ def folders_at(
     finally:
         if current != top:
             os.close(current)
-
-
-def write_file_at(
-    folder: int, name: str, data: bytes, *, mode: int = 0o666, durable: bool = True
-) -> None:
-    """Write `data` as `name` in the folder `folder`, atomically: a temporary file of this
-    process is made beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never an existing file, never
-    through a link), written, flushed when `durable`, then renamed over `name` within the same
-    folder. A link at `name` is replaced, never written through; so is a hard link (the other
-    names keep their bytes). The temporary file is removed if anything fails.
-    """
-    temporary = f".{name[:180]}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-    handle = os.open(
-        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
-        dir_fd=folder,
-    )  # fmt: skip
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(handle, view) :]
-            if durable:
-                os.fsync(handle)
-        finally:
-            os.close(handle)
-        os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=folder)
-        raise
 
 
 def _opened_child(parent: int, name: str) -> int | None:

@@ -138,6 +138,22 @@ def json_text(data: Any, *, indent: int = 1) -> str:
     return json.dumps(finite_or_none(data), indent=indent, sort_keys=True, allow_nan=False) + "\n"
 
 
+#: What Python's `str.splitlines` splits at that JSON leaves raw in a string (the C0 controls
+#: it escapes itself): NEL and the Unicode line and paragraph separators.
+_LINE_BREAKERS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def json_line(data: Any) -> str:
+    """One JSON object on one line, whatever its strings hold: non-ASCII kept readable, but
+    every character a reader's line splitting would break at escaped (a record of a series
+    holding U+2028 stays one line of a JSONL file).
+    """
+    text = json.dumps(data, ensure_ascii=False)
+    for char, escaped in _LINE_BREAKERS.items():
+        text = text.replace(char, escaped)
+    return text
+
+
 def open_regular(path: str | Path, *, error: type[GenotexError]) -> BinaryIO:
     """A regular file opened for reading in binary; anything else (a FIFO, a folder, a device)
     is `error` at once, never a read that waits forever.

@@ -70,36 +70,58 @@ class ReferenceTargetError(GenotexError):
     """A write would land in (or over) a benchmark's reference answers."""
 
 
-def _holds_answers(folder: Path, depth: int = 2) -> bool:
-    """Whether `folder/regress/*/` holds a `significant_genes_condition_*.json` (bounded)."""
-    regress = folder / "regress"
+def _answer_in(folder: str, stage: str) -> bool:
+    """Whether the trait folder `folder` of `stage` holds an answer of that stage: a result
+    file under `regress/`, a trait's record under `preprocess/`.
+    """
     try:
-        traits = list(os.scandir(regress)) if regress.is_dir() else []
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if stage == "regress" and entry.name.startswith("significant_genes_condition_"):
+                    return True
+                if stage == "preprocess" and entry.name == "cohort_info.json":
+                    return True
     except OSError:
         return False
-    for trait in traits[:10_000]:
-        if trait.is_dir(follow_symlinks=False):
-            try:
-                names = os.listdir(trait.path)
-            except OSError:
-                continue
-            if any(n.startswith("significant_genes_condition_") for n in names):
-                return True
+    return False
+
+
+def _holds_answers(folder: Path) -> bool:
+    """Whether `folder` holds answers of either kind: `regress/<trait>/significant_genes_
+    condition_*.json` or `preprocess/<trait>/cohort_info.json`. Every trait folder is looked
+    at until one holds them (no cut-off: a reference is never taken for none because empty
+    folders are listed first); the time is bounded by what the folder holds.
+    """
+    for stage in ("regress", "preprocess"):
+        try:
+            with os.scandir(folder / stage) as traits:
+                for trait in traits:
+                    if trait.is_dir(follow_symlinks=False) and _answer_in(trait.path, stage):
+                        return True
+        except OSError:
+            continue
     return False
 
 
 def references_at(folder: Path) -> list[Path]:
-    """The reference folders a benchmark root `folder` has, by the three ways above."""
-    found = []
+    """The reference folders a benchmark root `folder` has, by the three ways above: a
+    downloaded benchmark, or the published layout without a marker, is protected whole (its
+    inputs, metadata, code and marker as its answers); the demo's layout, its `reference/`.
+    """
     output = folder / "output"
-    if (folder / MARKER_NAME).is_file() and output.is_dir():
-        found.append(output)  # the Hub layout: the reference part is output/
+    if (folder / MARKER_NAME).is_file():
+        return [folder]  # a download: the whole of it, marker, inputs and metadata included
     is_bench = (folder / "metadata").is_dir() and (folder / "input").is_dir()
     if is_bench and (folder / "reference" / "output").is_dir():
-        found.append(folder / "reference" / "output")
-    elif output.is_dir() and _published(folder) and _holds_answers(output):
-        found.append(output)  # the Hub layout without a marker
-    return found
+        return [folder / "reference" / "output"]
+    if output.is_dir() and _published(folder) and _holds_answers(output):
+        return [folder]  # the Hub layout without a marker, whole
+    return []
+
+
+def _is_root(reference: Path) -> bool:
+    """Whether a reference folder is a benchmark root protected whole (not an answers folder)."""
+    return (reference / "metadata").is_dir() or (reference / MARKER_NAME).is_file()
 
 
 def _published(folder: Path) -> bool:
@@ -267,7 +289,10 @@ def _relation(target: Path, reference: Path, holding: bool) -> str | None:
     if any(_identity(parent) == wanted for parent in target.parents):
         return "lies inside"
     if holding and mine is not None:
-        if any(_identity(parent) == mine for parent in reference.parents[:_HOLDS]):
+        # a root protected whole is held by its parent; an answers folder (`BENCH/reference/
+        # output`) by the two folders above it, where a writer's own `output/` tree goes
+        depth = 1 if _is_root(reference) else _HOLDS
+        if any(_identity(parent) == mine for parent in reference.parents[:depth]):
             return "holds"
     return None
 
@@ -279,20 +304,25 @@ def refuse_reference_target(
     what: str = "output folder",
     holding: bool = True,
     below: bool = True,
+    remakes_root: bool = False,
 ) -> None:
     """Raise `ReferenceTargetError` when `target` is, holds or lies inside a reference folder
     (with `holding=False`, only is or lies inside: the folder of one file written, which
     may well be a benchmark's root; with `below=False`, references below `target` are not
-    looked for: a file's folder is checked against what is around it).
+    looked for: a file's folder is checked against what is around it; with `remakes_root`,
+    `target` may be a benchmark root protected whole: the caller makes it again, as a
+    resumed download does).
     """
-    real = Path(os.path.realpath(target))
+    names = _names(target)  # in a bind mount, the name a protected root is above of too
     for reference in known_references(target, references, below=below and holding):
-        how = _relation(real, reference, holding)
-        if how is None:
+        how = next(filter(None, (_relation(name, reference, holding) for name in names)), None)
+        if how is None or (remakes_root and how == "is" and _is_root(reference)):
             continue
+        whole = "the benchmark (its inputs, metadata and reference answers are never written)"
+        named = whole if _is_root(reference) else "the benchmark's reference answers"
         raise ReferenceTargetError(
-            f"the {what} {how} the benchmark's reference answers ({reference}); nothing was "
-            f"written: give a folder outside it{_unmarked_hint(reference)}",
+            f"the {what} {how} {named} ({reference}); nothing was written: give a folder "
+            f"outside it{_unmarked_hint(reference)}",
             path=Path(target),
         )
 
@@ -301,10 +331,10 @@ def _unmarked_hint(reference: Path) -> str:
     """For answers known only by their `task_info.json` (no marker, no `code/`): how to say
     they are a working folder's own (one genotex wrote into before it left its sign).
     """
-    root = reference.parent
-    if reference.name != "output" or (root / MARKER_NAME).is_file() or (root / "code").is_dir():
+    root = reference if _is_root(reference) else reference.parent
+    if (root / MARKER_NAME).is_file() or (root / "code").is_dir() or (root / "reference").exists():
         return ""
     return (
         f" (if they are your own analysis's answers, not a reference, create "
-        f"{reference / WORKSPACE_NAME} to say so)"
+        f"{root / 'output' / WORKSPACE_NAME} to say so)"
     )

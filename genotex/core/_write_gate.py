@@ -16,6 +16,7 @@ demo's `--out`) stays closed to them as to everyone.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import threading
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
+from ._descriptors import folders_at, open_folder
 from ._reference_guard import (
     MARKER_NAME,
     WORKSPACE_NAME,
@@ -32,7 +34,13 @@ from ._reference_guard import (
     refuse_reference_target,
 )
 
-__all__ = ["gate_write", "generates_benchmark", "making_reference", "refuse_foreign_benchmark"]
+__all__ = [
+    "gate_write",
+    "gated_folder",
+    "generates_benchmark",
+    "making_reference",
+    "refuse_foreign_benchmark",
+]
 
 _LOCK = threading.Lock()
 #: real paths of the benchmark folders being made in this process, each with its users
@@ -83,6 +91,51 @@ def gate_write(path: str | Path, *, what: str = "file") -> Path:
         refuse_reference_target(path.parent, what=f"{what}'s folder", holding=False, below=False)
         _claim_workspace(folder)
     return path
+
+
+def _walk_real(real: Path, *, make: bool) -> int:
+    """A descriptor of the real (link-free) folder `real`, walked from `/` one name at a time
+    without following a link (a name swapped for one since the check: OSError ELOOP or
+    ENOTDIR); missing folders are made when `make`.
+    """
+    top = open_folder("/")
+    try:
+        with folders_at(top, real.parts[1:], make=make) as folder:
+            return os.dup(folder)
+    finally:
+        os.close(top)
+
+
+@contextlib.contextmanager
+def gated_folder(path: str | Path, *, what: str = "file", make: bool = True) -> Iterator[int]:
+    """The folder of `path`, opened once it is known to lie in no reference (`gate_write`),
+    missing folders made only after that check: a descriptor to write in (`dir_fd`), so that
+    a folder swapped for a link after the check cannot redirect the write (issue #72).
+
+    The folder is opened through its real path, no link followed, then checked again by
+    identity: what was checked is what is written in. A swap that lands between the two is
+    refused in one sentence (`ReferenceTargetError`); nothing is written.
+    """
+    path = Path(path)
+    gate_write(path, what=what)
+    real = Path(os.path.realpath(path.parent))
+    try:
+        folder = _walk_real(real, make=make)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ReferenceTargetError(
+                f"the {what}'s folder changed while it was written (a name on its way became "
+                "a link); nothing was written: write it again",
+                path=path,
+            ) from None
+        raise
+    try:
+        if not _being_made(real):  # the opened folder, checked by what it is
+            refuse_reference_target(f"/proc/self/fd/{folder}", what=f"{what}'s folder",
+                                    holding=False, below=False)  # fmt: skip
+        yield folder
+    finally:
+        os.close(folder)
 
 
 def _claim_workspace(folder: Path) -> None:

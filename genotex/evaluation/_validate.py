@@ -8,6 +8,7 @@ that cannot be read, so a researcher fixes the names before publishing a number.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from ..core import (
     ResultFile,
     TaskInfo,
     closest_name,
+    printable,
     read_json,
     read_table,
     regress_file_name,
@@ -65,44 +67,104 @@ class SubmissionCheck:
         return f"{self.checked} files checked: {said}"
 
 
-def _expected(task_info: TaskInfo, reference: Path | None) -> list[str]:
-    """The answer files the problems ask for (those the reference answers, when given)."""
-    paths = []
+def _expected(task_info: TaskInfo, reference: Path | None) -> dict[str, dict[str, ProblemId]]:
+    """The answer files the problems ask for (those the reference answers, when given), by
+    trait folder: file name -> its problem. Indexed once: every check after is a lookup.
+    """
+    answered = _listed(reference / "regress") if reference is not None else None
+    expected: dict[str, dict[str, ProblemId]] = {}
     for problem in task_info.problems():
-        path = f"regress/{problem.trait}/{regress_file_name(problem.condition)}"
-        if reference is None or (reference / path).is_file():
-            paths.append(path)
-    return paths
+        name = regress_file_name(problem.condition)
+        if answered is None or f"{problem.trait}/{name}" in answered:
+            expected.setdefault(problem.trait, {})[name] = problem
+    return expected
 
 
-def _answers(pred: Path, expected: list[str]) -> tuple[list[SubmissionFinding], int]:
+def _listed(folder: Path) -> dict[str, Path]:
+    """Every entry two levels under `folder` (`<trait>/<file>` -> its path), listed once, no
+    link followed; empty when there is no such folder.
+    """
+    found: dict[str, Path] = {}
+    try:
+        traits = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return found
+    for trait in traits:
+        if trait.is_dir(follow_symlinks=False):
+            try:
+                names = sorted(os.scandir(trait.path), key=lambda e: e.name)
+            except OSError:
+                continue
+            found |= {f"{trait.name}/{entry.name}": Path(entry.path) for entry in names}
+    return found
+
+
+def _answers(
+    pred: Path, expected: dict[str, dict[str, ProblemId]]
+) -> tuple[list[SubmissionFinding], int]:
+    """Each answer file checked by one lookup in the index: kept, misnamed (the closest
+    expected name of its own trait folder, or of the closest trait folder), extra or
+    malformed; then each expected answer no file gave, missing, named by its problem.
+    """
     findings, checked, matched = [], 0, set()
-    for file in sorted((pred / "regress").rglob("*")) if (pred / "regress").is_dir() else []:
-        if not file.is_file() or file.name == "status.json":
+    present = _listed(pred / "regress")
+    traits = list(expected)
+    for key, file in present.items():
+        trait, name = key.split("/", 1)
+        if name == "status.json" or file.is_dir():
             continue
-        path, checked = file.relative_to(pred).as_posix(), checked + 1
-        if path not in expected:
-            close = closest_name(
-                path, [e for e in expected if not (pred / e).is_file()], cutoff=0.85
-            )
-            if close is not None:
-                matched.add(close)
-                findings.append(SubmissionFinding(path, "misnamed", f"{path}: misnamed; "
-                                                  f"the problem's file is {close}"))  # fmt: skip
-            else:
-                findings.append(SubmissionFinding(path, "extra", f"{path}: no problem asks for "
-                                                  "this file (extra)"))  # fmt: skip
+        path, checked = f"regress/{key}", checked + 1
+        if name in expected.get(trait, {}):
+            findings += _malformed_answer(path, file)
             continue
-        try:
-            ResultFile.read(file)
-        except GenotexError as exc:
-            findings.append(SubmissionFinding(path, "malformed", f"{path}: {exc.reason}"))
-    for path in expected:
-        if path not in matched and not (pred / path).is_file():
-            problem = ProblemId.from_key(path.split("/")[1] + "|" + path.rsplit("_", 1)[1][:-5])
-            findings.append(SubmissionFinding(path, "missing", f"{path}: missing (the answer "
-                                              f"to {problem.key})"))  # fmt: skip
+        close = _closest_answer(trait, name, expected, present, traits)
+        if close is not None:
+            matched.add(close)
+            said = f"{_shown(path)}: misnamed; the problem's file is regress/{_shown(close)}"
+            findings.append(SubmissionFinding(path, "misnamed", said))
+        else:
+            findings.append(SubmissionFinding(path, "extra", f"{_shown(path)}: no problem asks "
+                                              "for this file (extra)"))  # fmt: skip
+    for trait, names in expected.items():
+        for name, problem in names.items():
+            key = f"{trait}/{name}"
+            if key not in matched and key not in present:
+                findings.append(SubmissionFinding(f"regress/{key}", "missing",
+                                                  f"regress/{_shown(key)}: missing (the answer "
+                                                  f"to {_shown(problem.key)})"))  # fmt: skip
     return findings, checked
+
+
+def _closest_answer(
+    trait: str,
+    name: str,
+    expected: dict[str, dict[str, ProblemId]],
+    present: dict[str, Path],
+    traits: list[str],
+) -> str | None:
+    """The expected answer (`<trait>/<file>`) a misnamed file stands for: the closest missing
+    name of its trait folder, or of the trait folder closest to its own; None for neither.
+    """
+    folder = trait if trait in expected else closest_name(trait, traits, cutoff=0.85)
+    if folder is None:
+        return None
+    missing = [n for n in expected[folder] if f"{folder}/{n}" not in present]
+    close = closest_name(name, missing, cutoff=0.85) if folder == trait else (
+        name if name in missing else closest_name(name, missing, cutoff=0.85))  # fmt: skip
+    return None if close is None else f"{folder}/{close}"
+
+
+def _malformed_answer(path: str, file: Path) -> list[SubmissionFinding]:
+    try:
+        ResultFile.read(file)
+    except GenotexError as exc:
+        return [SubmissionFinding(path, "malformed", f"{_shown(path)}: {exc.reason}")]
+    return []
+
+
+def _shown(text: str) -> str:
+    """A name as a line shows it: its control, bidi and line-separator characters escaped."""
+    return printable(text)
 
 
 def _preprocessed(
@@ -116,24 +178,29 @@ def _preprocessed(
             close = closest_name(folder.name, traits, cutoff=0.85)
             said = f"misnamed; the trait's folder is preprocess/{close}" if close else "extra"
             kind = "misnamed" if close else "extra"
-            findings.append(SubmissionFinding(f"preprocess/{folder.name}", kind,
-                                              f"preprocess/{folder.name}/: {said}"))  # fmt: skip
+            shown = f"preprocess/{_shown(folder.name)}/: {said}"
+            findings.append(SubmissionFinding(f"preprocess/{folder.name}", kind, shown))
             continue
         if not read_tables:
             continue
         for file in sorted(folder.rglob("*")):
             path = file.relative_to(pred).as_posix()
             try:
+                if file.is_symlink() or not (file.is_file() or file.is_dir()):
+                    if file.name == "cohort_info.json" or file.suffix == ".csv":
+                        raise GenotexError("is not a regular file (a FIFO, a device or a link)")
+                    continue
                 if file.name == "cohort_info.json":
                     _, problems = CohortInfo.from_dict(read_json(file))
-                    findings += [SubmissionFinding(path, "malformed", f"{path}: {reason}")
+                    findings += [SubmissionFinding(path, "malformed", f"{_shown(path)}: {reason}")
                                  for reason in problems]  # fmt: skip
                 elif file.suffix == ".csv" and file.is_file():
                     read_table(file, features_are_rows="_data" in path)
                 else:
                     continue
             except GenotexError as exc:
-                findings.append(SubmissionFinding(path, "malformed", f"{path}: {exc.reason}"))
+                findings.append(SubmissionFinding(path, "malformed",
+                                                  f"{_shown(path)}: {exc.reason}"))  # fmt: skip
             checked += 1
     return findings, checked
 
@@ -167,6 +234,8 @@ def validate_submission(
     pred = Path(pred_dir)
     if not pred.is_dir():
         raise GenotexError("the prediction folder does not exist", path=pred)
+    if ref_dir is not None and not Path(ref_dir).is_dir():
+        raise GenotexError("the reference folder does not exist", path=Path(ref_dir))
     info = task_info if isinstance(task_info, TaskInfo) else TaskInfo.read(task_info)
     expected = _expected(info, None if ref_dir is None else Path(ref_dir))
     answers, answered = _answers(pred, expected)

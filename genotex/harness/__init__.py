@@ -19,11 +19,12 @@ from .runs._export import RuntimeSummary, export_run
 from .runs._scoring import pooled_average, score_output
 
 if TYPE_CHECKING:  # imported when first used (`__getattr__`): GenoAgent's package needs Inspect
-    from .solvers.genoagent._replay import ReplayResult, replay_run
+    from .solvers.genoagent._replay import ReplayLimitsError, ReplayResult, replay_run
 
 __all__ = [
     "TASKS",
     "Benchmark",
+    "ReplayLimitsError",
     "ReplayResult",
     "RuntimeSummary",
     "SampleSpec",
@@ -34,9 +35,14 @@ __all__ = [
 ]
 
 
-#: `replay_run` and `ReplayResult` imported when first used (PEP 562): GenoAgent's package
-#: imports Inspect, which `genotex mcp` (in an image without it) must not need.
+#: `replay_run`, `ReplayResult` and `ReplayLimitsError` imported when first used (PEP 562):
+#: GenoAgent's package imports Inspect, which `genotex mcp` (in an image without it) must not
+#: need.
 __getattr__ = lazy_names(
     __name__,
-    {"ReplayResult": ".solvers.genoagent._replay", "replay_run": ".solvers.genoagent._replay"},
+    {
+        "ReplayLimitsError": ".solvers.genoagent._replay",
+        "ReplayResult": ".solvers.genoagent._replay",
+        "replay_run": ".solvers.genoagent._replay",
+    },
 )

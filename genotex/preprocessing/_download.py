@@ -10,6 +10,7 @@ then renamed into place; a file already present with the right hash is skipped.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import time
 import urllib.error
@@ -29,6 +30,7 @@ from ..core import (
     check_relative,
     file_sha256,
     gate_write,
+    gated_folder,
     output_path,
     prepare_output_folder,
     read_json,
@@ -36,6 +38,7 @@ from ..core import (
 from ._transfer import (
     MIN_RATE,
     OPENER,
+    REDIRECT_REFUSED,
     STALL_SECONDS,
     WINDOW,
     NoRoom,
@@ -84,13 +87,17 @@ class ManifestError(GenotexError):
 @dataclass(frozen=True)
 class Download:
     """One file to fetch: where from, where to, its expected sha256 (None: not checked), and
-    the request's extra headers (a token's `Authorization`).
+    the request's extra headers (a token's `Authorization`), and whether its bytes are
+    judged by their kind.
     """
 
     url: str
     path: Path
     sha256: str | None
     headers: tuple[tuple[str, str], ...] = ()
+    #: judge the bytes by the kind `path` names (`_wrong_kind`): for files with no digest to
+    #: check them by, as GEO publishes none (the Hub's and Xena's are checked by sha256)
+    judge_kind: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,7 +207,7 @@ def geo_downloads(
         accession = match.group(1)
         kind = "soft" if name.endswith("_family.soft.gz") else "matrix"
         url = f"{base}/{_geo_folder(accession)}/{accession}/{kind}/{name}"
-        downloads.append(Download(url, _target(out, relative), sha))
+        downloads.append(Download(url, _target(out, relative), sha, judge_kind=sha is None))
     return downloads
 
 
@@ -230,6 +237,23 @@ def _wrong_digest(part: Path, sha256: str | None) -> str | None:
     return f"sha256 {actual[:12]}... differs from the manifest's {str(sha256)[:12]}..."
 
 
+def _wrong_kind(part: Path, target: Path) -> str | None:
+    """Why the fetched bytes are not the kind of file `target` names, or None: a `.gz` that
+    does not start with gzip's magic bytes, or an HTML page (a server's "200 OK" error or
+    login page, kept as a series in 0.14).
+    """
+    try:
+        with open(part, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return None
+    if head.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):
+        return "the server sent an HTML page, not the file; nothing was kept"
+    if target.name.endswith(".gz") and head and not head.startswith(b"\x1f\x8b"):
+        return "the server sent something that is not gzip data; nothing was kept"
+    return None
+
+
 def _request(download: Download, offset: int) -> urllib.request.Request:
     """The GET of a download, asking for what follows `offset` bytes when a `.part` has them."""
     headers = {"User-Agent": "genotex-downloader", **dict(download.headers)}
@@ -257,11 +281,15 @@ def fetch(
     if target.exists() and (download.sha256 is None or file_sha256(target) == download.sha256):
         return DownloadResult(download, Outcome("present"), target.stat().st_size)
     part = target.with_name(target.name + ".part")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with gated_folder(target, what="download"):  # checked before any folder is made
+        pass
     resumed, last_error, status = False, "", None
     counted = on_bytes or (lambda n: None)
     for attempt in range(retries):
         offset = part_size(part)
+        if offset >= max_bytes > 0:  # a stale .part as long as the file, or longer: again
+            part.unlink(missing_ok=True)
+            offset = 0
         request = _request(download, offset)
         try:
             with OPENER.open(request, timeout=timeout) as response:
@@ -298,7 +326,7 @@ def fetch(
                 last_error = "the partial file was longer than the file; started over"
                 continue
             last_error, status = f"HTTP {exc.code} {exc.reason}", exc.code
-            if exc.code in (401, 403, 404, 410):
+            if exc.code in (401, 403, 404, 410) or REDIRECT_REFUSED in str(exc.reason):
                 return DownloadResult(download, Outcome("failed", last_error), status=status)
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last_error = str(getattr(exc, "reason", exc))
@@ -306,10 +334,13 @@ def fetch(
     else:
         return DownloadResult(download, Outcome("failed", last_error or "no answer"), status=status)
     wrong = _wrong_digest(part, download.sha256)
+    if wrong is None and download.judge_kind:
+        wrong = _wrong_kind(part, target)
     if wrong is not None:
         part.unlink(missing_ok=True)  # a corrupt partial file is not resumed again
         return DownloadResult(download, Outcome("failed", wrong))
-    part.replace(gate_write(target, what="download"))
+    with gated_folder(target, what="download") as folder:  # the .part is beside it
+        os.rename(part.name, target.name, src_dir_fd=folder, dst_dir_fd=folder)
     kind: OutcomeKind = "resumed" if resumed else "downloaded"
     return DownloadResult(download, Outcome(kind), target.stat().st_size)
 
@@ -367,7 +398,7 @@ def plan_downloads(
     if what not in ("geo", "tcga"):
         raise ValueError(f"unknown download {what!r}; choose geo, tcga or gene-info")
     files = _select(load_manifest(manifest or packaged_manifest(what)), only, what)
-    prepare_output_folder(out, makes_reference=True)
+    prepare_output_folder(out, what="download folder", for_file=True)  # files in no reference
     if what == "geo":
         return geo_downloads(files, out, base=base_url or GEO_BASE)
     return tcga_downloads(files, out, base=base_url or XENA_BASE)

@@ -71,7 +71,7 @@ def accession_downloads(
     for accession in wanted_platforms:
         if not _PLATFORM.fullmatch(accession):
             raise AccessionError(f"{accession!r} is not a GEO platform accession (GPL96)")
-    prepare_output_folder(out, makes_reference=True)
+    prepare_output_folder(out, what="download folder", for_file=True)  # files in no reference
     downloads = []
     series_base = base_url or GEO_BASE
     for accession in dict.fromkeys(wanted_series):
@@ -84,11 +84,16 @@ def accession_downloads(
             names.append(f"{gse}_family.soft.gz")
         for name in names:
             kind = "soft" if name.endswith("_family.soft.gz") else "matrix"
-            downloads.append(Download(f"{where}/{kind}/{name}", output_path(out, gse, name), None))
+            downloads.append(
+                Download(
+                    f"{where}/{kind}/{name}", output_path(out, gse, name), None, judge_kind=True
+                )
+            )
     query = f"{base_url}/acc.cgi" if base_url else GEO_QUERY_URL
     for accession in dict.fromkeys(wanted_platforms):
         url = f"{query}?acc={accession}&targ=self&form=text&view=full"
-        downloads.append(Download(url, output_path(out, "platforms", f"{accession}.txt"), None))
+        platform = output_path(out, "platforms", f"{accession}.txt")
+        downloads.append(Download(url, platform, None, judge_kind=True))
     return downloads
 
 

@@ -36,6 +36,7 @@ from ..core import (
 )
 from ._download import Download, fetch, load_manifest, packaged_manifest
 from ._hub import BenchmarkPlan, HubError, HubFile, auth_headers, hub_errors, resolve_url
+from ._transfer import REDIRECT_REFUSED
 
 __all__ = ["BenchmarkDownload", "check_benchmark_folder", "download_benchmark", "file_digest"]
 
@@ -107,6 +108,10 @@ def _refusal(plan: BenchmarkPlan, file: HubFile, status: int | None, reason: str
         )
     if status == 404:
         return HubError(f"the Hub's {plan.repo} at {plan.commit[:12]} has no file {file.path}")
+    if REDIRECT_REFUSED in reason:
+        scheme = reason.split("(")[-1].rstrip(")")
+        return HubError(f"the Hub redirected {about} to another scheme than http or https "
+                        f"({scheme}), which is refused; nothing was kept")  # fmt: skip
     if status is not None and 300 <= status < 400:
         return HubError(f"the Hub redirected {about} in a loop ({status}); nothing was kept")
     if status is not None:
@@ -142,10 +147,13 @@ def _existing_marker(out: Path, plan: BenchmarkPlan) -> BenchmarkMarker | None:
 
 
 def check_benchmark_folder(out: str | Path) -> None:
-    """Refuse a benchmark folder that is or lies inside another benchmark's reference answers
-    (`BENCH/output`, by any name of it), before anything is asked of the Hub.
+    """Refuse a benchmark folder that is or lies inside another benchmark (a download, by
+    any name of it), or a demo's reference answers, before anything is asked of the Hub. A
+    downloaded benchmark's own root is taken: the download resumes or updates it.
     """
-    refuse_reference_target(out, what="benchmark folder", holding=False, below=False)
+    refuse_reference_target(
+        out, what="benchmark folder", holding=False, below=False, remakes_root=True
+    )
 
 
 def download_benchmark(
@@ -161,7 +169,7 @@ def download_benchmark(
     check_benchmark_folder(out)
     out = prepare_output_folder(out, what="benchmark folder", makes_reference=True)
     _check_own_places(out)
-    with _locked(out), making_reference(out):
+    with making_reference(out), _locked(out):  # the lock file lies in the benchmark too
         return _download_into(out, plan, token=token, progress=progress)
 
 

@@ -12,13 +12,14 @@ import re
 import shutil
 import stat
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..core import gate_write
+from ..core import gated_folder
 
 __all__ = [
     "OPENER",
@@ -57,19 +58,45 @@ RESERVE_MAX = 2**30
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
+#: What a redirect to anything but http(s) is said to be (and never followed).
+REDIRECT_REFUSED = "a redirect to another scheme than http or https, refused"
+
+
 class _AuthorizationStaysHome(urllib.request.HTTPRedirectHandler):
     """Follow a redirect as urllib does, but never carry `Authorization` to another origin
     (scheme, host or port): urllib copies every header, so a token for the Hub went with a
     redirect to any server the answer named.
     """
 
+    def http_error_302(  # noqa: PLR0913, PLR0917 - urllib's signature
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any
+    ) -> Any:
+        """Judge the target's scheme before urllib does: urllib refuses `file:` itself, with
+        a reason the callers could only say as a loop.
+        """
+        target = headers.get("location") or headers.get("uri")
+        if target is not None:
+            _refuse_other_scheme(urllib.parse.urljoin(req.full_url, target), code, headers, fp)
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
     def redirect_request(  # noqa: PLR0913, PLR0917 - urllib's signature
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
+        _refuse_other_scheme(newurl, code, headers, fp)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and _origin(newurl) != _origin(req.full_url):
             new.remove_header("Authorization")
         return new
+
+
+def _refuse_other_scheme(url: str, code: int, headers: Any, fp: Any) -> None:
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):  # file:, ftp:, data: ... said as what they are
+        raise urllib.error.HTTPError(
+            url, code, f"{REDIRECT_REFUSED} ({scheme or 'no scheme'}:)", headers, fp
+        )
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -135,13 +162,21 @@ def open_part(part: Path, append: bool) -> BinaryIO:
     """The `.part` to write, never through a link: one found in its place is removed (the
     file it points to is left alone) and the download starts over.
     """
-    if part.is_symlink() or (part.exists() and not part.is_file()):
-        part.unlink()
-        append = False
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
-    # unbuffered: a write that finds the disk full fails there, not later in close()
-    gate_write(part, what="download")
-    return os.fdopen(os.open(part, flags, 0o644), "wb", buffering=0)
+    with gated_folder(part, what="download") as folder:  # opened in the folder checked
+        found = _lstat_at(folder, part.name)
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            os.unlink(part.name, dir_fd=folder)  # a link (the file it points to stays), a FIFO
+            flags = (flags & ~os.O_APPEND) | os.O_TRUNC
+        # unbuffered: a write that finds the disk full fails there, not later in close()
+        return os.fdopen(os.open(part.name, flags, 0o644, dir_fd=folder), "wb", buffering=0)
+
+
+def _lstat_at(folder: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
 
 
 def _write_all(handle: BinaryIO, data: bytes) -> None:

@@ -27,6 +27,8 @@ class DemoRun:
     seconds: dict[str, float]
     #: how the published pipeline reached each reference answer (the realistic demo's)
     keys: tuple[KeyFit, ...] = ()
+    #: an earlier demo of another kind or seed removed first, said
+    replaced: str | None = None
 
 
 def run_demo(
@@ -57,7 +59,7 @@ def run_demo(
     started = time.perf_counter()
     report = evaluate(root / "output", bench.reference_output, bench.task_info)
     seconds["eval"] = time.perf_counter() - started
-    return DemoRun(root, report, statuses, seconds, bench.keys)
+    return DemoRun(root, report, statuses, seconds, bench.keys, bench.replaced)
 
 
 @dataclass(frozen=True)

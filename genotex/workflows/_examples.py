@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CohortRecord, gate_write, generates_benchmark, regress_file_name
+from ..core import (
+    CohortRecord,
+    atomic_output,
+    generates_benchmark,
+    regress_file_name,
+    write_text_atomic,
+)
 
 __all__ = ["SynthSpec", "Example", "DEMO_SPEC", "write_example"]
 
@@ -81,9 +87,11 @@ def _write_csv(
     path: Path, corner: str, columns: list[str], rows: list[str], values: np.ndarray
 ) -> None:
     """A CSV with row labels in the first column, values with 4 decimals, NaN as empty."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     row_format = ",".join(["%.4f"] * len(columns))
-    with open(gate_write(path), "w", encoding="utf-8", newline="") as handle:
+    with (
+        atomic_output(path, durable=False) as tmp,
+        open(tmp, "w", encoding="utf-8", newline="") as handle,
+    ):
         handle.write(",".join([corner, *columns]) + "\n")
         for label, row in zip(rows, values, strict=True):
             line = row_format % tuple(row)
@@ -93,10 +101,7 @@ def _write_csv(
 
 
 def _write_json(path: Path, data: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    gate_write(path).write_text(
-        json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n", durable=False)
 
 
 @dataclass

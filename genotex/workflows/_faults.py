@@ -17,7 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core import Mode, ResultFile, TaskInfo, gate_write, regress_file_name, write_table
+from ..core import (
+    Mode,
+    ResultFile,
+    TaskInfo,
+    gate_write,
+    regress_file_name,
+    write_table,
+    write_text_atomic,
+)
 
 __all__ = ["FAULTS", "PlantedFault", "make_faulty_prediction"]
 
@@ -146,7 +154,7 @@ def _flip_usability(info_path: Path, cohort: str) -> None:
         record.update(is_gene_available=True, is_trait_available=True, is_available=True,
                       is_biased=False, is_usable=True)  # fmt: skip
         record["sample_size"] = record.get("sample_size") or 10**6
-    gate_write(info_path).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    write_text_atomic(info_path, json.dumps(info, indent=1) + "\n")
 
 
 def _wrong_answer(path: Path, decoys: list[str]) -> None:

@@ -25,13 +25,14 @@ from ..core import (
     CohortRecord,
     ResultFile,
     TaskInfo,
-    gate_write,
     generates_benchmark,
     regress_file_name,
+    write_bytes_atomic,
     write_table,
+    write_text_atomic,
 )
 from ..preprocessing import Recipe
-from ._generated import KeyFit, RawBenchmark
+from ._generated import KeyFit, RawBenchmark, record_demo, replace_other_demo
 
 __all__ = ["KeyFit", "RawBenchmark", "write_raw_benchmark"]
 
@@ -45,8 +46,8 @@ def _genes(n: int) -> list[str]:
 
 def _write_gz(path: Path, text: str) -> None:
     """Gzip `text` to `path`, with no time in the header: the same seed gives the same bytes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    gate_write(path).write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+    data = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+    write_bytes_atomic(path, data, durable=False)  # replaced: never through a link
 
 
 def _quoted(cells: Iterable[object]) -> str:
@@ -216,8 +217,8 @@ def _write_xena(root: Path, c: _Cohort, *, folder_name: str | None = None) -> No
         f"{s}\t{int(a)}\t{'MALE' if g else 'FEMALE'}\tgenerated"
         for s, a, g in zip(c.samples, c.age, c.gender, strict=True)
     ]
-    clinical_path = gate_write(folder / "TCGA.DEMO.sampleMap_DEMO_clinicalMatrix")
-    clinical_path.write_text("\n".join(clinical) + "\n")
+    write_text_atomic(folder / "TCGA.DEMO.sampleMap_DEMO_clinicalMatrix",
+                      "\n".join(clinical) + "\n", durable=False)  # fmt: skip
     lines = ["sample\t" + "\t".join(c.samples)]
     lines += [f"{g}\t" + "\t".join(repr(float(v)) for v in c.genes.loc[g]) for g in c.genes.index]
     _write_gz(folder / "TCGA.DEMO.sampleMap_HiSeqV2_PANCAN.gz", "\n".join(lines) + "\n")
@@ -287,7 +288,7 @@ def _write_metadata(
     aliases = {g: f"{g}-A" for g in genes[20:40]}
     synonyms = {g.upper(): g for g in genes} | {a.upper(): g for g, a in aliases.items()}
     text = json.dumps(synonyms, indent=1, sort_keys=True) + "\n"
-    gate_write(root / "metadata" / "gene_synonym.json").write_text(text)
+    write_text_atomic(root / "metadata" / "gene_synonym.json", text, durable=False)
     return aliases
 
 
@@ -358,6 +359,8 @@ def write_raw_benchmark(
     planted genes ranked by effect size.
     """
     root = Path(folder)
+    kind = "plain" if recipes else "plain (inputs only)"
+    replaced = replace_other_demo(root, kind, seed)
     rng = np.random.default_rng(seed)
     genes = _genes(n_genes)
     planted = {t: list(rng.choice(genes[10:], 8, replace=False)) for t in _TRAITS}
@@ -386,4 +389,5 @@ def write_raw_benchmark(
         ranked = tuple(g for _, g in by_effect)
         for condition in (None, *_CONDITIONS[trait]):
             ResultFile(ranked).write(reference / "regress" / trait / regress_file_name(condition))
-    return RawBenchmark(root, reference, root / "metadata" / "task_info.json")
+    record_demo(root, kind, seed)
+    return RawBenchmark(root, reference, root / "metadata" / "task_info.json", replaced=replaced)

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import CohortInfo, CohortRecord, generates_benchmark, write_table
+from ._generated import record_demo, replace_other_demo
 from ._raw_benchmark import (
     KeyFit,
     RawBenchmark,
@@ -166,6 +167,7 @@ def write_realistic_benchmark(folder: str | Path, *, seed: int = 7) -> RawBenchm
     agent start from.
     """
     root = Path(folder)
+    replaced = replace_other_demo(root, "realistic", seed)
     rng = np.random.default_rng(seed)
     genes = _genes(240)
     traits = list(REALISTIC_CONDITIONS)
@@ -186,7 +188,8 @@ def write_realistic_benchmark(folder: str | Path, *, seed: int = 7) -> RawBenchm
         _write_truth(reference, c, style)
     _write_tcga(root, rng, plan, reference)
     keys = _write_answers(reference, root / "metadata" / "task_info.json")
-    return RawBenchmark(root, reference, root / "metadata" / "task_info.json", keys)
+    record_demo(root, "realistic", seed)
+    return RawBenchmark(root, reference, root / "metadata" / "task_info.json", keys, replaced)
 
 
 def _write_answers(reference: Path, task_info: Path) -> tuple[KeyFit, ...]:

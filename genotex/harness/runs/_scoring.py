@@ -20,7 +20,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ...core import ANALYSIS_METRICS, TaskInfo, gate_write, nanmean, output_path
+from ...core import (
+    ANALYSIS_METRICS,
+    TaskInfo,
+    gate_write,
+    nanmean,
+    output_path,
+    write_bytes_atomic,
+)
 from ...evaluation import EvalOptions, EvalReport, ProblemScore, evaluate
 from ._bench import EVAL_TASKS, SampleSpec, TaskName
 
@@ -211,9 +218,7 @@ def write_tree(files: Mapping[str, bytes], into: Path) -> Path:
     """Write an output tree's files (path under `output/` -> bytes) into a new folder."""
     into.mkdir(parents=True, exist_ok=True)
     for name, data in sorted(files.items()):
-        target = output_path(into, *name.split("/"))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        gate_write(target).write_bytes(data)
+        write_bytes_atomic(output_path(into, *name.split("/")), data, durable=False)
     return into
 
 

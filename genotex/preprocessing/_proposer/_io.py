@@ -10,7 +10,6 @@ replace it (a recipe without the mark is hand-written and kept).
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from collections.abc import Iterable, Mapping
@@ -21,7 +20,7 @@ from typing import Any
 import tomlkit
 
 from ..._version import __version__
-from ...core import GenotexError, parse_json, write_text_atomic
+from ...core import GenotexError, json_line, parse_json, read_regular_bytes, write_text_atomic
 from .._cohort_files import find_matrix
 from .._geo import characteristics_dictionary, read_series_matrix
 from .._soft import SoftFile, read_soft
@@ -243,6 +242,10 @@ def _failed(record: dict[str, Any], reason: str) -> dict[str, Any]:
     return out
 
 
+#: The largest records file read (the development split's is under 10 MB).
+MAX_RECORDS_BYTES = 512 * 1024 * 1024
+
+
 def propose_records(in_path: str | Path, out_path: str | Path) -> RecordsSummary:
     """One proposal line per input line (`trait`, `cohort`, `background`, `characteristics`).
 
@@ -250,10 +253,11 @@ def propose_records(in_path: str | Path, out_path: str | Path) -> RecordsSummary
     output is written atomically, in input order (blank lines are skipped).
     """
     in_path, out_path = Path(in_path), Path(out_path)
+    data = read_regular_bytes(in_path, MAX_RECORDS_BYTES, error=GenotexError)  # no FIFO, bounded
     try:
-        text = in_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GenotexError(f"cannot be read ({exc.__class__.__name__})", path=in_path) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GenotexError("is not UTF-8 text (a JSONL file of records)", path=in_path) from None
     lines, errors = [], {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -270,6 +274,6 @@ def propose_records(in_path: str | Path, out_path: str | Path) -> RecordsSummary
         if reason is not None:
             errors[number] = reason
             answer = _failed(record, reason)
-        lines.append(json.dumps(answer, ensure_ascii=False))
+        lines.append(json_line(answer))
     write_text_atomic(out_path, "".join(line + "\n" for line in lines))
     return RecordsSummary(len(lines), errors)

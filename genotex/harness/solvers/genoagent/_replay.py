@@ -28,12 +28,16 @@ from ....core import GenotexError, prepare_output_folder
 from ...runs._capture import STORE_KEY as OUTPUT
 from ...runs._capture import unpack_output
 
-__all__ = ["ReplayResult", "replay_run", "replay_sandbox"]
+__all__ = ["ReplayLimitsError", "ReplayResult", "replay_run", "replay_sandbox"]
 
 #: Which sample the current model call belongs to (set by the replay's solver wrapper).
 _SAMPLE: contextvars.ContextVar[str] = contextvars.ContextVar("genotex_replay_sample")
 #: The largest output tree compared (the log's bound applies when it was captured).
 _MAX_BYTES = 10**10
+
+
+class ReplayLimitsError(GenotexError):
+    """A log asks a replay for more than its caps (`REPLAY_CAPS`) without leave to."""
 
 
 @dataclass(frozen=True)
@@ -263,9 +267,9 @@ def _task_arguments(
     given = {k: v for k, v in arguments.items() if k in accepted and k not in _HOST_ARGUMENTS}
     exceeded = replay_caps_exceeded(given, options)
     if exceeded and not allow_log_limits:
-        raise GenotexError(
+        raise ReplayLimitsError(
             f"asks for more than a replay takes from a log without your word: "
-            f"{'; '.join(exceeded[:10])}; pass --allow-log-limits to run it so",
+            f"{'; '.join(exceeded[:10])}; allow_log_limits=True runs it so",
             path=Path(log_path),
         )
     given.setdefault("tcga", "matched")
