@@ -100,7 +100,7 @@ class _Mirror(BaseHTTPRequestHandler):
 def _serve_demo_inputs(servers: Path, stage: Stage, url: str) -> None:
     """The demo's inputs, as GEO and Xena lay them out, and manifests of them (beside the
     server, never in the reader's folder), given to `download geo` and `download tcga`."""
-    from genotex.preprocessing._download import _geo_folder
+    from genotex.preprocessing._manifests import _geo_folder
 
     demo = _demo(servers / "mirror-demo", "--inputs-only")
     manifests: dict[str, dict[str, str]] = {"GEO": {}, "TCGA": {}}

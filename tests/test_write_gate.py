@@ -566,3 +566,28 @@ def test_a_folder_swapped_for_a_link_between_the_check_and_the_write_is_never_fo
         swapper.join()
     assert written + refused == 400 and written > 0
     assert _digest(bench) == before
+
+
+@pytest.mark.parametrize(
+    ("place", "allowed"),
+    [("input/GEO/Asthma", True), ("metadata", True), ("output/regress", False), ("code", False),
+     (".", False)],
+)  # fmt: skip
+def test_a_download_fills_a_benchmarks_inputs_and_metadata_only(bench, place, allowed):
+    """`download geo --out BENCH/input/GEO` completes a downloaded benchmark (the README's
+    flow); its answers, its code and its root are refused before any folder is made."""
+    from genotex.core import filling_benchmark, write_bytes_atomic
+
+    folder = (bench / place / "fresh").resolve()
+    before = _digest(bench)
+    if not allowed:
+        with pytest.raises(ReferenceTargetError, match="nothing was written"):
+            with filling_benchmark(folder):
+                pass
+        assert _digest(bench) == before and not folder.exists()
+        return
+    with filling_benchmark(folder):
+        write_bytes_atomic(folder / "GSE1_series_matrix.txt.gz", b"\x1f\x8b")
+    assert (folder / "GSE1_series_matrix.txt.gz").read_bytes() == b"\x1f\x8b"
+    with pytest.raises(ReferenceTargetError):  # outside the block: a reference's again
+        write_bytes_atomic(folder / "again.gz", b"\x1f\x8b")

@@ -142,6 +142,7 @@ from ._reference_guard import (
     WORKSPACE_NOTE,
     ReferenceTargetError,
     known_references,
+    refuse_download_target,
     refuse_reference_target,
 )
 from ._result import CHANCE_ACCURACY, MalformedResult, ResultFile, accuracy_at_chance
@@ -167,9 +168,16 @@ from ._tables import (
 )
 from ._task_info import TaskInfo, closest_name, load_task_info
 from ._untrusted import DEFAULT_MAX_FILE_MB, MISSING, GuardedTree, RejectedFile
-from ._write_gate import gate_write, gated_folder, generates_benchmark, making_reference
+from ._write_gate import (
+    filling_benchmark,
+    gate_write,
+    gated_folder,
+    generates_benchmark,
+    making_reference,
+)
 
 __all__ = [
+    "filling_benchmark",
     "gate_write",
     "gated_folder",
     "write_bytes_atomic",
@@ -231,6 +239,7 @@ __all__ = [
     "file_digest",
     "find_marker",
     "known_references",
+    "refuse_download_target",
     "refuse_reference_target",
     "ReferenceTargetError",
     "GuardedTree",

@@ -44,6 +44,7 @@ __all__ = [
     "ReferenceTargetError",
     "known_references",
     "references_at",
+    "refuse_download_target",
     "refuse_reference_target",
 ]
 
@@ -325,6 +326,41 @@ def refuse_reference_target(
             f"outside it{_unmarked_hint(reference)}",
             path=Path(target),
         )
+
+
+#: The folders of a benchmark protected whole that a download fills: its raw inputs and its
+#: metadata (the gene table); never its answers, its code or its marker.
+FILLED_BY_DOWNLOADS = ("input", "metadata")
+
+
+def refuse_download_target(target: str | Path, *, what: str = "download folder") -> bool:
+    """Raise `ReferenceTargetError` unless `target`, a folder a download fills, lies in no
+    reference, or in a downloaded benchmark's `input/` or `metadata/` (where `download geo`,
+    `tcga` and `gene-info` put what they fetch into a benchmark they complete). Its answers
+    (`output/`), its code, its marker, its root and a demo's `reference/output` are refused.
+    Returns whether `target` lies in such a benchmark (its writes then need its leave).
+    """
+    names, inside = _names(target), False
+    for reference in known_references(target, below=False):
+        how = next(filter(None, (_relation(name, reference, False) for name in names)), None)
+        if how is None:
+            continue
+        if _is_root(reference):
+            filled = [reference / place for place in FILLED_BY_DOWNLOADS]
+            if any(_relation(name, place, False) for name in names for place in filled):
+                inside = True
+                continue
+            answers = any(_relation(name, reference / "output", False) for name in names)
+            named = ("the benchmark's reference answers" if answers
+                     else "the benchmark, outside its input/ and metadata/")  # fmt: skip
+        else:
+            named = "the benchmark's reference answers"
+        raise ReferenceTargetError(
+            f"the {what} {how} {named} ({reference}); nothing was written: download into its "
+            "input/ (or metadata/ for the gene table), or a folder outside it",
+            path=Path(target),
+        )
+    return inside
 
 
 def _unmarked_hint(reference: Path) -> str:

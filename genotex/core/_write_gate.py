@@ -31,10 +31,12 @@ from ._reference_guard import (
     WORKSPACE_NOTE,
     ReferenceTargetError,
     references_at,
+    refuse_download_target,
     refuse_reference_target,
 )
 
 __all__ = [
+    "filling_benchmark",
     "gate_write",
     "gated_folder",
     "generates_benchmark",
@@ -62,6 +64,21 @@ def making_reference(root: str | Path) -> Iterator[Path]:
             _MAKING[real] -= 1
             if not _MAKING[real]:
                 del _MAKING[real]
+
+
+@contextlib.contextmanager
+def filling_benchmark(folder: str | Path, *, what: str = "download folder") -> Iterator[None]:
+    """While the block runs, a download may write under `folder`, once it is known to lie in
+    no reference or in a downloaded benchmark's `input/` or `metadata/`
+    (`refuse_download_target`): `download geo --out BENCH/input/GEO` completes the benchmark,
+    where any other writer is refused. Only `folder`'s own real path is let through: a
+    subfolder swapped for a link into the answers is still judged, and refused.
+    """
+    if not refuse_download_target(folder, what=what):
+        yield
+        return
+    with making_reference(folder):
+        yield
 
 
 def _being_made(folder: Path) -> bool:

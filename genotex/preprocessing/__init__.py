@@ -23,20 +23,7 @@ from ._cohort import (
     write_cohort,
 )
 from ._cohort_files import find_matrix, find_platform
-from ._download import (
-    Download,
-    DownloadResult,
-    ManifestError,
-    UnknownSelection,
-    download_all,
-    download_inputs,
-    fetch,
-    geo_downloads,
-    load_manifest,
-    packaged_manifest,
-    plan_downloads,
-    tcga_downloads,
-)
+from ._download import Download, DownloadResult, download_all, fetch
 from ._geo import GEOFormatError, SeriesMatrix, characteristics_dictionary, read_series_matrix
 from ._geo_accessions import (
     GEO_QUERY_URL,
@@ -60,6 +47,16 @@ from ._hub_fetch import (
     file_digest,
 )
 from ._inspect import inspect_cohort
+from ._manifests import (
+    ManifestError,
+    UnknownSelection,
+    download_inputs,
+    geo_downloads,
+    load_manifest,
+    packaged_manifest,
+    plan_downloads,
+    tcga_downloads,
+)
 from ._pipeline import (
     RecipeNeeded,
     TraitMismatch,

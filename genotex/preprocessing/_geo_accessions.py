@@ -16,8 +16,15 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..core import GenotexError, output_path, prepare_output_folder
-from ._download import GEO_BASE, Download, DownloadResult, _geo_folder, download_all
+from ..core import (
+    GenotexError,
+    filling_benchmark,
+    output_path,
+    prepare_output_folder,
+    refuse_download_target,
+)
+from ._download import Download, DownloadResult, download_all
+from ._manifests import GEO_BASE, _geo_folder
 
 __all__ = ["GEO_QUERY_URL", "AccessionError", "accession_downloads", "download_accessions"]
 
@@ -71,7 +78,8 @@ def accession_downloads(
     for accession in wanted_platforms:
         if not _PLATFORM.fullmatch(accession):
             raise AccessionError(f"{accession!r} is not a GEO platform accession (GPL96)")
-    prepare_output_folder(out, what="download folder", for_file=True)  # files in no reference
+    refuse_download_target(out)  # before any folder is made: in no reference, or in its input/
+    prepare_output_folder(out, what="download folder", makes_reference=True)
     downloads = []
     series_base = base_url or GEO_BASE
     for accession in dict.fromkeys(wanted_series):
@@ -110,4 +118,5 @@ def download_accessions(
     accession. A file that fails is a result, never an exception.
     """
     planned = accession_downloads(out, series=series, platforms=platforms, base_url=base_url)
-    return download_all(planned, jobs=jobs, progress=progress)
+    with filling_benchmark(out):
+        return download_all(planned, jobs=jobs, progress=progress)

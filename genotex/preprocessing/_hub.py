@@ -38,8 +38,8 @@ from ..core import (
     extra_hint,
     parse_json,
 )
-from ._download import UnknownSelection
 from ._hub_client import bounded_hub_client
+from ._manifests import UnknownSelection
 from ._tcga import is_xena_folder_of
 from ._transfer import MIN_RATE, OPENER, STALL_SECONDS, WINDOW, TooSlow, read_small
 

@@ -34,8 +34,9 @@ from ..core import (
     prepare_output_folder,
     refuse_reference_target,
 )
-from ._download import Download, fetch, load_manifest, packaged_manifest
+from ._download import Download, fetch
 from ._hub import BenchmarkPlan, HubError, HubFile, auth_headers, hub_errors, resolve_url
+from ._manifests import load_manifest, packaged_manifest
 from ._transfer import REDIRECT_REFUSED
 
 __all__ = ["BenchmarkDownload", "check_benchmark_folder", "download_benchmark", "file_digest"]

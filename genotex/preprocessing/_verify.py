@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import TaskInfo, file_digest, file_sha256, find_marker
-from ._download import UnknownSelection, load_manifest, packaged_manifest
+from ._manifests import UnknownSelection, load_manifest, packaged_manifest
 
 __all__ = ["InputCheck", "verify_inputs", "verify_marker"]
 
