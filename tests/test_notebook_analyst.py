@@ -447,7 +447,8 @@ def test_every_figure_says_which_cohort_and_trait_and_a_subset_says_so(bench):
     xena = cohort_anndata(out, "Psoriasis", "Xena")
     assert cohort_qc_plot(xena).get_suptitle() == f"Psoriasis · {folder.name}: cohort QC"
     whole = GeneAnalysis("Asthma", resamples=0).fit(adata)
-    assert whole.plot("volcano").axes[0].get_title().startswith("Asthma · GSE100001: ")
+    whole_title = whole.plot("volcano").axes[0].get_title().replace("\n", " ")
+    assert whole_title.startswith("Asthma · GSE100001 · ~ Asthma") and "subset" not in whole_title
     males = adata[adata.obs["Gender"] == 1.0].copy()
     subset = GeneAnalysis("Asthma", resamples=0).fit(males)
     title = subset.plot("volcano").axes[0].get_title().replace("\n", " ")

@@ -63,7 +63,8 @@ def test_a_frame_takes_genes_or_every_numeric_column_but_the_annotations(adata):
     frame = pd.concat([adata.obs[["Asthma", "Age", "Gender"]], adata.to_df()], axis=1)
     frame["tissue"] = "lung"  # text: an annotation, never a gene
     frame["flagged"] = False  # boolean: likewise
-    every = _fit(frame).to_frame()
+    with pytest.warns(UserWarning, match="1 column\\(s\\) hold text only .*'tissue'"):
+        every = _fit(frame).to_frame()  # said, never left out unsaid
     assert len(every) == adata.n_vars
     three = list(adata.var_names[:3])
     assert sorted(_fit(frame, genes=three).to_frame().index) == sorted(three)

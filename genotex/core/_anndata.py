@@ -9,6 +9,7 @@ where it came from. `anndata` is an optional dependency (`pip install
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,26 +87,52 @@ def linked_to_anndata(
     return anndata.AnnData(X=matrix, obs=obs, var=var, uns={"genotex": dict(uns or {})})
 
 
-def anndata_to_linked(adata: Any, columns: Sequence[str]) -> pd.DataFrame:
+def anndata_to_linked(adata: Any, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """An AnnData as a linked table: the `obs` columns named in `columns` (the trait, Age,
     Gender, covariates: those the AnnData has) first, then its genes.
 
     Only those `obs` columns are carried: any other (scanpy's QC metrics such as
     `total_counts`, free-text characteristics) is an annotation, never a column of the
     table, where it would be taken for a gene. One of them that shares a gene's name is
-    refused, naming it (0.11 dropped it unsaid).
+    refused, naming it (0.11 dropped it unsaid). A linked table holds numbers: a carried
+    column holding text (a stage, "case"/"control") is refused, naming it and its values
+    (0.14 made them NaN, and a fit then said every sample lacked it); booleans become 0/1.
+    `GeneAnalysis` reads such columns from the AnnData itself (`case=`, a formula's
+    `C(stage)`).
+
+    Without `columns` (0.10's call), every numeric `obs` column is carried, with a
+    `FutureWarning`: `columns` is required from 1.0.
     """
     import pandas as pd
 
     if not is_anndata(adata):
         raise TypeError(f"not an AnnData: {type(adata).__name__}")
+    if columns is None:
+        columns = [c for c in adata.obs.columns if pd.api.types.is_numeric_dtype(adata.obs[c])]
+        warnings.warn(
+            "anndata_to_linked(adata) without columns carries every numeric obs column, "
+            f"scanpy's QC metrics among them ({len(columns)} here), which a fit would take for "
+            "genes: pass columns=[the trait, 'Age', 'Gender', ...]; columns is required from 1.0",
+            FutureWarning,
+            stacklevel=2,
+        )
     genes = adata.to_df()
     carried = [c for c in columns if c in adata.obs.columns]
     clash = [c for c in carried if c in genes.columns]
     if clash:
         raise ValueError(f"the AnnData's obs column {clash[0]!r} has a gene's name (in its "
                          "var_names): rename one of them")  # fmt: skip
-    obs = adata.obs.loc[:, carried].apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    given = adata.obs.loc[:, carried]
+    obs = given.apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    for name in carried:
+        text = given[name].notna().to_numpy() & obs[name].isna().to_numpy()
+        if text.any():
+            shown = ", ".join(repr(str(v)) for v in pd.unique(given[name][text])[:3])
+            raise ValueError(
+                f"the AnnData's obs column {name!r} holds text ({shown}): a linked table holds "
+                "numbers; code it first (e.g. 0 control, 1 case), or give the AnnData to "
+                "GeneAnalysis itself (case=, or C(...) in a design formula)"
+            )
     return pd.concat([obs, genes.astype(np.float64)], axis=1)
 
 

@@ -1,21 +1,21 @@
-"""A notebook design checked before any fit: its samples, its gene columns, its covariates.
+"""A notebook design checked before any fit: its covariates, its trait's groups.
 
 Ordinary analyst choices give wrong numbers with no word when nothing looks at the design:
 a covariate constant in the subset fitted (Gender in a males-only subset), one that
-repeats another (Age given twice) or the trait itself; a sample given twice; the row
-numbers a CSV read without `index_col` leaves as a column; a trait group of one sample.
-Each is caught here, before a fit: the covariates constant or aliased are left out with a
-`DesignWarning` naming them (as R's `lm` reports an aliased coefficient) or refused under
-`strict`; a covariate collinear with the trait, a duplicated sample id, are refused; a
-column that cannot be a gene is left out, said; a small group is flagged.
+repeats another (Age given twice), nearly does (`12 * Age` plus rounding) or restates the
+trait; a trait group of one sample. Each is caught here, before a fit: the covariates
+constant or aliased at R's tolerance are left out with a `DesignWarning` naming them (as
+R's `lm` reports an aliased coefficient) or refused under `strict`; a covariate collinear
+with the trait is refused; a small group is flagged. The samples and gene columns are
+checked in `_gene_columns`.
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,13 +25,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "ALIAS_TOLERANCE",
+    "CheckedDesign",
     "DesignWarning",
     "MIN_GROUP",
-    "checked_covariates",
+    "checked_design",
     "checked_names",
-    "no_duplicated_samples",
-    "non_gene_columns",
-    "not_gene_names",
     "refuse_infinite",
     "warn_small_groups",
     "within_groups",
@@ -40,65 +39,124 @@ __all__ = [
 #: The fewest samples a trait group may have without a warning (limma and DESeq2's users
 #: are told the same: a group of one or two has no variance of its own).
 MIN_GROUP = 3
-#: What pandas names a header-less column when a CSV is read without `index_col`.
-_UNNAMED = re.compile(r"^Unnamed: \d+$")
 
 
 class DesignWarning(UserWarning):
     """A covariate left out of the design: constant, or a combination of the others."""
 
 
-def _rank(matrix: np.ndarray) -> int:
-    return int(np.linalg.matrix_rank(matrix))
+#: R's `lm` (LINPACK's dqrdc2): a column is aliased when the pivoted QR leaves it less than
+#: this share of its own norm, once the columns before it are taken out.
+ALIAS_TOLERANCE = 1e-7
+#: A share left below this is rounding only: the column is exactly a combination of the others.
+_EXACTLY = 1e-12
 
 
-def checked_covariates(
+class _Basis:
+    """An orthonormal basis of the design's columns kept so far, grown one column at a time
+    (Gram-Schmidt, twice for accuracy): each new column's share left outside it is R's
+    |diag R| over the column's norm, on the scaled design.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.q = np.empty((n, 0))
+
+    def left(self, column: np.ndarray) -> tuple[float, np.ndarray]:
+        """The share of `column`'s norm outside the basis, and that part as a unit vector."""
+        norm = float(np.linalg.norm(column))
+        if norm == 0 or not np.isfinite(norm):
+            return 0.0, column
+        rest = column / norm
+        for _ in range(2):
+            rest = rest - self.q @ (self.q.T @ rest)
+        share = float(np.linalg.norm(rest))
+        return share, rest / share if share else rest
+
+    def add(self, unit: np.ndarray) -> None:
+        self.q = np.column_stack([self.q, unit])
+
+
+@dataclass(frozen=True)
+class CheckedDesign:
+    """What the design check kept: the covariates and the trait's terms (interactions) that
+    give `[1, covariates, trait, trait terms]` full rank at R's tolerance, those left out
+    with why, and the kept design's condition number (its columns scaled to unit norm).
+    """
+
+    z: np.ndarray | None
+    z_names: list[str]
+    w: np.ndarray | None
+    w_names: list[str]
+    left: dict[str, str]
+    condition_number: float
+
+
+def _aliased_reason(share: float, before: list[str]) -> str:
+    made = (f"a combination of {', '.join(repr(b) for b in before)} and the intercept"
+            if before else "a combination of the intercept")  # fmt: skip
+    if share > _EXACTLY:
+        made = f"nearly {made} (it keeps {share:.1e} of its norm, under R's {ALIAS_TOLERANCE:g})"
+    return made
+
+
+def checked_design(
     y: np.ndarray,
     z: np.ndarray | None,
     names: Sequence[str],
     *,
     trait: str,
     strict: bool = False,
-) -> tuple[np.ndarray | None, list[str], dict[str, str]]:
-    """The covariates that give the design `[1, covariates, trait]` full column rank.
+    w: np.ndarray | None = None,
+    w_names: Sequence[str] = (),
+) -> CheckedDesign:
+    """The columns that give the design `[1, covariates, trait, trait terms]` full column
+    rank, judged as R's `lm` judges aliasing.
 
-    Each covariate, in order, is kept when it adds a rank to the intercept and the
-    covariates kept before it; a constant one, or one the others already make (a repeat,
-    a sum), is left out with its reason. Then the trait must add a rank of its own: one
-    that the covariates make refuses the fit (the trait's effect cannot be told from
-    theirs). Raises ValueError in one sentence for that, and for anything left out under
-    `strict`; warns (`DesignWarning`) naming what was left out otherwise.
-
-    Returns the kept columns (None when none is), their names, and the names left out with
-    why.
+    Each covariate, in order, is kept when the intercept and the covariates kept before it
+    leave at least `ALIAS_TOLERANCE` of its norm (R's relative tolerance on the pivoted
+    QR's |diag R|); a constant one, or one the others make or nearly make (a repeat, a
+    sum, `12 * Age` plus rounding), is left out with its reason. Then the trait must keep
+    a share of its own: one the covariates make, or nearly make, refuses the fit (the
+    trait's effect cannot be told from theirs). Then each term of the trait (an
+    interaction, `Trait:Age`), as a covariate is. Raises ValueError in one sentence for the
+    trait, and for anything left out under `strict`; warns (`DesignWarning`) naming what
+    was left out otherwise.
     """
     n = len(y)
-    if z is None or not len(names):
-        return None, [], {}
-    columns = np.asarray(z, dtype=np.float64).reshape(n, -1)
-    design = np.ones((n, 1))
-    kept: list[int] = []
+    columns = np.empty((n, 0)) if z is None else np.asarray(z, dtype=np.float64).reshape(n, -1)
+    extra = np.empty((n, 0)) if w is None else np.asarray(w, dtype=np.float64).reshape(n, -1)
+    basis = _Basis(n)
+    basis.add(np.full(n, 1 / np.sqrt(n)))
     left: dict[str, str] = {}
-    for index, name in enumerate(names):
-        column = columns[:, index]
-        if np.ptp(column) == 0:
-            left[name] = f"constant ({column[0]:g} in every sample)"
-            continue
-        candidate = np.column_stack([design, column])
-        if _rank(candidate) < candidate.shape[1]:
-            before = [names[i] for i in kept]
-            left[name] = (
-                f"a combination of {', '.join(repr(b) for b in before)} and the intercept"
-                if before else "a combination of the intercept"
-            )  # fmt: skip
-            continue
-        design, kept = candidate, [*kept, index]
-    if _rank(np.column_stack([design, y])) < design.shape[1] + 1:
-        made = ", ".join(repr(names[i]) for i in kept) or "the intercept"
+
+    def keep(block: np.ndarray, labels: Sequence[str], before: list[str]) -> list[int]:
+        kept = []
+        for index, name in enumerate(labels):
+            column = block[:, index]
+            if np.ptp(column) == 0:
+                left[name] = f"constant ({column[0]:g} in every sample)"
+                continue
+            share, unit = basis.left(column)
+            if share < ALIAS_TOLERANCE:
+                left[name] = _aliased_reason(share, before)
+                continue
+            basis.add(unit)
+            kept.append(index)
+            before.append(name)
+        return kept
+
+    kept_names: list[str] = []
+    kept = keep(columns, names, kept_names)
+    share, unit = basis.left(np.asarray(y, dtype=np.float64))
+    if share < ALIAS_TOLERANCE:
+        made = ", ".join(repr(c) for c in kept_names) or "the intercept"
+        nearly = "nearly " if share > _EXACTLY else ""
         raise ValueError(
-            f"the trait {trait!r} is collinear with the covariates ({made}): its effect cannot "
-            "be told from theirs; leave out the covariate that restates the trait"
+            f"the trait {trait!r} is {nearly}collinear with the covariates ({made}): its effect "
+            "cannot be told from theirs; leave out the covariate that restates the trait"
         )
+    basis.add(unit)
+    trait_kept = keep(extra, w_names, [*kept_names, trait])
     if left:
         said = "; ".join(f"{name!r}: {why}" for name, why in left.items())
         if strict:
@@ -109,82 +167,35 @@ def checked_covariates(
             DesignWarning,
             stacklevel=4,
         )
-    kept_names = [names[i] for i in kept]
-    return (columns[:, kept] if kept else None), kept_names, left
+    full = np.column_stack([np.ones(n), columns[:, kept], y, extra[:, trait_kept]])
+    scaled = full / np.linalg.norm(full, axis=0)
+    return CheckedDesign(
+        columns[:, kept] if kept else None,
+        [names[i] for i in kept],
+        extra[:, trait_kept] if trait_kept else None,
+        [w_names[i] for i in trait_kept],
+        left,
+        float(np.linalg.cond(scaled)),
+    )
 
 
-def no_duplicated_samples(index: pd.Index, what: str = "the table") -> None:
-    """Refuse a table whose sample ids repeat: a repeated sample counts twice, in the degrees
-    of freedom and the variance alike.
-    """
-    repeated = index[index.duplicated()]
-    if len(repeated):
-        shown = ", ".join(repr(str(s)) for s in list(dict.fromkeys(repeated))[:3])
-        count = len(set(repeated))
-        more = ", ..." if count > 3 else ""
-        raise ValueError(
-            f"{what} holds {count} sample id(s) more than once ({shown}{more}): drop the "
-            "repeats first (a repeated sample counts twice)"
-        )
-
-
-def not_gene_names(frame: pd.DataFrame, candidates: Sequence[object]) -> list[object]:
-    """The columns among `candidates` that cannot be genes: an empty or missing name, the
-    `Unnamed: 0` a CSV read without `index_col` leaves, and a whole-number column that is
-    0, 1, ..., n-1 (row numbers under any name).
-    """
-    import pandas as pd
-
-    found = []
-    for column in candidates:
-        name = "" if column is None else str(column)
-        if (isinstance(column, float) and np.isnan(column)) or not name.strip():
-            found.append(column)
-        elif _UNNAMED.match(name):
-            found.append(column)
-        elif pd.api.types.is_integer_dtype(frame[column]) and len(frame) > 2:
-            values = frame[column].to_numpy()
-            if np.array_equal(values, np.arange(len(values))):
-                found.append(column)
-    return found
-
-
-def warn_small_groups(y: np.ndarray, trait: str) -> bool:
-    """Warn (`SmallSampleWarning`) when the smaller trait group has fewer than `MIN_GROUP`
+def warn_small_groups(counts: dict[str, int], trait: str) -> bool:
+    """Warn (`SmallSampleWarning`) when a trait group compared (`counts`: its samples by
+    group, "control" and "case", or a contrast's levels) has fewer than `MIN_GROUP`
     samples, with the counts; True when so.
     """
-    ones = int(np.sum(y == 1))
-    zeros = int(np.sum(y == 0))
-    if min(ones, zeros) >= MIN_GROUP:
+    if min(counts.values()) >= MIN_GROUP:
         return False
+    said = [f"{n} {label}" for label, n in counts.items()]
+    listed = " and ".join(said) if len(said) == 2 else ", ".join(said)
     warnings.warn(
-        f"the trait {trait!r} has {zeros} control and {ones} case sample(s): a group under "
-        f"{MIN_GROUP} has no variance of its own, and its p-values and FDR are fragile; the "
-        "result is flagged (few_samples_)",
+        f"the trait {trait!r} has {listed} sample(s): a group under {MIN_GROUP} has no "
+        "variance of its own, and its p-values and FDR are fragile; the result is flagged "
+        "(few_samples_)",
         SmallSampleWarning,
         stacklevel=4,
     )
     return True
-
-
-def non_gene_columns(data: Any, not_genes: set[Any], asked: list[str] | None) -> set[Any]:
-    """A DataFrame's columns that cannot be genes (row numbers, empty or missing names),
-    left out with a warning naming them (none when the genes are named, or for an AnnData).
-    """
-    import pandas as pd
-
-    if asked is not None or not isinstance(data, pd.DataFrame):
-        return set()
-    odd = not_gene_names(data, [c for c in data.columns if c not in not_genes])
-    if odd:
-        warnings.warn(
-            f"{len(odd)} column(s) left out of the genes, being no gene: "
-            f"{', '.join(repr(c) for c in odd[:5])} (row numbers, or no name; read a CSV "
-            "with index_col=0)",
-            UserWarning,
-            stacklevel=5,
-        )
-    return set(odd)
 
 
 def within_groups(
@@ -209,13 +220,17 @@ def within_groups(
     return xw, yw, zw, len(labels) - 1
 
 
-def refuse_infinite(values: np.ndarray, name: str, samples: pd.Index) -> None:
-    """An infinite covariate value is neither a measurement nor a missing one: said as such."""
+def refuse_infinite(
+    values: np.ndarray, name: str, samples: pd.Index, *, what: str = "covariate"
+) -> None:
+    """An infinite value is neither a measurement nor a missing one: said as such, whether it
+    was given (a covariate, the trait) or a formula's transform made it (`{1 / (Age - 60)}`).
+    """
     infinite = np.isinf(values)
     if infinite.any():
         first = samples[int(np.argmax(infinite))]
         raise ValueError(
-            f"the covariate {name!r} is infinite in {int(infinite.sum())} sample(s) (the first: "
+            f"the {what} {name!r} is infinite in {int(infinite.sum())} sample(s) (the first: "
             f"{first!r}): make it a number, or NaN to leave those samples out"
         )
 

@@ -8,9 +8,10 @@ kept apart in the table's columns:
   least-squares fit `gene ~ 1 + trait + covariates` (a two-group mean difference
   for a binary trait, the log fold change on log data, adjusted for the
   covariates), its t test on n - 2 - k degrees of freedom, and Benjamini-Hochberg
-  FDR over the genes tested. Computed for all genes at once by Frisch-Waugh-Lovell
-  (the covariates partialled out of the trait and of every gene), as limma's
-  ordinary t is; checked against statsmodels' OLS gene by gene in the tests.
+  FDR over the genes tested. Computed for all genes at once from one QR factorization of
+  the design (`_linear`), as limma's `lmFit` fits them; any coefficient of the design, or
+  contrast of coefficients, is tested the same way (`gene_tables`); checked against
+  statsmodels' OLS gene by gene in the tests.
 - **selection** (`coefficient`, `selected`, `rank`, `frequency`): the fitted
   model's coefficient (0 for a gene it did not select), its rank among the
   selected, and how often it is selected when the same Lasso (same α) is fitted
@@ -19,16 +20,13 @@ kept apart in the table's columns:
 
 from __future__ import annotations
 
-import contextlib
-import io
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core import extra_hint
 from ._folds import covariate_columns, design_of
+from ._linear import coefficient_statistics, moderated_coefficients, unit_contrast, untested_reasons
 from ._numerics import normalize
 from ._paths import solve_path
 
@@ -39,6 +37,7 @@ __all__ = [
     "MARGINAL_COLUMNS",
     "MODERATED_COLUMNS",
     "gene_table",
+    "gene_tables",
     "marginal_statistics",
     "moderated_statistics",
     "selection_frequency",
@@ -46,12 +45,6 @@ __all__ = [
 
 MARGINAL_COLUMNS = ("effect", "se", "t", "p_value", "fdr")
 MODERATED_COLUMNS = ("t_moderated", "p_moderated", "fdr_moderated")
-
-
-def _partialled(values: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """`values` (n x m) with the columns of `c` partialled out (least squares residuals)."""
-    q, _ = np.linalg.qr(c)
-    return values - q @ (q.T @ values)
 
 
 def marginal_statistics(
@@ -87,71 +80,29 @@ def marginal_statistics(
         with a p-value). A gene constant after the covariates are taken out has
         NaN statistics.
     """
-    import pandas as pd
-    from scipy import stats
-
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0] or x.shape[1] != len(genes):
         raise ValueError(f"x must be samples x genes ({len(y)} x {len(genes)}), not {x.shape}")
+    design = _design(y, z)
+    if design.shape[0] - design.shape[1] - absorbed < 1:
+        raise ValueError(f"{len(y)} samples leave no degree of freedom for "
+                         f"{design.shape[1] - 2} covariates")  # fmt: skip
+    return coefficient_statistics(x, design, {"trait": unit_contrast(design.shape[1], 1)},
+                                  genes, absorbed=absorbed)["trait"]  # fmt: skip
+
+
+def _design(y: np.ndarray, z: np.ndarray | None, w: np.ndarray | None = None) -> np.ndarray:
+    """The per-gene design `[1, trait, covariates, trait terms]`, checked to be of full rank."""
     n = len(y)
     c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
     _full_rank(c, y)
-    df = n - c.shape[1] - 1 - absorbed
-    if df < 1:
-        raise ValueError(f"{n} samples leave no degree of freedom for {c.shape[1]} covariates")
-    ry = _partialled(y.reshape(-1, 1), c)[:, 0]
-    syy = float(ry @ ry)
-    if syy == 0:
-        raise ValueError("the trait is constant once the covariates are taken out")
-    rx = _partialled(x, c)
-    effect = (ry @ rx) / syy
-    rss = np.einsum("ij,ij->j", rx, rx) - effect**2 * syy
-    # a gene the covariates explain (a constant one) leaves rounding only: no test
-    flat = np.einsum("ij,ij->j", rx, rx) <= 1e-24 * np.maximum(np.einsum("ij,ij->j", x, x), 1.0)
-    effect = np.where(flat, np.nan, effect)
-    rss = np.where(flat, np.nan, rss)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(np.clip(rss, 0.0, None) / df / syy)
-        t = effect / se
-    t = np.where(np.isfinite(t), t, np.nan)
-    p = 2 * stats.t.sf(np.abs(t), df)
-    fdr = np.full(len(p), np.nan)
-    tested = np.isfinite(p)
-    if tested.any():
-        fdr[tested] = stats.false_discovery_control(p[tested], method="bh")
-    frame = pd.DataFrame(
-        {"effect": effect, "se": se, "t": t, "p_value": p, "fdr": fdr},
-        index=pd.Index(list(genes), name="gene"),
-    )
-    return frame.where(np.isfinite(frame), np.nan)
-
-
-@contextlib.contextmanager
-def _inmoose_said() -> Iterator[None]:
-    """What InMoose prints or logs (to stderr, by its own handler) while in the block, said as
-    Python warnings instead.
-    """
-    import logging
-
-    logger = logging.getLogger("inmoose")
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handlers, propagate = list(logger.handlers), logger.propagate
-    logger.handlers, logger.propagate = [Keep()], False
-    said = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(said):
-            yield
-    finally:
-        logger.handlers, logger.propagate = handlers, propagate
-    for text in [*(r.getMessage() for r in records), said.getvalue().strip()]:
-        if text:
-            warnings.warn(f"InMoose: {text[:500]}", UserWarning, stacklevel=4)
+    design = np.column_stack([c[:, :1], y, c[:, 1:]])
+    if w is not None:
+        design = np.column_stack([design, np.asarray(w, dtype=np.float64).reshape(n, -1)])
+        if np.linalg.matrix_rank(design) < design.shape[1]:
+            raise ValueError("the trait's terms make the design rank-deficient")
+    return design
 
 
 def _full_rank(c: np.ndarray, y: np.ndarray) -> None:
@@ -181,41 +132,9 @@ def moderated_statistics(
     Needs the `limma` extra (InMoose). Indexed by gene:
     `t_moderated`, `p_moderated`, `fdr_moderated`.
     """
-    import pandas as pd
-    from scipy import stats
-
-    try:
-        from inmoose.limma import eBayes, lmFit
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(f"moderated statistics need InMoose: {extra_hint('limma')}") from None
-    n = len(y)
-    c = covariate_columns(None if z is None else np.asarray(z, dtype=np.float64), n)
-    _full_rank(c, np.asarray(y, dtype=np.float64))
-    design = pd.DataFrame(np.column_stack([c[:, :1], y, c[:, 1:]]))
-    values = np.asarray(x, dtype=np.float64)
-    # one convention with the ordinary test: a gene the covariates explain (a constant one)
-    # has no test; and it is left out before limma, whose variance prior it would shrink
-    rx = _partialled(values, c)
-    flat = np.einsum("ij,ij->j", rx, rx) <= 1e-24 * np.maximum(
-        np.einsum("ij,ij->j", values, values), 1.0
-    )
-    t = np.full(len(genes), np.nan)
-    p = np.full(len(genes), np.nan)
-    tested = ~flat
-    if tested.sum() >= 2:  # limma's prior needs genes to share
-        expression = pd.DataFrame(values[:, tested].T, index=np.asarray(genes)[tested].tolist())
-        with _inmoose_said():
-            fit = eBayes(lmFit(expression, design))
-        t[tested] = np.asarray(fit.t, dtype=np.float64)[:, 1]
-        p[tested] = np.asarray(fit.p_value, dtype=np.float64)[:, 1]
-    fdr = np.full(len(p), np.nan)
-    tested = np.isfinite(p)
-    if tested.any():
-        fdr[tested] = stats.false_discovery_control(p[tested], method="bh")
-    return pd.DataFrame(
-        {"t_moderated": t, "p_moderated": p, "fdr_moderated": fdr},
-        index=pd.Index(list(genes), name="gene"),
-    )
+    design = _design(np.asarray(y, dtype=np.float64), z)
+    contrast = {"trait": unit_contrast(design.shape[1], 1)}
+    return moderated_coefficients(x, design, contrast, genes)["trait"]
 
 
 def selection_frequency(
@@ -271,25 +190,82 @@ def gene_table(
 ) -> pd.DataFrame:
     """Every gene's row: the model's `coefficient`, `selected`, `rank` (and `frequency` when
     `frequency_alpha` is the standard mode's α and `resamples` > 0), beside the marginal
-    `effect`, `se`, `t`, `p_value` and `fdr`; the selected genes first, by rank, then by p.
+    `effect`, `se`, `t`, `p_value` and `fdr` of the trait; the selected genes first, by
+    rank, then by p.
 
     `selected` is the model's ranked (gene, coefficient) list (`RegressionResult.genes`);
     with `moderated`, limma's moderated t, p and FDR join (`moderated_statistics`).
     """
-    table = marginal_statistics(x, y, genes, z, absorbed=absorbed)
+    return gene_tables(
+        x, y, genes, z, selected, frequency_alpha=frequency_alpha, lmm=lmm,
+        resamples=resamples, seed=seed, absorbed=absorbed, moderated=moderated,
+    )["trait"]  # fmt: skip
+
+
+def gene_tables(  # noqa: PLR0913 - the design's parts and the selection's options
+    x: np.ndarray,
+    y: np.ndarray,
+    genes: Sequence[str],
+    z: np.ndarray | None,
+    selected: Sequence[tuple[str, float]],
+    *,
+    w: np.ndarray | None = None,
+    contrasts: Mapping[str, np.ndarray] | None = None,
+    names: Sequence[str] = (),
+    frequency_alpha: float | None = None,
+    lmm: bool = False,
+    resamples: int = 50,
+    seed: int = 0,
+    absorbed: int = 0,
+    moderated: bool = False,
+) -> dict[str, pd.DataFrame]:
+    """`gene_table`'s rows for each contrast of the design `[1, y, z, w]` (`w`: the trait's
+    terms, such as an interaction; `contrasts`: name -> weights over those columns, by
+    default the trait's coefficient as "trait"). The selection's columns are the trait's
+    model's in every table. With `names` (every design column's name), an `untested`
+    column says why a gene has no test (`untested_reasons`). The trait's own table is
+    ordered by the model's rank, then p; any other by p.
+    """
+    import pandas as pd
+
+    design = _design(np.asarray(y, dtype=np.float64), z, w)
+    if contrasts is None:
+        contrasts = {"trait": unit_contrast(design.shape[1], 1)}
+    tables = coefficient_statistics(x, design, contrasts, genes, absorbed=absorbed)
     if moderated:
         if absorbed:
             raise ValueError("moderated statistics go without groups")
-        table = table.join(moderated_statistics(x, y, genes, z))
+        extra = moderated_coefficients(x, design, contrasts, genes)
+        tables = {name: table.join(extra[name]) for name, table in tables.items()}
     coefficients = dict(selected)
-    table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
-    table.insert(1, "selected", [g in coefficients for g in genes])
     ranks = {g: i + 1 for i, (g, _) in enumerate(selected)}
-    table.insert(2, "rank", [ranks.get(g) for g in genes])
-    table["rank"] = table["rank"].astype("Int64")
+    frequency = None
     if frequency_alpha is not None and resamples:
         frequency = selection_frequency(
             x, y, z, alpha=frequency_alpha, lmm=lmm, resamples=resamples, seed=seed
         )
-        table.insert(3, "frequency", frequency)
-    return table.sort_values(["rank", "p_value"], na_position="last", kind="stable")
+    reasons = None
+    if names:
+        untested = np.isnan(next(iter(tables.values()))["t"].to_numpy())
+        nuisance = [0, *range(2, 2 + (0 if z is None else np.reshape(z, (len(y), -1)).shape[1]))]
+        reasons = untested_reasons(np.asarray(x, dtype=np.float64), design, nuisance, names,
+                                   untested)  # fmt: skip
+    done = {}
+    for index, (name, table) in enumerate(tables.items()):
+        table.insert(0, "coefficient", [coefficients.get(g, 0.0) for g in genes])
+        table.insert(1, "selected", [g in coefficients for g in genes])
+        table.insert(2, "rank", [ranks.get(g) for g in genes])
+        table["rank"] = table["rank"].astype("Int64")
+        if frequency is not None:
+            table.insert(3, "frequency", frequency)
+        if reasons is not None:
+            table["untested"] = pd.Series(reasons, index=table.index, dtype="string")
+        order = ["rank", "p_value"] if index == 0 and _is_trait(contrasts[name]) else ["p_value"]
+        done[name] = table.sort_values(order, na_position="last", kind="stable")
+    return done
+
+
+def _is_trait(weights: np.ndarray) -> bool:
+    """Whether a contrast is the trait's own coefficient (column 1 of the design)."""
+    vector = np.asarray(weights, dtype=np.float64)
+    return bool(vector[1] == 1 and np.count_nonzero(vector) == 1)

@@ -10,7 +10,7 @@ every gene (`to_frame()`). The folder-based calls (`answer_problem`,
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,44 +25,30 @@ from ..core import (
     cohort_label,
     is_anndata,
 )
+from ._analysis_data import AnalysisData, Question, analysis_data, tested_contrasts
+from ._analysis_views import AnalysisViews
 from ._blas import one_blas_thread
 from ._data import ProblemData
-from ._design import (
-    checked_covariates,
-    checked_names,
-    no_duplicated_samples,
-    non_gene_columns,
-    refuse_infinite,
-    warn_small_groups,
-    within_groups,
-)
-from ._formula import FormulaDesign, coded_covariates, contrast_trait, formula_design
-from ._gene_table import gene_table
-from ._pipeline import RegressionResult, analyse
+from ._design import CheckedDesign, checked_design, checked_names, warn_small_groups, within_groups
+from ._formula import FormulaDesign, formula_design
+from ._gene_table import gene_tables
+from ._pipeline import analyse
 from ._table_columns import (
     FEW_RESIDUAL_DF,
     MIN_RESIDUAL_DF,
     DroppedSamplesWarning,
     SmallSampleWarning,
-    annotations_and_genes,
-    binary_trait,
     group_labels,
     linked_frame,
-    numeric_columns,
-    text_columns,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.figure import Figure
 
 __all__ = ["DroppedSamplesWarning", "GeneAnalysis", "SmallSampleWarning", "linked_frame"]
 
-#: Columns of a linked table that are never genes.
-_CLINICAL = ("Age", "Gender")
 
-
-class GeneAnalysis(BaseEstimator):
+class GeneAnalysis(AnalysisViews, BaseEstimator):
     """The genes associated with a trait in one table, optionally given a condition and covariates.
 
     Parameters
@@ -94,38 +80,63 @@ class GeneAnalysis(BaseEstimator):
         Add limma's moderated t, p and FDR (InMoose; the `limma` extra) beside the
         ordinary ones (not with `groups`).
     genes
-        The gene columns of a DataFrame (default: every numeric column but the
-        trait, condition, covariates, groups, Age and Gender; booleans and text
-        are annotations), or a subset of an AnnData's `var_names` (whose genes are
-        always its `var_names`, never an `obs` column).
+        The gene columns of a DataFrame (default: every numeric column but the trait,
+        condition, covariates, groups, Age and Gender, and but those that cannot be genes,
+        each named in a warning: row numbers, whole numbers among decimal genes, a name
+        not in `symbols`; booleans and text are annotations), or a subset of an AnnData's
+        `var_names` (whose genes are always its `var_names`, never an `obs` column).
     case
         The trait's case level, when the trait column holds text (a two-level
         categorical): that level is coded 1, the other 0. A numeric trait must
-        be coded 0/1 already: GenoTEX traits are binary.
+        be coded 0/1 already (GenoTEX traits are binary), unless `continuous`.
     design
         The design as a formula, ``"~ Trait + Age + C(stage)"`` (the `formula` extra): the
-        trait is one of its plain terms; the others are coded as covariates (text and
-        ``C()`` terms by treatment contrasts, a paired design's ``C(patient)``), for OLS
-        and limma alike. Not with `condition`, `covariates` or `groups`: write them in it.
+        trait is one of its plain terms, and may enter interactions as itself
+        (``Trait:Age``); the others are coded as covariates (text and ``C()`` terms by
+        treatment contrasts, a paired design's ``C(patient)``), for OLS and limma alike.
+        A formula is code: its ``C()``, ``np.log()`` and ``{...}`` terms run as Python.
+        Not with `condition`, `covariates` or `groups`: write them in it.
     contrast
         For a trait of more than two levels (a stage, a subtype): (the case level, the
-        control level). The case is coded 1, and every further level gets an unpenalized
-        indicator covariate, so the tested coefficient is the case - control difference
-        estimated on all samples (limma's and R's contrast with the control as reference).
+        control level), or a list of such pairs tested at once (``[("III", "I"), ("II",
+        "I")]``). The first pair's control is the reference level; the first pair's case
+        is coded 1 for the model, and every further level gets an unpenalized indicator
+        covariate, so each pair's difference is estimated on all samples (limma's and
+        R's contrasts).
+    coef
+        The design's coefficients to test gene by gene, by the names of its columns
+        (`design_columns_`: ``"Trait:Age"``, ``"Age"``, ``"C(stage)[T.II]"``), one or a
+        list; by default the trait's. `to_frame()` shows the first (or a contrast's);
+        `to_frame(coef=...)` any other. The model (the Lasso) is the trait's whatever it is.
+    continuous
+        The trait is a number (a score, an age), not two groups: the tests give each gene's
+        slope on it, and the model's cross-validation reports a regression's normalized
+        mean squared error and R² in place of an accuracy.
+    symbols
+        The gene symbols (and synonyms) a DataFrame's gene columns may have, such as a
+        synonym table's keys and values: a numeric column named otherwise is left out,
+        named in a warning.
     strict
-        Refuse a design that is not of full rank instead of leaving out the covariates
-        that make it so (a constant one, one the others make) with a `DesignWarning`
-        naming them. A covariate collinear with the trait is refused either way.
+        Refuse a design that is not of full rank at R's tolerance instead of leaving out
+        the covariates that make it so (a constant one, one the others make or nearly
+        make) with a `DesignWarning` naming them. A covariate collinear with the trait is
+        refused either way.
 
     Attributes
     ----------
     result_ : RegressionResult
         The ranked genes, α and how they were reached.
     statistics_ : pandas.DataFrame
-        Every gene's row (`to_frame`).
+        Every gene's row for the first coefficient tested (`to_frame`).
+    coefficients_ : tuple of str
+        The coefficients and contrasts tested, in order (`to_frame(coef=...)`).
+    design_columns_ : list of str
+        The per-gene design's columns, the intercept first: what `coef` may name.
+    condition_number_ : float
+        The design's condition number, its columns scaled to unit norm (`summary()`).
     samples_dropped_ : int
-        Samples left out because their trait, condition or a covariate is missing (each
-        fit says so in a `DroppedSamplesWarning`).
+        Samples left out because their trait, condition or a covariate is missing, or a
+        formula's transform made no value (each fit says so in a `DroppedSamplesWarning`).
     samples_dropped_by_ : dict
         Those samples by why: "trait", or the first covariate they lack.
     residual_df_ : int
@@ -136,10 +147,10 @@ class GeneAnalysis(BaseEstimator):
         of fewer than 3 samples (each said in a `SmallSampleWarning`).
     covariates_dropped_ : dict
         The covariates (the condition among them) left out of the design, with why:
-        constant in the samples fitted, or a combination of the others.
+        constant in the samples fitted, or a combination (or nearly) of the others.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - scikit-learn's style: every option a parameter
         self,
         trait: str,
         condition: str | None = None,
@@ -156,7 +167,10 @@ class GeneAnalysis(BaseEstimator):
         case: str | None = None,
         strict: bool = False,
         design: str | None = None,
-        contrast: tuple[str, str] | None = None,
+        contrast: Any = None,
+        coef: str | Sequence[str] | None = None,
+        continuous: bool = False,
+        symbols: Collection[str] | None = None,
     ) -> None:
         self.trait = trait
         self.condition = condition
@@ -173,77 +187,25 @@ class GeneAnalysis(BaseEstimator):
         self.strict = strict
         self.design = design
         self.contrast = contrast
+        self.coef = coef
+        self.continuous = continuous
+        self.symbols = symbols
 
-    def _arrays(
-        self, data: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[str], pd.DataFrame]:
-        """X (genes), y (the trait, 0/1), z (condition and covariates), the gene names and the
-        annotations, for the samples whose trait and covariates are known.
-        """
+    def _question(self) -> Question:
+        """What is asked, checked: the names given once, a formula read, options that agree."""
         given = [*([self.condition] if self.condition else []), *self._covariates()]
         covariates = checked_names(self.trait, given)
+        if self.continuous and (self.case is not None or self.contrast is not None):
+            raise ValueError("a continuous trait has no case level or contrast")
         formula = self._formula(covariates)
-        read = list(formula.variables) if formula is not None else covariates
-        not_genes = {self.trait, *read, *_CLINICAL, *([self.groups] if self.groups else [])}
-        asked = None if self.genes is None else [str(g) for g in self.genes]
-        not_genes |= non_gene_columns(data, not_genes, asked)
-        annotations, block = annotations_and_genes(data, not_genes, asked)
-        no_duplicated_samples(annotations.index)
-        #: a DataFrame's columns left out of the genes for holding text
-        self.text_columns_ = text_columns(data, not_genes, asked)
-        y, levels, level_names = self._trait(annotations)
-        missing = {"trait": ~np.isfinite(y)}
-        z: np.ndarray | None
-        if formula is not None:  # each variable the formula reads, then its coded columns
-            coded, self._z_names = coded_covariates(formula, annotations)
-            missing |= {v: annotations[v].isna().to_numpy() for v in formula.variables}
-            z = coded if coded.shape[1] else None
-        else:
-            z = numeric_columns(annotations, covariates, "covariate") if covariates else None
-            self._z_names = covariates
-            for index, name in enumerate(covariates):
-                assert z is not None
-                refuse_infinite(z[:, index], name, annotations.index)
-                missing[name] = np.isnan(z[:, index])
-        if levels is not None and levels.shape[1]:  # the further levels come first in z
-            z = levels if z is None else np.column_stack([levels, z])
-            self._z_names = [*level_names, *self._z_names]
-        keep = ~np.logical_or.reduce(list(missing.values()))
-        #: samples left out, by why: the trait missing, else the first covariate missing
-        self.samples_dropped_by_ = {}
-        counted = np.zeros(len(y), dtype=bool)
-        for name, lacking in missing.items():
-            first = lacking & ~counted
-            counted |= lacking
-            if first.any():
-                self.samples_dropped_by_[name] = int(first.sum())
-        self.samples_dropped_ = int(np.sum(~keep))
-        if self.samples_dropped_:
-            said = ", ".join(f"{n} for a missing {k}" for k, n in self.samples_dropped_by_.items())
-            warnings.warn(
-                f"{self.samples_dropped_} of {len(y)} samples were left out ({said})",
-                DroppedSamplesWarning,
-                stacklevel=3,
-            )
-        genes = [str(c) for c in block.columns]
-        x = block.to_numpy(dtype=np.float64)[keep]
-        bad = ~np.isfinite(x).all(axis=0)
-        if bad.any():
-            named = ", ".join(repr(str(g)) for g in np.asarray(genes)[bad][:3])
-            raise ValueError(
-                f"{int(bad.sum())} gene columns hold missing or non-numeric values ({named}"
-                f"{', ...' if bad.sum() > 3 else ''}): drop or impute them first"
-            )
-        self._kept = keep
-        return x, y[keep], None if z is None else z[keep], genes, annotations
-
-    def _trait(self, annotations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
-        """The tested column (0/1), and with a contrast the further levels' indicators and
-        their names (they join the covariates).
-        """
-        if self.contrast is not None:
-            return contrast_trait(annotations, self.trait, self.contrast)
-        return binary_trait(annotations, self.trait, self.case), None, []
+        if formula is not None and formula.trait_terms and self.contrast is not None:
+            raise ValueError("an interaction with a trait of several levels is not tested "
+                             "here; give each level's contrast with contrast=")  # fmt: skip
+        return Question(
+            self.trait, covariates, self.groups, None if self.genes is None else
+            [str(g) for g in self.genes], self.case, formula, self.contrast, self.continuous,
+            None if self.symbols is None else set(map(str, self.symbols)),
+        )  # fmt: skip
 
     def _formula(self, covariates: list[str]) -> FormulaDesign | None:
         """The design formula read (None without one); refused beside what it replaces."""
@@ -292,20 +254,61 @@ class GeneAnalysis(BaseEstimator):
         if mode == "reference" and (self._covariates() or self.groups or self.design):
             raise ValueError("covariates beside the condition, groups or a design formula need "
                              "mode='standard'")  # fmt: skip
-        x, target, z, genes, annotations = self._arrays(data)
-        coded = target  # the trait as 0/1, before any group's means are taken out
-        groups = None if self.groups is None else group_labels(annotations, self.groups)
-        self._absorbed = 0
-        if groups is not None:
-            x, target, z, self._absorbed = within_groups(groups[self._kept], x, target, z)
+        read = analysis_data(data, self._question())
+        self.samples_dropped_by_ = read.dropped_by
+        self.samples_dropped_ = int(np.sum(~read.keep))
+        #: a DataFrame's columns left out of the genes for holding text
+        self.text_columns_ = read.text_columns
+        x, target, z, w = self._within(read)
+        self.samples_fitted_ = len(target)
+        self._describe_source(data, x)
+        self._check_trait(target)
+        checked = self._checked(target, z, read, w)
+        problem = ProblemId(self.trait, self.condition)
+        task_info = TaskInfo({self.trait: tuple(self.known_genes)}, {self.trait: ()})
+        arrays = ProblemData(problem, self._cohorts, np.asfortranarray(x), target, checked.z,
+                             tuple(read.genes))  # fmt: skip
+        with one_blas_thread(reference=mode == "reference"):
+            self.result_ = analyse(arrays, task_info, mode=mode, select_by=self.select_by)
+        if self.result_.alpha_fallback:
+            warnings.warn(
+                f"no alpha selected a known gene of {self.trait!r} in the cross-validation "
+                f"(known_genes: {len(self.known_genes)}): alpha is the published fallback "
+                f"{self.result_.alpha:g}, and {len(self.result_.genes)} genes were selected",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._tables = self._gene_tables(x, target, checked, read)
+        self.coefficients_ = tuple(self._tables)
+        self.statistics_ = self._tables[self.coefficients_[0]]
+        return self
 
+    def _within(
+        self, read: AnalysisData
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """x, y, z and w, with each group's means taken out under `groups` (`within_groups`)."""
+        self._absorbed = 0
+        if self.groups is None:
+            return read.x, read.y, read.z, read.w
+        labels = group_labels(read.annotations, self.groups)[read.keep]
+        k = 0 if read.z is None else read.z.shape[1]
+        both = [b for b in (read.z, read.w) if b is not None]
+        zw = np.column_stack(both) if both else None
+        x, target, zw, self._absorbed = within_groups(labels, read.x, read.y, zw)
+        z = None if read.z is None or zw is None else zw[:, :k]
+        w = None if read.w is None or zw is None else zw[:, k:]
+        return x, target, z, w
+
+    def _describe_source(self, data: Any, x: np.ndarray) -> None:
         source = getattr(data, "uns", {}).get("genotex", {}) if is_anndata(data) else {}
-        cohorts = (str(source.get("cohort") or "in-memory"),)
+        self._cohorts = (str(source.get("cohort") or "in-memory"),)
         #: how the figures name the cohort (its series, its Xena folder; a subset says so)
         self.cohort_label_ = cohort_label(source, int(data.shape[0]))
         #: whether the genes look log2-scaled (within ±30, as log2 values are, centred or not,
         #: where intensities and counts reach the hundreds): the effect is a log2 fold change
         self.log2_ = bool(x.size and np.nanmin(x) >= -30 and np.nanmax(x) <= 30)
+
+    def _check_trait(self, target: np.ndarray) -> None:
         if len(target) == 0:
             raise ValueError(
                 f"no sample is left: every one lacks the trait {self.trait!r} or a covariate "
@@ -318,79 +321,47 @@ class GeneAnalysis(BaseEstimator):
                 else ""
             )
             raise ValueError(f"the trait {self.trait!r} is constant{dropped}")
-        names = list(self._z_names)
-        self.covariates_dropped_: dict[str, str] = {}
-        if len(target) - 2 - len(names) - self._absorbed >= MIN_RESIDUAL_DF:  # else refused below
-            z, _, self.covariates_dropped_ = checked_covariates(
-                target, z, names, trait=self.trait, strict=self.strict
-            )
-        self._check_degrees_of_freedom(
-            len(target), 0 if z is None else z.reshape(len(target), -1).shape[1]
-        )
-        self.few_samples_ = warn_small_groups(coded, self.trait) or self.few_samples_
-        problem = ProblemId(self.trait, self.condition)
-        task_info = TaskInfo({self.trait: tuple(self.known_genes)}, {self.trait: ()})
-        arrays = ProblemData(problem, cohorts, np.asfortranarray(x), target, z, tuple(genes))
-        with one_blas_thread(reference=mode == "reference"):
-            self.result_ = analyse(arrays, task_info, mode=mode, select_by=self.select_by)
-        if self.result_.alpha_fallback:
-            warnings.warn(
-                f"no alpha selected a known gene of {self.trait!r} in the cross-validation "
-                f"(known_genes: {len(self.known_genes)}): alpha is the published fallback "
-                f"{self.result_.alpha:g}, and {len(self.result_.genes)} genes were selected",
-                UserWarning,
-                stacklevel=2,
-            )
-        self.statistics_ = self._table(x, target, z, genes, self.result_)
-        return self
 
-    def _table(
-        self,
-        x: np.ndarray,
-        target: np.ndarray,
-        z: np.ndarray | None,
-        genes: list[str],
-        result: RegressionResult,
-    ) -> pd.DataFrame:
-        alpha = result.alpha if self.mode == "standard" else None  # the standard mode's α only
-        return gene_table(
-            x,
-            target,
-            genes,
-            z,
-            result.genes,
-            frequency_alpha=alpha,
-            lmm=result.batch_effect,
-            resamples=self.resamples,
-            seed=self.seed,
-            absorbed=self._absorbed,
-            moderated=self.moderated,
-        )
-
-    def plot(self, kind: str = "volcano", **options: Any) -> Figure:
-        """The table's figure: "volcano" (`volcano_plot`) or "frequency" (`frequency_plot`)."""
-        from ._plots import frequency_plot, volcano_plot
-
-        if kind == "volcano":
-            adjusted = [*([self.condition] if self.condition else []), *self._covariates()]
-            given = {"adjusted_for": adjusted, "title": self._title("genes by marginal test"),
-                     "log2": getattr(self, "log2_", False)}  # fmt: skip
-            return volcano_plot(self.to_frame(), **{**given, **options})
-        if kind == "frequency":
-            given = {"title": self._title("selection frequency")}
-            return frequency_plot(self.to_frame(), **{**given, **options})
-        raise ValueError(f"unknown plot {kind!r}; choose volcano or frequency")
-
-    def _title(self, what: str) -> str:
-        """A figure's title: the trait, the condition (or none), the cohort, and what it shows."""
-        condition = f" given {self.condition}" if self.condition else ""
-        cohort = getattr(self, "cohort_label_", "in-memory")
-        return f"{self.trait}{condition} · {cohort}: {what}"
-
-    def to_frame(self) -> pd.DataFrame:
-        """Every gene: the model's `coefficient`, `selected`, `rank`, `frequency`, and the
-        marginal `effect`, `se`, `t`, `p_value`, `fdr` (see `marginal_statistics`).
+    def _checked(
+        self, target: np.ndarray, z: np.ndarray | None, read: AnalysisData, w: np.ndarray | None
+    ) -> CheckedDesign:
+        """The design checked at R's tolerance (`checked_design`), the degrees of freedom and
+        the trait's groups then judged.
         """
-        if not hasattr(self, "statistics_"):
-            raise ValueError("fit the analysis first")
-        return self.statistics_.copy()
+        self.covariates_dropped_: dict[str, str] = {}
+        columns = len(read.z_names) + len(read.w_names)
+        checked = CheckedDesign(z, list(read.z_names), w, list(read.w_names), {}, float("nan"))
+        if len(target) - 2 - columns - self._absorbed >= MIN_RESIDUAL_DF:  # else refused below
+            checked = checked_design(target, z, read.z_names, trait=self.trait,
+                                     strict=self.strict, w=w, w_names=read.w_names)  # fmt: skip
+            self.covariates_dropped_ = dict(checked.left)
+        self.condition_number_ = checked.condition_number
+        self._check_degrees_of_freedom(len(target), len(checked.z_names) + len(checked.w_names))
+        tested = self.trait if read.levels is None else f"{self.trait}[{read.levels.pairs[0][0]}]"
+        self.design_columns_ = ["Intercept", tested, *checked.z_names, *checked.w_names]
+        if not self.continuous:
+            self.few_samples_ = warn_small_groups(self._counts(read), self.trait) or (
+                self.few_samples_
+            )
+        return checked
+
+    def _counts(self, read: AnalysisData) -> dict[str, int]:
+        """The samples fitted of each group compared: control and case, or a contrast's levels."""
+        if read.levels is None:
+            coded = read.y
+            return {"control": int(np.sum(coded == 0)), "case": int(np.sum(coded == 1))}
+        values = read.annotations[self.trait].astype(str).to_numpy()[read.keep]
+        asked = dict.fromkeys(level for pair in read.levels.pairs for level in pair)
+        return {f"{level!r}": int(np.sum(values == level)) for level in asked}
+
+    def _gene_tables(
+        self, x: np.ndarray, target: np.ndarray, checked: CheckedDesign, read: AnalysisData
+    ) -> dict[str, pd.DataFrame]:
+        contrasts = tested_contrasts(self.design_columns_, self.trait, read.levels, self.coef)
+        alpha = self.result_.alpha if self.mode == "standard" else None  # the standard α only
+        return gene_tables(
+            x, target, read.genes, checked.z, self.result_.genes, w=checked.w,
+            contrasts=contrasts, names=self.design_columns_, frequency_alpha=alpha,
+            lmm=self.result_.batch_effect, resamples=self.resamples, seed=self.seed,
+            absorbed=self._absorbed, moderated=self.moderated,
+        )  # fmt: skip

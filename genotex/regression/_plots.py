@@ -84,6 +84,7 @@ def volcano_plot(
     adjusted_for: Sequence[str] = (),
     title: str | None = None,
     log2: bool = False,
+    effect_label: str | None = None,
 ) -> Figure:
     """Each gene's marginal `effect` against -log10 `p_value`; the model's genes marked; a
     dashed line where the BH FDR crosses `fdr`.
@@ -91,7 +92,9 @@ def volcano_plot(
     Up to `labels` genes are named, the model's first by rank, then the most significant
     marginally, each where its text overlaps no other label and stays inside the axes (a
     gene with no free place is left unnamed; the model's genes are placed first). With
-    `log2` (the genes are log2-scaled) the effect is named a log2 fold change.
+    `log2` (the genes are log2-scaled) the effect is named a log2 fold change; `effect_label`
+    names it otherwise (a coefficient other than a two-group trait's: an interaction, a
+    slope, a contrast; `GeneAnalysis.plot` passes it).
     `adjusted_for` names the covariates the marginal effect was adjusted for
     (`GeneAnalysis.plot` passes its condition and covariates), for the axis' label, which
     is wrapped to the figure's width; `title` heads it (`GeneAnalysis.plot` names the
@@ -117,6 +120,7 @@ def volcano_plot(
                    label=f"BH FDR {fdr:g}")  # fmt: skip
     label = ("marginal effect: log2 fold change (case - control mean of log2 values)" if log2
              else "marginal effect: case - control mean, in expression units")  # fmt: skip
+    label = effect_label or label
     if len(adjusted_for):  # on a line of its own (wrapped): a long list never runs off the page
         label += "\n" + textwrap.fill(f"adjusted for {', '.join(adjusted_for)}", 70)
     ax.set_xlabel(label)

@@ -204,6 +204,16 @@ def text_columns(data: Any, not_genes: set[str], asked: Sequence[str] | None) ->
             UserWarning,
             stacklevel=4,
         )
+    texts = [str(c) for c in left if str(c) not in partly]
+    if texts:  # annotations (a tissue), or a gene read as text: said either way, never unsaid
+        warnings.warn(
+            f"{len(texts)} column(s) hold text only and are left out of the genes as "
+            f"annotations: {', '.join(repr(c) for c in texts[:5])}"
+            f"{', ...' if len(texts) > 5 else ''} (text_columns_; convert a gene with "
+            "pd.to_numeric to keep it)",
+            UserWarning,
+            stacklevel=4,
+        )
     return [str(c) for c in left]
 
 
@@ -262,7 +272,7 @@ def binary_trait(annotations: pd.DataFrame, name: str, case: str | None) -> np.n
         shown = ", ".join(f"{v:g}" for v in found[:6])
         raise ValueError(
             f"the trait column {name!r} holds {len(found)} values ({shown}); a GenoTEX trait is "
-            "binary: code it 0 (control) and 1 (case)"
+            "binary: code it 0 (control) and 1 (case), or give continuous=True for a number"
         )
     return values
 
