@@ -221,12 +221,13 @@ def test_the_harness_rooms_import_only_the_rooms_below_them():
 @pytest.mark.parametrize(
     ("place", "names"),
     [
-        ("genotex.harness", ["TASKS", "Benchmark", "ReplayResult", "RuntimeSummary",
-                             "SampleSpec", "export_run", "pooled_average", "replay_run",
-                             "score_output"]),
+        ("genotex.harness", ["TASKS", "Benchmark", "Check", "Checkup", "ReplayResult",
+                             "RuntimeSummary", "SampleSpec", "checkup", "export_run",
+                             "pooled_average", "replay_run", "score_output"]),
         ("genotex.harness.sandboxes", ["BubblewrapSandbox", "Kernel", "PodmanSandbox",
-                                       "SampleSandbox", "SandboxLimits", "build_image",
-                                       "choose_sandbox", "default_image"]),
+                                       "SANDBOXES", "SampleSandbox", "SandboxLimits",
+                                       "build_image", "choose_sandbox", "default_image",
+                                       "sandbox_problem"]),
         ("genotex.harness.runs", ["Benchmark", "analysis", "e2e", "export_run", "plan_samples",
                                   "preprocess"]),
         ("genotex.harness.solvers", ["baseline", "genoagent", "gold", "lasso", "lmm",

@@ -302,9 +302,10 @@ def test_eval_q_prints_the_scores_and_nothing_else(eval_fixtures, tmp_path):
     assert (tmp_path / "q.json").exists()
 
 
-def test_eval_numbers_its_progress_in_a_log(tmp_path):
-    """#36: in a log (stderr not a terminal) eval said nothing for minutes; now `[k/N]` lines,
-    as regress does, and none with --no-progress or -q."""
+def test_eval_says_each_stage_once_in_a_log(tmp_path):
+    """#36: in a log (stderr not a terminal) eval said nothing for minutes; #74: then 28
+    `[k/N] ... ETA` lines; now one line a stage when it is done, and none with --no-progress
+    or -q."""
     import subprocess
     import sys
 
@@ -321,9 +322,10 @@ def test_eval_numbers_its_progress_in_a_log(tmp_path):
         assert done.returncode == 0, done.stderr
         outputs[" ".join(extra)] = done.stderr
     tables = list(example.ref_output.rglob("preprocess/**/*.csv"))
-    lines = [line for line in outputs[""].splitlines() if line.startswith("[")]
-    assert lines[-1].startswith(f"[{len(tables)}/{len(tables)}] preprocessed tables (elapsed ")
-    assert 2 <= len(lines) <= 23 and "ETA" in lines[0]
+    assert not [line for line in outputs[""].splitlines() if line.startswith("[")]
+    stage = [line for line in outputs[""].splitlines() if "preprocessed tables" in line]
+    assert len(stage) == 1, outputs[""]
+    assert stage[0].startswith(f"preprocessed tables: {len(tables)} of {len(tables)} done in ")
     assert "preprocessed tables" not in outputs["--no-progress"] + outputs["-q"]
 
 

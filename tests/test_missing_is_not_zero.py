@@ -1,5 +1,6 @@
-"""A missing cv_performance is n/a, not 0, in compare and leaderboard (#62 item 4): the
-reference "lost" PredAcc by 92 points to any run that reports one.
+"""One rule for a missing cv_performance in every command (#74 item 1, replacing #62 item 4's
+n/a in compare and leaderboard): the published evaluator's value, 0, shown marked, and one
+line saying how many answers hold no number, counted as 0 as the published evaluator does.
 """
 
 from __future__ import annotations
@@ -33,34 +34,35 @@ def test_the_published_metric_still_reads_a_missing_number_as_0(runs):
     assert all(s.trait_pred_accuracy == 0.0 for s in b.analysis)  # parity with the evaluator
 
 
-def test_compare_shows_n_a_and_leaves_it_out_of_w_t_l(runs):
+def test_compare_pairs_the_published_zero_marked_and_says_so(runs):
     a, b = runs
     comparison = compare_reports(a, b)
     rows = {r.metric: r for r in comparison.sections["analysis (per problem)"]}
     accuracy = rows["trait_pred_accuracy"]
-    # by hand: only the problems both runs failed (no answer file: scored 0 in both, a
-    # failure, not a missing number) are paired; every answer B wrote is n/a there
     failed = [s.problem.key for s in b.analysis if s.status != "ok"]
     answered = len(b.analysis) - len(failed)
-    assert accuracy.n == len(failed) and accuracy.wins == accuracy.losses == 0
+    # by hand: every problem is paired; B's 0 is the published evaluator's value
+    assert accuracy.n == len(b.analysis) and accuracy.mean_b == 0.0
+    expected_a = sum(s.trait_pred_accuracy for s in a.analysis) / len(a.analysis)
+    assert accuracy.mean_a == pytest.approx(expected_a, rel=1e-12)
     assert comparison.cv_absent == (0, answered)
     text = render_comparison(comparison)
-    assert f"no cv_performance in 0 answers of A and {answered} of B" in text
+    said = (f"B: {answered} of {len(b.analysis)} answers hold no cv_performance, counted as 0 "
+            "as the published evaluator does (PredAcc and PredF1 marked †)")  # fmt: skip
+    assert said in text and "n/a" not in text and "nan" not in text
     line = next(t for t in text.splitlines() if t.startswith("PredAcc"))
-    assert f"{accuracy.n}  " in line and f"0/{len(failed)}/0" in line
+    assert "0.00†" in line
 
 
-def test_the_leaderboard_shows_a_dash_and_says_why(runs, tmp_path):
+def test_the_leaderboard_shows_the_zero_marked_and_says_why(runs, tmp_path):
     paths = []
     for name, report in zip("ab", runs, strict=True):  # through the saved JSON, as a user has it
         (tmp_path / f"{name}.json").write_text(report.to_json())
         paths.append(tmp_path / f"{name}.json")
     board = leaderboard(paths, labels=["a", "b"])
     row = next(r for r in board.rows if r.name == "b")
-    b = runs[1]
-    failed = [s for s in b.analysis if s.status != "ok"]
-    # over the answers that hold the number, or failed: a failed problem scores 0 there
-    assert row.cell("trait_pred_accuracy") == ("0.00" if failed else "-")
+    assert row.cell("trait_pred_accuracy") == "0.00†"
     other = next(r for r in board.rows if r.name == "a")
-    assert other.cell("trait_pred_accuracy") != "-"
-    assert any("b: " in w and "hold no cv_performance" in w for w in board.warnings)
+    assert "†" not in other.cell("trait_pred_accuracy")
+    assert any(w.startswith("b: ") and "counted as 0 as the published evaluator does" in w
+               for w in board.warnings)  # fmt: skip

@@ -7,6 +7,7 @@ Defaults relative to the current folder (`-r output`, `--preprocessed output/pre
 from . import (  # noqa: F401  (each module registers its commands)
     _cache,
     _diagnose,
+    _doctor,
     _download,
     _evaluation,
     _harness,

@@ -24,7 +24,7 @@ from ..core import (
     printable,
     temporary_environment,
 )
-from ._progress import numbered_lines, progress_shown, verbosity_options
+from ._progress import progress_shown, stage_line, verbosity_options
 
 __all__ = [
     "GreedyCommand",
@@ -296,15 +296,15 @@ def figure_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def tqdm_progress() -> Callable[[Iterable[Any], str, int], Iterable[Any]]:
-    """Progress of long stages on stderr: a bar on a terminal, `[k/N]` lines in a log
-    (none under `--no-progress` or `-q`).
+    """Progress of long stages on stderr: a bar on a terminal, one line a stage when it is
+    done in a log (none under `--no-progress` or `-q`).
     """
 
     def progress(items: Iterable[Any], description: str, total: int) -> Iterable[Any]:
         if total < 20 or not progress_shown():
             return items
         if not sys.stderr.isatty():
-            return numbered_lines(items, description, total)
+            return stage_line(items, description, total)
         from tqdm import tqdm
 
         return tqdm(items, desc=description, total=total, file=sys.stderr, leave=False)

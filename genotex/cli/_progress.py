@@ -18,7 +18,7 @@ import click
 
 __all__ = [
     "ItemProgress",
-    "numbered_lines",
+    "stage_line",
     "progress_shown",
     "quiet",
     "say",
@@ -121,18 +121,17 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def numbered_lines(items: Iterable[T], description: str, total: int) -> Iterator[T]:
-    """The items, and on stderr a line `[k/N] description (elapsed, ETA)` at every twentieth
-    of them and the last: where a long stage is, in a log (where a bar would be noise).
+def stage_line(items: Iterable[T], description: str, total: int) -> Iterator[T]:
+    """The items, and on stderr one line when the stage is done, `description: N done in
+    TIME`: where a long internal stage went, in a log (where a bar, or a line every few
+    items, would be noise).
     """
-    started, step = time.monotonic(), max(1, total // 20)
-    for done, item in enumerate(items, 1):
+    started = time.monotonic()
+    done = 0
+    for done, item in enumerate(items, 1):  # noqa: B007 - the count is said after the loop
         yield item
-        if done % step == 0 or done == total:
-            elapsed = time.monotonic() - started
-            left = _clock(elapsed / done * (total - done))
-            line = f"[{done}/{total}] {description} (elapsed {_clock(elapsed)}, ETA {left})"
-            click.echo(line, err=True)
+    click.echo(f"{description}: {done} of {total} done in {_clock(time.monotonic() - started)}",
+               err=True)  # fmt: skip
 
 
 class ItemProgress:

@@ -172,10 +172,15 @@ def regress_command(
     with ItemProgress(len(problems), unit="problems") as progress:
 
         def show(outcome: Any) -> None:
-            detail = f" — {outcome.detail}" if outcome.detail else ""
-            line = f"{outcome.outcome}{detail}"
+            said = outcome.detail and not outcome.detail.startswith("kept:")
+            detail = f" — {outcome.detail}" if said else ""
+            how = f", {outcome.how.replace('(force)', '(--force)')}" if outcome.ok else ""
+            line = f"{outcome.outcome}{how}{detail}"
             failed = outcome.outcome.failed
-            progress(f"{outcome.problem.key}: ", line, failed=failed, seconds=outcome.seconds)
+            seconds = (
+                None if outcome.kept else outcome.seconds
+            )  # an earlier run's time is not now's
+            progress(f"{outcome.problem.key}: ", line, failed=failed, seconds=seconds)
 
         status = run_problems(
             problems,

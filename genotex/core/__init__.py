@@ -133,6 +133,7 @@ from ._parallel import (
     dask_client,
     dask_map,
     ordered_map,
+    require_dask,
     stop_pool,
     temporary_environment,
 )
@@ -304,6 +305,7 @@ __all__ = [
     "metadata_beside",
     "dask_client",
     "dask_map",
+    "require_dask",
     "ordered_map",
     "stop_pool",
     "temporary_environment",

@@ -17,12 +17,32 @@ from ._errors import GenotexError, extra_hint
 if TYPE_CHECKING:
     from dask.distributed import Client
 
-__all__ = ["dask_client", "dask_map", "ordered_map", "stop_pool", "temporary_environment"]
+__all__ = [
+    "require_dask",
+    "dask_client",
+    "dask_map",
+    "ordered_map",
+    "stop_pool",
+    "temporary_environment",
+]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 #: How long a Dask scheduler has to answer: the connection and its handshake.
 CONNECT_SECONDS = 10
+
+
+def require_dask(address: str | None) -> None:
+    """Before any work: refuse a Dask scheduler's address when dask.distributed is not
+    installed, in one sentence naming the extra (0.14 said so only after kept results were
+    listed and the first problem was due).
+    """
+    import importlib.util
+
+    if address is not None and importlib.util.find_spec("distributed") is None:
+        raise GenotexError(
+            f"a Dask scheduler ({address}) needs dask.distributed: {extra_hint('dask')}"
+        )
 
 
 def dask_client(address: str) -> Client:

@@ -9,7 +9,6 @@ references or task_info are refused, as is a report without digests.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from ..core import (
     read_json,
 )
 from ._report import EvalReport
-from ._scores import EXTRA_ANALYSIS_METRICS, cv_absent_count, measured_value
+from ._scores import EXTRA_ANALYSIS_METRICS, MISSING_MARK, cv_absent_count, cv_absent_note
 from ._setting import setting_difference, setting_of
 from ._statistics import DEFAULT_BOOTSTRAP, BootstrapSettings, PairedComparison, paired_comparison
 
@@ -121,8 +120,10 @@ class Comparison:
     settings: BootstrapSettings
     #: the two runs' settings when they differ (compared with `across_settings`), else None
     across: str | None = None
-    #: how many answers of each run hold no cv_performance (left out of PredAcc, PredF1)
+    #: how many answers of each run hold no cv_performance (counted 0 in PredAcc, PredF1)
     cv_absent: tuple[int, int] = (0, 0)
+    #: each run's line saying so (None when it holds every number)
+    cv_notes: tuple[str | None, str | None] = (None, None)
 
 
 def _items(report: EvalReport) -> dict[str, dict[str, dict[str, float]]]:
@@ -139,8 +140,8 @@ def _items(report: EvalReport) -> dict[str, dict[str, dict[str, float]]]:
         }
     if report.analysis is not None:
         metrics = (*ANALYSIS_METRICS, *EXTRA_ANALYSIS_METRICS)
-        out["analysis (per problem)"] = {  # a missing cv_performance number is n/a, not 0
-            m: {s.problem.key: measured_value(s, m) for s in report.analysis} for m in metrics
+        out["analysis (per problem)"] = {  # a missing cv_performance number is 0, as published
+            m: {s.problem.key: s.value(m) for s in report.analysis} for m in metrics
         }
     return out
 
@@ -172,18 +173,27 @@ def compare_reports(
         for metric, values in items_a[section].items():
             other = items_b[section].get(metric, {})
             row = paired_comparison(metric, values, other, settings)
-            if row.n or (metric.startswith("trait_pred_") and values):  # n/a, shown as such
+            if row.n:
                 rows.append(row)
         if rows:
             sections[section] = tuple(rows)
     ordered = dict(sorted(sections.items()))
     across = None if why is None else f"{setting_of(a).label} against {setting_of(b).label}"
     absent = (cv_absent_count(a.analysis or ()), cv_absent_count(b.analysis or ()))
-    return Comparison(names[0], names[1], ordered, settings, across, absent)
+    notes = (cv_absent_note(a.analysis or ()), cv_absent_note(b.analysis or ()))
+    return Comparison(names[0], names[1], ordered, settings, across, absent, notes)
 
 
 #: The metric whose largest differences are listed, per section (the primary metric of each).
 _HEADLINE = ("auroc", "f1", "composite_similarity_correlation", "accuracy")
+
+
+def _mean_text(metric: str, mean: float, absent: int) -> str:
+    """A run's mean as printed, marked where it counts a missing cv_performance number as 0."""
+    from ._render import format_value
+
+    mark = MISSING_MARK if absent and metric.startswith("trait_pred_") else ""
+    return format_value(metric, mean) + mark
 
 
 def _interval_text(row: PairedComparison) -> str:
@@ -194,7 +204,7 @@ def _interval_text(row: PairedComparison) -> str:
 
 def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
     """The comparison as text: one table per section, then the largest differences."""
-    from ._render import format_p, format_table, format_value
+    from ._render import format_p, format_table
 
     settings = comparison.settings
     lines = [
@@ -207,20 +217,20 @@ def render_comparison(comparison: Comparison, *, top: int = 5) -> str:
             f"across settings ({comparison.across}): the difference is the setting's as much "
             "as the agent's"
         )
-    if any(comparison.cv_absent):
-        lines.append(
-            f"no cv_performance in {comparison.cv_absent[0]} answers of A and "
-            f"{comparison.cv_absent[1]} of B: PredAcc and PredF1 are n/a there, left out of "
-            "their n, means and W/T/L (the published metric reads them as 0)"
-        )
+    for side, note in zip("AB", comparison.cv_notes, strict=True):
+        if note is not None:
+            lines.append(f"{side}: {note} (PredAcc and PredF1 marked {MISSING_MARK})")
+    if any(r.p_value is None and r.n and r.ties == r.n for rows in comparison.sections.values()
+           for r in rows):  # fmt: skip
+        lines.append("p is - where every pair ties: no test has anything to rank")
     headers = ["metric", "n", "A", "B", "B - A", "interval", "p", "W/T/L"]
     for section, rows in comparison.sections.items():
         table = [
             [
                 get_metric(r.metric).label,
                 r.n,
-                "n/a" if math.isnan(r.mean_a) else format_value(r.metric, r.mean_a),
-                "n/a" if math.isnan(r.mean_b) else format_value(r.metric, r.mean_b),
+                _mean_text(r.metric, r.mean_a, comparison.cv_absent[0]),
+                _mean_text(r.metric, r.mean_b, comparison.cv_absent[1]),
                 f"{r.mean_difference:+.3f}",
                 _interval_text(r),
                 format_p(r.p_value),

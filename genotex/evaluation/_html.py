@@ -45,7 +45,7 @@ from ._leaderboard_render import paper_comparison
 from ._preprocessing_task import SUBTASK_LABELS
 from ._render import average_rows
 from ._report import EvalReport, group_key
-from ._scores import ProblemScore, counted
+from ._scores import MISSING_MARK, ProblemScore, counted, cv_absent_note
 
 __all__ = ["render_html", "write_report"]
 
@@ -178,7 +178,14 @@ def _category_table(report: EvalReport, caption: str, metrics: Sequence[str]) ->
 
 def _analysis_section(report: EvalReport) -> dict:
     parity, extras = ANALYSIS_METRICS, report.analysis_metrics[len(ANALYSIS_METRICS) :]
-    tables = [_category_table(report, "Analysis per category (per problem)", parity)]
+    first = _category_table(report, "Analysis per category (per problem)", parity)
+    note = cv_absent_note(report.analysis or ())
+    if note is not None:  # the published evaluator's 0, marked, and said in one line
+        marked = [
+            h + (MISSING_MARK if h in ("PredAcc", "PredF1") else "") for h in first["headers"]
+        ]
+        first = {**first, "headers": marked, "note": f"{MISSING_MARK} {note}"}
+    tables = [first]
     if extras:
         caption = "Beside the parity numbers: exact AUROC, AP and GSEA prerank (per problem)"
         tables.append(_category_table(report, caption, extras))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import statistics
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -24,7 +23,7 @@ from ..core import get_metric
 from ._compare import SettingsDiffer, check_same_reference, load_report
 from ._isolation import harness_label, not_isolated, reached_pipeline, unisolated
 from ._report import EvalReport, group_key
-from ._scores import OVERALL, cv_absent_count, measured_value
+from ._scores import MISSING_MARK, OVERALL, cv_absent_count, cv_absent_note
 from ._setting import setting_difference, setting_of
 
 __all__ = [
@@ -57,6 +56,8 @@ RUNTIME_COLUMNS = (
     ("time_s", "Time(s)"),
 )
 _TABLES = {"end-to-end": "paper_table2.csv", "analysis": "paper_table3.csv"}
+#: The columns a missing cv_performance number is counted 0 in.
+_PREDICTIONS = ("trait_pred_accuracy", "trait_pred_f1")
 #: The problems of the benchmark the paper's rows were published on (Liu et al., GenoTEX).
 PAPER_PROBLEMS = 1384
 _SOURCE = (
@@ -75,10 +76,22 @@ class LeaderboardRow:
     coverage: tuple[int, int] | None = None  # (scored, in task_info)
     runtime: dict[str, str] | None = None  # the RUNTIME_COLUMNS' cells, when the run has them
     group: str = "run"  # a published row's section of its table (model, ablation, baseline...)
+    #: the columns holding a missing number counted as 0 (`MISSING_MARK` beside the value)
+    marked: frozenset[str] = frozenset()
+    #: whether the row is over as many problems as the most complete rows beside it
+    ranked: bool = True
 
     @property
     def published(self) -> bool:
         return self.printed is not None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the row is over every problem (a published row is): only such rows rank."""
+        if self.published:
+            return True
+        full = self.coverage is not None and self.coverage[0] >= self.coverage[1]
+        return full and self.ranked
 
     def cell(self, metric: str) -> str:
         if self.printed is not None:
@@ -86,7 +99,7 @@ class LeaderboardRow:
         value = self.values.get(metric)
         if value is None or math.isnan(value):
             return "-"
-        text = f"{value:.2f}"
+        text = f"{value:.2f}" + (MISSING_MARK if metric in self.marked else "")
         if metric == "auroc" and self.auroc_interval is not None:
             low, high = self.auroc_interval
             text += f" [{low:.2f}, {high:.2f}]"
@@ -143,9 +156,13 @@ def _rank_group(row: LeaderboardRow) -> str:
 
 
 def _best(rows: list[LeaderboardRow]) -> dict[str, float]:
+    """Each column's best value, among the rows over every problem: a partial run's averages
+    are over other problems, so it is never marked best (however high they are).
+    """
     best = {}
+    ranked = [r for r in rows if r.complete]
     for metric, _, _ in COLUMNS:
-        shown = [as_printed(v) for r in rows if (v := r.values.get(metric)) is not None]
+        shown = [as_printed(v) for r in ranked if (v := r.values.get(metric)) is not None]
         found = [v for v in shown if not math.isnan(v)]
         if found:
             best[metric] = get_metric(metric).best(found)
@@ -157,7 +174,7 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
         name = f"{name} (not isolated)"
     overall = report.analysis_by_category().get(OVERALL, {})
     values = {metric: overall.get(metric) for metric, _, _ in COLUMNS}
-    values |= _measured_predictions(report)
+    marked = frozenset(_PREDICTIONS) if cv_absent_count(report.analysis or ()) else frozenset()
     interval = report.interval(group_key("analysis", OVERALL), "auroc")
     total = report.run.get("problems_in_task_info")
     valid = isinstance(total, int) and not isinstance(total, bool) and total > 0
@@ -168,21 +185,9 @@ def _row_of(name: str, report: EvalReport) -> LeaderboardRow:
         aurocs = [e.get("auroc") for e in epochs.values() if isinstance(e, dict)]
         found = [float(v) for v in aurocs if isinstance(v, (int, float)) and math.isfinite(v)]
         bounds = (min(found), max(found)) if found else None
-    return LeaderboardRow(name, values, None, bounds, coverage, _runtime_cells(report))
-
-
-def _measured_predictions(report: EvalReport) -> dict[str, float]:
-    """The trait-prediction columns over the answers that hold the number: NaN (shown "-")
-    when none does. The published metric reads a missing number as 0; a run without
-    cv_performance does not "lose" PredAcc by its whole value. {} when every answer has it.
-    """
-    if not cv_absent_count(report.analysis or ()):
-        return {}
-    out = {}
-    for metric in ("trait_pred_accuracy", "trait_pred_f1"):
-        found = [v for s in report.analysis or () if not math.isnan(v := measured_value(s, metric))]
-        out[metric] = statistics.fmean(found) if found else math.nan
-    return out
+    return LeaderboardRow(
+        name, values, None, bounds, coverage, _runtime_cells(report), marked=marked
+    )
 
 
 def _runtime_cells(report: EvalReport) -> dict[str, str] | None:
@@ -292,10 +297,17 @@ def leaderboard(
         if (steps := reached_pipeline(r))
     ]
     warnings += [
-        f"{n}: {k} of its {len(r.analysis or ())} answers hold no cv_performance; Acc. and F1 "
-        '(pred.) are over the others ("-" when none), not counted as 0'
+        f"{n}: {cv_absent_note(r.analysis or ())} (Acc. and F1 (pred.) marked {MISSING_MARK})"
         for n, r in named.items()
-        if (k := cv_absent_count(r.analysis or ()))
+        if cv_absent_count(r.analysis or ())
+    ]
+    rows, fewer = _over_the_most(rows)
+    warnings += fewer
+    warnings += [
+        f"{row.name} is partial ({row.coverage[0]:,} of {row.coverage[1]:,} problems): never "
+        "marked best, its averages being over other problems"
+        for row in rows
+        if row.ranked and not row.complete and row.coverage is not None and not paper
     ]
     if paper:
         checked = [against_paper(row) for row in rows]
@@ -314,6 +326,24 @@ def leaderboard(
         best_by_group = {g: _best([r for r in rows if _rank_group(r) == g]) for g in groups}
     source = _SOURCE if paper else ""
     return Leaderboard(tuple(rows), _best(rows), source, tuple(warnings), best_by_group)
+
+
+def _over_the_most(rows: list[LeaderboardRow]) -> tuple[list[LeaderboardRow], list[str]]:
+    """The runs' rows, those over fewer problems than the most any run scored set apart (never
+    marked best: a one-trait run's averages are over other problems), with a line for each.
+    """
+    scored = [r.coverage[0] for r in rows if r.coverage is not None]
+    most = max(scored, default=0)
+    out, said = [], []
+    for row in rows:
+        if row.coverage is not None and (count := row.coverage[0]) < most:
+            row = replace(row, ranked=False)
+            said.append(
+                f"{row.name} is over {count:,} problems where others are over {most:,}: "
+                "never marked best, its averages being over other problems"
+            )
+        out.append(row)
+    return out, said
 
 
 def as_printed(value: float) -> float:

@@ -43,7 +43,8 @@ def _cells(
     cells = []
     for metric, _, _ in COLUMNS:
         value = row.values.get(metric)
-        is_best = value is not None and board.best_of(row).get(metric) == as_printed(value)
+        best = board.best_of(row).get(metric)
+        is_best = row.complete and value is not None and best == as_printed(value)
         text = escape(row.cell(metric))
         cells.append(mark(text) if is_best else text)
     runtime = [escape((row.runtime or {}).get(key, "") or "-") for key, _ in RUNTIME_COLUMNS]

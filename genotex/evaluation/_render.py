@@ -15,7 +15,7 @@ from ..core import (
 )
 from ._diagnosis._views import render_diagnosis
 from ._report_data import ReportData, group_key
-from ._scores import OVERALL, counted
+from ._scores import MISSING_MARK, OVERALL, counted, cv_absent_note
 from ._statistics import Interval
 
 __all__ = ["average_rows", "choice_text", "format_p", "format_table", "format_value", "render_text"]
@@ -156,8 +156,14 @@ def _analysis_blocks(report: ReportData, details: bool) -> list[str]:
         for name in (*CATEGORIES, OVERALL)
         if counts[name]
     ]
-    headers = ["category", *_labels(metrics), "n"]
-    blocks = ["== Statistical analysis ==\n" + format_table(headers, rows)]
+    note = cv_absent_note(scores)
+    marked = [label + (MISSING_MARK if note and m.startswith("trait_pred_") else "")
+              for m, label in zip(metrics, _labels(metrics), strict=True)]  # fmt: skip
+    headers = ["category", *marked, "n"]
+    table = format_table(headers, rows)
+    if note is not None:  # the published evaluator's 0, marked, and said in one line
+        table += f"\n{MISSING_MARK} {note}"
+    blocks = ["== Statistical analysis ==\n" + table]
     extras = report.analysis_metrics[len(metrics) :]
     if extras:
         groups = report.analysis_groups()

@@ -35,6 +35,8 @@ from ._scores import (
     ScoreStatus,
     SelectionScore,
     average,
+    cv_absent_count,
+    cv_absent_note,
 )
 from ._statistics import Interval
 
@@ -194,11 +196,20 @@ class ReportData:
             name: self._with_intervals(averages, group_key("analysis", name))
             for name, averages in self.analysis_by_category().items()
         }
-        return {
+        out = {
             "per_problem": {s.problem.key: _problem_dict(s) for s in self.analysis or ()},
             "categorized": categorized,
             "status": {s.problem.key: s.status for s in self.analysis or ()},
         }
+        note = cv_absent_note(self.analysis or ())
+        if note is not None:  # the one rule for a missing number, in the JSON too
+            out["cv_performance_absent"] = {
+                "answers": cv_absent_count(self.analysis or ()),
+                "of": len(self.analysis or ()),
+                "counted_as": 0.0,
+                "note": note,
+            }
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The fixture schema with unrounded numbers, plus `problems_found` and run details."""

@@ -29,8 +29,9 @@ __all__ = [
     "SelectionScore",
     "average",
     "counted",
+    "MISSING_MARK",
     "cv_absent_count",
-    "measured_value",
+    "cv_absent_note",
     "metric_value",
 ]
 
@@ -200,19 +201,26 @@ class ProblemScore:
         return getattr(self, metric, math.nan)
 
 
-def measured_value(row: ProblemScore, metric: str) -> float:
-    """`value`, but NaN for a trait-prediction number the file did not hold: the published
-    metric reads it as 0, a comparison of runs leaves it out (a missing number is not 0).
-    """
-    absent = row.extra.get(CV_ABSENT) or ()
-    if metric.startswith("trait_pred_") and metric.removeprefix("trait_pred_") in absent:
-        return math.nan
-    return row.value(metric)
+#: What marks a value that counts a missing cv_performance number as 0, in every format.
+MISSING_MARK = "†"
 
 
 def cv_absent_count(scores: Iterable[ProblemScore]) -> int:
-    """How many answers hold no cv_performance number (a missing number is not zero)."""
+    """How many answers hold no cv_performance number (PredAcc, PredF1 or both)."""
     return sum(bool(s.extra.get(CV_ABSENT)) for s in scores)
+
+
+def cv_absent_note(scores: Sequence[ProblemScore]) -> str | None:
+    """The one rule for a missing number, said in every command and format: the published
+    evaluator's value (0) is shown, marked, and this line says so. None when none is missing.
+    """
+    k = cv_absent_count(scores)
+    if not k:
+        return None
+    return (
+        f"{k} of {len(scores)} answers hold no cv_performance, counted as 0 as the published "
+        "evaluator does"
+    )
 
 
 def metric_value(row: object, metric: str) -> float:

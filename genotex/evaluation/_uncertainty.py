@@ -203,6 +203,6 @@ def add_exact_statistics(
         extra = extra_statistics(
             genes, coefficients, references[key], universe, permutations=permutations, seed=seed
         )
-        scores.append(replace(score, extra=extra))
+        scores.append(replace(score, extra={**score.extra, **extra}))  # CV_ABSENT kept
     settings = {"gsea_permutations": permutations, "gsea_seed": seed, "gsea_min_size": 1}
     return replace(report, analysis=tuple(scores), run={**report.run, "exact_statistics": settings})

@@ -14,6 +14,7 @@ Nothing imports this package but the CLI and Inspect's entry point, so
 from typing import TYPE_CHECKING
 
 from ..core import lazy_names
+from ._doctor import Check, Checkup, checkup
 from .runs._bench import TASKS, Benchmark, SampleSpec
 from .runs._export import RuntimeSummary, export_run
 from .runs._scoring import pooled_average, score_output
@@ -24,10 +25,13 @@ if TYPE_CHECKING:  # imported when first used (`__getattr__`): GenoAgent's packa
 __all__ = [
     "TASKS",
     "Benchmark",
+    "Check",
+    "Checkup",
     "ReplayLimitsError",
     "ReplayResult",
     "RuntimeSummary",
     "SampleSpec",
+    "checkup",
     "export_run",
     "pooled_average",
     "replay_run",

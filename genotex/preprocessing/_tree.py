@@ -20,6 +20,7 @@ from ..core import (
     ordered_map,
     prepare_output_folder,
     remove_stale_temporaries,
+    require_dask,
 )
 from ._cohort import CohortOutcome, remove_cohort
 from ._pipeline import preprocess_geo, preprocess_tcga
@@ -238,6 +239,7 @@ def preprocess_tree(
         raise GenotexError("the input folder does not exist", path=input_root)
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)
+    require_dask(scheduler)  # before any work
     prepare_output_folder(out_root)  # once, before any work
     remove_stale_temporaries(out_root)  # what a killed run left; never a live run's files
     planned = plan_layout(input_root, recipes, task_info.traits)

@@ -32,6 +32,7 @@ from ..core import (
     TaskInfo,
     dask_map,
     prepare_output_folder,
+    require_dask,
     stop_pool,
 )
 from ._blas import single_thread_environment
@@ -59,6 +60,14 @@ class ProblemOutcome:
     model: str | None = None
     detail: str = ""
     run: str | None = None
+    #: how the answer came about, for the reader of this run (not recorded): "computed",
+    #: "computed again (force)", "computed again: <why>", or "kept from a run at <time>"
+    how: str = "computed"
+
+    @property
+    def kept(self) -> bool:
+        """Whether the result is an earlier run's, kept (its `seconds` are that run's)."""
+        return self.how.startswith("kept")
 
     @property
     def ok(self) -> bool:
@@ -94,10 +103,14 @@ def _kept(
     """The outcome of a problem whose result an earlier run made: that run's line, if recorded."""
     line = earlier.get(problem.key)
     if line is not None and line.kind == "ok":
-        return ProblemOutcome(problem, _OK, line.seconds, line.model, line.detail, line.run)
+        how = f"kept from a run at {line.run}" if line.run else "kept from an earlier run"
+        return ProblemOutcome(
+            problem, _OK, line.seconds, line.model, line.detail, line.run, how=how
+        )
     method = ResultFile.read(result_path(out_dir, problem)).method
     name = method.model_family if method is not None else None
-    return ProblemOutcome(problem, _OK, 0.0, name, "kept: made by an earlier, unrecorded run")
+    return ProblemOutcome(problem, _OK, 0.0, name, "kept: made by an earlier, unrecorded run",
+                          how="kept from an earlier, unrecorded run")  # fmt: skip
 
 
 _OK = Outcome("ok")
@@ -200,24 +213,26 @@ def run_problems(
         made is "ok" with that run's line (model, detail, run). An interrupted run
         writes the lines of the problems that finished, then re-raises.
     """
+    require_dask(scheduler)  # before any work: not after kept results are listed
     out_dir = prepare_output_folder(out_dir)  # once, before any work
     run = run_id()
     earlier = _earlier(summary)
     earlier_lines = {line.key: line for line in earlier.problems}
     outcomes: dict[ProblemId, ProblemOutcome] = {}
-    pending = []
+    pending, how = [], {}
     for problem in problems:
-        redo = "asked to (force)" if force else why_redo(
-            out_dir, problem, mode=mode, model=model, select_by=select_by, data_dir=data_dir,
-            task_info=task_info,
-        )  # fmt: skip
-        if redo is None:
+        redo = why_redo(out_dir, problem, mode=mode, model=model, select_by=select_by,
+                        data_dir=data_dir, task_info=task_info)  # fmt: skip
+        if redo is None and not force:
             outcomes[problem] = _kept(problem, earlier_lines, out_dir)
             _report(outcomes[problem], on_outcome)
+            continue
+        if redo == "no complete result":
+            how[problem] = "computed"  # nothing earlier: a first run says no more
         else:
-            if redo != "no complete result":
-                log.info("%s: computed again, its earlier result %s", problem.key, redo)
-            pending.append(problem)
+            how[problem] = "computed again (force)" if force else f"computed again: {redo}"
+            log.debug("%s: %s", problem.key, how[problem])
+        pending.append(problem)
     data = os.path.abspath(data_dir)  # whole: a Dask worker runs in another folder
     tasks = [(data, p, mode, select_by, cache, check_model(model)) for p in pending]
     # task_info goes with the function, once (on Dask: once to the cluster), not in each task
@@ -226,7 +241,7 @@ def run_problems(
         for result, outcome in _execute(solver, tasks, jobs=jobs, scheduler=scheduler):
             if result is not None:
                 write_result(out_dir, result)
-            outcomes[outcome.problem] = _stamped(outcome, run)
+            outcomes[outcome.problem] = replace(_stamped(outcome, run), how=how[outcome.problem])
             _report(outcomes[outcome.problem], on_outcome)
     finally:  # an interrupted run records what finished
         status = RunStatus(tuple(outcomes[p].to_status() for p in problems if p in outcomes), run)

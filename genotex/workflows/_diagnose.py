@@ -31,6 +31,7 @@ from ..core import (
     gene_selection_scores,
     ordered_map,
     regress_file_name,
+    require_dask,
 )
 from ..evaluation import (
     DEFAULT_BOOTSTRAP,
@@ -312,6 +313,7 @@ def diagnose(
     progress = progress or no_progress
     started = time.time()
     mode = check_mode(mode)
+    require_dask(scheduler)  # before any work
     ref_path, pred_path = check_output_trees(Path(ref_dir), Path(pred_dir))
     if not isinstance(task_info, TaskInfo):
         task_info = TaskInfo.read(task_info)

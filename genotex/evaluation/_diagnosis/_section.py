@@ -44,9 +44,16 @@ def diagnosis_section(diagnosis: Diagnosis) -> dict[str, Any]:
         [
             [name, ERROR_CLASSES[name][0], str(n), ERROR_CLASSES[name][1]]
             for name, n in counts.items()
+            if ERROR_CLASSES[name][0] != "floor"
         ],
         text=True,
     )
+    limits = [[name, str(n), ERROR_CLASSES[name][1]] for name, n in counts.items()
+              if ERROR_CLASSES[name][0] == "floor"]  # fmt: skip
+    if limits:  # the floor: a limit of the reference or of the substitutes, never an error
+        classes["note"] = "Limits of the reference, not errors: " + "; ".join(
+            f"{name} ({n}): {meaning}" for name, n, meaning in limits
+        )
     lost = [p for p in diagnosis.problems if p.lost > 0]
     rows = [
         [

@@ -15,7 +15,7 @@ from ...core import lazy_names
 
 if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily below
     from ._bwrap import BubblewrapSandbox
-    from ._choice import choose_sandbox, inspect_sandbox
+    from ._choice import SANDBOXES, choose_sandbox, inspect_sandbox, sandbox_problem
     from ._image import build_image
     from ._kernel import Kernel, StepRun
     from ._podman import PodmanSandbox, default_image
@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # the names as the type checkers see them; imported lazily be
 
 #: Where each public name lives, imported when first used.
 _LAZY = {
+    "SANDBOXES": "._choice",
+    "sandbox_problem": "._choice",
     "BubblewrapSandbox": "._bwrap",
     "Kernel": "._kernel",
     "PodmanSandbox": "._podman",
@@ -36,6 +38,8 @@ _LAZY = {
 }
 
 __all__ = [
+    "SANDBOXES",
+    "sandbox_problem",
     "build_image",
     "choose_sandbox",
     "default_image",

@@ -18,7 +18,13 @@ from ._folder_sandbox import HOME
 from ._podman import default_image, podman_problem
 from ._sandbox_spec import SandboxLimits, bwrap_problem
 
-__all__ = ["SANDBOXES", "choose_sandbox", "docker_problem", "inspect_sandbox"]
+__all__ = [
+    "SANDBOXES",
+    "choose_sandbox",
+    "docker_problem",
+    "inspect_sandbox",
+    "sandbox_problem",
+]
 
 #: The sandboxes a task may ask for by name, the isolated ones in the order they are tried.
 SANDBOXES = ("bwrap", "podman", "docker", "local")
