@@ -818,7 +818,7 @@ def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
     ), edited.differences
 
 
-@pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
+@pytest.mark.parametrize("sandbox", SANDBOXES)  # podman's replay: the scripted run's test
 def test_a_run_with_an_abandoned_workflow_replays_the_same(bench, tmp_path, sandbox):
     from genotex.harness.solvers.genoagent._replay import replay_run
 

@@ -190,9 +190,10 @@ def test_the_careful_team_and_the_baseline_write_the_keys_tables_and_score_100(r
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [3, 20261201])
+@pytest.mark.parametrize("seed", [20261201])
 def test_on_other_seeds_correct_work_scores_100(tmp_path, seed):
-    """Seed 20261201 is the one whose old key selected 239 of 240 genes."""
+    """Seed 20261201 is the one whose old key selected 239 of 240 genes (seed 3 was checked
+    the same way for 0.15.0, and left out of the suite for its time, #71)."""
     bench = write_realistic_benchmark(tmp_path / "root", seed=seed)
     with contextlib.redirect_stdout(io.StringIO()):
         run_baseline(bench.root, out=tmp_path / "baseline")

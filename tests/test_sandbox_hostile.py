@@ -231,7 +231,7 @@ def test_local_lets_every_escape_through(bench, service, tmp_path, monkeypatch):
     ("command", "limits", "reason"),
     [
         (  # a fork bomb, then more processes than the bound (whose refusal is printed)
-            "bash -c ':(){ :|:& };:' 2>/dev/null; for i in $(seq 300); do sleep 20 & done; echo x",
+            "bash -c ':(){ :|:& };:' 2>/dev/null; for i in $(seq 300); do sleep 4 & done; echo x",
             "processes=64",
             "process",
         ),
