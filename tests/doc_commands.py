@@ -5,31 +5,42 @@ spaces dropped; a here-document `<<'EOF'` ... `EOF` is part of its command), a `
 of a `text` block, a whole `python` block, or a full command in a table cell (`inspect
 eval ...`, `genotex ...`; a cell starting `...` continues the row above and is not one). A
 `text` block of `genotex ...` lines with `[--option]`s is a synopsis: its options are
-checked against `--help`, not run.
+checked against `--help`, not run. The lines a `text` block prints after a `$ ` line are
+that command's transcript (`Command.printed`), checked against a run.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: pages whose Python examples use the page's own data (not the demo's): they run in the
+#: page's folder, after its shell commands above them, by tests/test_doc_commands.py
+PYTHON_IN_PAGE = {"docs/guides/regress.md"}
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 _COMMENT = re.compile(r"\s{2,}#.*$")
 _CELL = re.compile(r"`((?:inspect eval|genotex) [^`]+)`")
+#: written just before a transcript whose numbers depend on the BLAS (the LMM's): the
+#: setting they were made with, e.g. `<!-- transcript: BLAS OpenBLAS 0.3.31 SkylakeX -->`
+BLAS_MARK = re.compile(r"<!-- transcript: BLAS ([^>]+?) -->\s*$")
 #: a command ending `<<'EOF'`: its body and terminator (what the split keeps, odd places)
 _HEREDOC = re.compile(r"(?<=<<'EOF')\n(.*?\nEOF)$", re.S | re.M)
 
 
 @dataclass(frozen=True)
 class Command:
-    """One command of a page: where it is (page, block number), its text and its kind."""
+    """One command of a page: where it is (page, block number), its text and its kind, and
+    the output the page prints for it (a transcript's lines; none elsewhere)."""
 
     doc: str
     block: int
     text: str
     kind: str  # "shell", "python", "synopsis"
+    printed: tuple[str, ...] = field(default=(), compare=False)
+    #: the BLAS setting the page says its transcript was made with (`BLAS_MARK`), or ""
+    blas: str = ""
 
 
 def doc_pages() -> list[Path]:
@@ -69,8 +80,24 @@ def _block_commands(doc: str, number: int, language: str, body: str) -> list[Com
     lines = body.splitlines()
     if lines and lines[0].startswith("genotex ") and "[" in lines[0]:
         return [Command(doc, number, body, "synopsis")]
-    prompts = [line[2:] for line in lines if line.startswith("$ ")]
-    return [Command(doc, number, line, "shell") for line in _shell_lines("\n".join(prompts))]
+    return _transcript(doc, number, lines)
+
+
+def _transcript(doc: str, number: int, lines: list[str]) -> list[Command]:
+    """A `text` block's `$ ` commands, each with the lines printed after it."""
+    found: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.startswith("$ "):
+            found.append((line[2:], []))
+        elif found and found[-1][0].endswith("\\") and not found[-1][1]:
+            found[-1] = (f"{found[-1][0]}\n{line}", [])
+        elif found:
+            found[-1][1].append(line)
+    commands = []
+    for text, printed in found:
+        for command in _shell_lines(text):
+            commands.append(Command(doc, number, command, "shell", tuple(printed)))
+    return commands
 
 
 def page_commands(page: Path) -> list[Command]:
@@ -79,8 +106,10 @@ def page_commands(page: Path) -> list[Command]:
     text = page.read_text()
     found: list[tuple[int, Command]] = []
     for number, match in enumerate(_FENCE.finditer(text)):
+        mark = BLAS_MARK.search(text, 0, match.start())
+        blas = mark.group(1) if mark and mark.end() == match.start() else ""
         for command in _block_commands(doc, number, match.group(1), match.group(2)):
-            found.append((match.start(), command))
+            found.append((match.start(), replace(command, blas=blas) if blas else command))
     outside = _FENCE.sub(lambda m: " " * len(m.group(0)), text)
     for row in re.finditer(r"^\|.*$", outside, re.M):
         for cell in _CELL.finditer(row.group(0)):

@@ -195,9 +195,6 @@ def _hub_real(stage: Stage, stack: contextlib.ExitStack) -> None:
 def _openai(stage: Stage, stack: contextlib.ExitStack) -> None:
     stage.env.update(stack.enter_context(fake_openai()))
     del stage.env["INSPECT_DISABLE_MODEL_API"]
-    stage.replace.update(
-        {"PROVIDER/MODEL": "openai/gpt-4o", "--model MODEL": "--model openai/gpt-4o"}
-    )
 
 
 @contextlib.contextmanager

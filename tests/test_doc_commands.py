@@ -3,11 +3,13 @@
 `tests/doc_commands.py` reads the commands off the pages; `PLAN` says in which scene
 (`tests/doc_scenes.py`: the demo, a loopback Hub download, real GEO and Xena inputs, ...)
 each block runs. A command runs in its block's order, in a fresh scene, and must exit 0
-without a traceback. The only changes to a printed command are its placeholders, each
-listed: `.venv/bin/` (this interpreter's), `PROVIDER/MODEL` and `MODEL` (`openai/gpt-4o`,
-answered by a loopback OpenAI), `LOG.eval` (the scene's newest log), `tcp://host:8786` (a
-loopback Dask scheduler), `/scratch/cache` (a folder of the scene), and the GEO and Xena
-downloads' `--base-url` and `--manifest` (a loopback mirror of the demo's inputs).
+without a traceback. The only changes to a printed command are these, each
+listed: `.venv/bin/` (this interpreter's), `tcp://host:8786` (a loopback Dask scheduler),
+`/scratch/cache` (a folder of the scene), and the GEO and Xena downloads' `--base-url` and
+`--manifest` (a loopback mirror of the demo's inputs). A shell variable a page sets
+(`MODEL=...`, `LOG=$(...)`) is kept for the page's later commands, as a reader's shell
+keeps it; a model the page names is answered by a loopback OpenAI. The Python examples of
+a page in `PYTHON_IN_PAGE` run in its folder, after the commands above them.
 
 A command no entry plans, or an entry no page prints any more, fails the suite; so does a
 synopsis naming an option `--help` does not know. The few commands not run here say where
@@ -19,11 +21,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tomllib
 
 import pytest
 
-from tests.doc_commands import ROOT, Command, all_commands
+from tests.doc_commands import PYTHON_IN_PAGE, ROOT, Command, all_commands
 from tests.doc_scenes import BIN, Stage, run, stage
 
 #: (page, a part of the command's text, folder): the first entry whose part a command holds
@@ -36,6 +37,7 @@ PLAN: list[tuple[str, str, str]] = [
     ("README.md", "genotex diagnose", "DEMO"),
     ("README.md", "genotex", "."),
     ("README.md", "inspect eval", "."),
+    ("README.md", "LOG=", "."),
     ("docs/guides/agents.md", "", "."),
     ("docs/guides/diagnose.md", "genotex diagnose -p output", "realistic"),
     ("docs/guides/diagnose.md", "", "."),
@@ -79,8 +81,6 @@ ELSEWHERE: dict[str, str] = {
     "mmdebstrap --variant=minbase --include=python3,python3-venv bookworm": ".ci/run",
     "podman import": ".ci/run",
     "genotex harness image --base localhost/genotex-base:bookworm": ".ci/run",
-    # .ci/run installs the test extra, which holds every package of the hub extra
-    "pip install -e '.[hub]'": "pyproject.toml: test holds hub",
     # a bundle fetched by hand is checked against the real benchmark's manifests
     "genotex download verify BENCH": "tests/test_download.py::"
     "test_the_verify_command_says_it_in_lines_and_exits_1_when_a_file_differs",
@@ -122,7 +122,8 @@ _PYTHON = "tests/test_docs.py::test_every_python_example_runs"
 
 def _elsewhere(command: Command) -> str | None:
     where = next((where for part, where in ELSEWHERE.items() if part in command.text), None)
-    return where or (_PYTHON if command.kind == "python" else None)
+    in_page = command.doc in PYTHON_IN_PAGE
+    return where or (_PYTHON if command.kind == "python" and not in_page else None)
 
 
 def _folder_of(command: Command) -> str | None:
@@ -165,12 +166,6 @@ def test_a_command_run_elsewhere_is_run_there(part):
         for words in _CI_WORDS.get(part, [part.split()[0]]):
             assert words in ci, f".ci/run does not run {words!r}"
         return
-    if where.startswith("pyproject.toml"):
-        extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-        extras = extras["optional-dependencies"]
-        assert "genotex[suite]" in extras["test"], "the test extra is not the suite's tools"
-        assert set(extras["hub"]) <= set(extras["suite"]), "the test extra lacks the hub extra"
-        return
     path, name = where.split("::")
     assert f"def {name}(" in (ROOT / path).read_text(), where
 
@@ -205,18 +200,56 @@ def test_every_option_a_synopsis_names_is_one_the_command_takes(name, synopsis):
         assert re.search(rf"(?<![\w-]){re.escape(option)}\b", text), f"{name}: {option}"
 
 
-def _prepared(command: str, here: Stage) -> str:
-    command = command.replace(".venv/bin/", f"{BIN}/")
+#: what a transcript may print otherwise on every run: a time taken, an ETA
+_TIMING = re.compile(r"\d+(?:\.\d+)? ?(?:ms|s|min)\b|ETA \S+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _normal(line: str, digits: bool) -> str:
+    line = " ".join(_TIMING.sub("<time>", line).split())
+    return line if digits else _NUMBER.sub("<n>", line)
+
+
+def _blas_here() -> str:
+    """This process's BLAS as a page names it: `OpenBLAS 0.3.31 SkylakeX`."""
+    from threadpoolctl import threadpool_info
+
+    blas = [i for i in threadpool_info() if i["user_api"] == "blas"][:1]
+    names = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
+    return " ".join([names.get(blas[0]["internal_api"], blas[0]["internal_api"]),
+                     ".".join(blas[0]["version"].split(".")[:3]),
+                     str(blas[0].get("architecture"))]) if blas else "none"  # fmt: skip
+
+
+def _stale_lines(command: Command, output: str) -> list[str]:
+    """The transcript's lines a run did not print, to the digit; a transcript made on
+    another BLAS than this machine's is checked but for its numbers."""
+    digits = not command.blas or command.blas == _blas_here()
+    seen = {_normal(line, digits) for line in output.splitlines()}
+    return [line for line in command.printed  # `...`: the page leaves lines out there
+            if line.strip() not in ("", "...") and _normal(line, digits) not in seen]  # fmt: skip
+
+
+#: a shell variable the page sets (`LOG=$(ls -t logs/*.eval | head -n 1)`, `MODEL=...`):
+#: a reader's shell keeps it for the page's later commands, so each later command starts
+#: with it
+_ASSIGNMENT = re.compile(r"^[A-Z][A-Z_]*=\S")
+
+
+def _prepared(command: Command, here: Stage, assignments: list[str]) -> str:
+    text = command.text
+    if command.kind == "python":
+        text = f"python - <<'PYTHON'\n{text}PYTHON"
+    text = text.replace(".venv/bin/", f"{BIN}/")
     for old, new in here.replace.items():
-        command = command.replace(old, new)
-    if "LOG.eval" in command:
-        logs = sorted(here.cwd.rglob("logs/*.eval"), key=lambda p: p.stat().st_mtime)
-        assert logs, f"no log for {command}"
-        command = command.replace("LOG.eval", str(logs[-1]))
+        text = text.replace(old, new)
     for prefix, extra in here.append.items():
-        if command.startswith(prefix):
-            command = f"{command} {extra}"
-    return command
+        if text.startswith(prefix):
+            text = f"{text} {extra}"
+    if _ASSIGNMENT.match(text):
+        assignments.append(text)
+        return "\n".join(assignments)
+    return "\n".join([*assignments, text])
 
 
 @pytest.fixture(scope="module")
@@ -235,10 +268,11 @@ def test_each_page_runs_as_printed_in_one_empty_folder(page, tmp_path, scheduler
     made by an earlier command of the page (the stand-ins write only beside it)."""
     with stage(STAND_INS.get(page, set()), tmp_path, scheduler) as here:
         assert list(here.cwd.iterdir()) == []  # nothing the page does not make
+        assignments: list[str] = []
         for command in _pages()[page]:
             folder = here.cwd / str(_folder_of(command))
             assert folder.is_dir(), f"{page}: no folder {folder.name}/ for {command.text[:80]}"
-            done = run(_prepared(command.text, here), folder, here.env)
+            done = run(_prepared(command, here, assignments), folder, here.env)
             shown = command.text.strip().splitlines()[0][:100]
             status = next((v for (d, part), v in EXITS.items()
                            if d == page and part in command.text), 0)  # fmt: skip
@@ -246,3 +280,5 @@ def test_each_page_runs_as_printed_in_one_empty_folder(page, tmp_path, scheduler
                 f"{page}: {shown}\n{done.stdout[-1500:]}{done.stderr[-2500:]}"
             )
             assert "Traceback" not in done.stderr, f"{page}: {shown}\n{done.stderr[-2500:]}"
+            stale = _stale_lines(command, done.stdout + done.stderr)
+            assert stale == [], f"{page}: {shown}: printed, not what a run prints:\n{stale}"

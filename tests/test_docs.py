@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from genotex.cli import main
+from tests.doc_commands import PYTHON_IN_PAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -74,6 +75,8 @@ def _examples() -> list[tuple[str, int, str]]:
         for k, block in enumerate(_blocks(page, "python")):
             if page == NOTEBOOK and k == 0:
                 continue  # run on its own generated benchmark by test_demo
+            if str(page.relative_to(ROOT)) in PYTHON_IN_PAGE:
+                continue  # on its page's own data, by test_doc_commands
             found.append((str(page.relative_to(ROOT)), k, block))
     return found
 
