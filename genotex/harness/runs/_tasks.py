@@ -48,7 +48,7 @@ from ...core import (
 )
 from ..sandboxes._choice import choose_sandbox, inspect_sandbox
 from ..sandboxes._folder_sandbox import METADATA_KEY
-from ..sandboxes._mcp_process import sandboxed_mcp_server
+from ..sandboxes._mcp_process import local_mcp_server, sandboxed_mcp_server
 from ..sandboxes._podman import default_image
 from ..sandboxes._sandbox_spec import SampleSandbox, SandboxLimits, import_path_problem
 from ._bench import (
@@ -192,6 +192,8 @@ def _agent_tools(tools: str | None, python_exe: str, kind: str) -> list:
         raise GenotexError(f"tools must be genotex or none, not {tools!r}")
     if kind in ("bwrap", "podman"):
         return [*chosen, sandboxed_mcp_server(python_exe)]
+    if kind == "local":
+        return [*chosen, local_mcp_server(python_exe)]
     chosen.append(
         mcp_server_sandbox(
             name="genotex",
