@@ -38,11 +38,20 @@ for _variable in ("GENOTEX_CACHE", "GENOTEX_CACHE_SIZE"):
     os.environ.pop(_variable, None)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The `slow` tests first (each module's in their order): under `-n 2 --dist worksteal`
-    the minutes-long ones start at once and the short ones fill the end, so no worker waits
+    """The tests `tests/quick_suite.py` leaves to the whole suite marked `slow`; then the
+    `slow` tests first (each module's in their order): under `-n 2 --dist worksteal` the
+    minutes-long ones start at once and the short ones fill the end, so no worker waits
     alone on a long test at the tail of the run (the whole suite's wall time, #71).
     """
+    from tests.quick_suite import whole_suite_only
+
+    for item in items:
+        call = getattr(item, "callspec", None)
+        name = getattr(item, "originalname", item.name)
+        if whole_suite_only(item.path.name, name, call.id if call else ""):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

@@ -1,0 +1,39 @@
+"""The quick suite leaves a test to the whole suite only with a quick sibling (#71)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.doc_commands import ROOT
+from tests.quick_suite import WHOLE_SUITE_ONLY
+
+
+def _defined(reference: str) -> bool:
+    module, name = reference.split("::")
+    return re.search(rf"^def {name}\(", (ROOT / "tests" / module).read_text(), re.M) is not None
+
+
+def test_every_test_left_out_and_every_sibling_is_a_test_of_its_module():
+    missing = [r for pair in WHOLE_SUITE_ONLY.items() for r in pair if not _defined(r)]
+    assert missing == []
+
+
+def test_no_sibling_is_itself_left_to_the_whole_suite():
+    assert set(WHOLE_SUITE_ONLY.values()).isdisjoint(WHOLE_SUITE_ONLY)
+
+
+def test_the_quick_suite_deselects_them_and_keeps_their_siblings():
+    """By collection, as a contributor runs it: a listed test and a podman variant are gone,
+    the siblings and a bwrap variant stay."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow",
+         "-p", "no:cacheprovider", "tests/test_dask.py", "tests/test_kernel.py"],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    kept = done.stdout
+    assert "test_a_port_that_is_not_a_scheduler_is_refused_in_bounded_time" not in kept
+    assert "test_an_unreachable_scheduler_is_one_sentence" in kept
+    assert "[podman]" not in kept and "[bwrap]" in kept
