@@ -40,6 +40,8 @@ WHOLE_SUITE_ONLY: dict[str, str] = {
         "test_harness.py::test_the_analysis_baseline_answers_its_problem",
     "test_sandbox_hostile.py::test_without_a_sandbox_named_the_task_picks_bwrap_and_scores_what_local_scores":
         "test_sandbox_escapes.py::test_random_runs_end_to_end_in_each_isolated_sandbox",
+    "test_sandbox_hostile.py::test_a_venv_under_tmp_runs_the_baseline_in_bwrap":
+        "test_sandbox_escapes.py::test_random_runs_end_to_end_in_each_isolated_sandbox",
     "test_harness_rows.py::test_the_plain_lasso_and_lmm_rows_equal_regress_with_that_model":
         "test_harness_rows.py::test_random_genes_score_what_the_closed_form_expects",
     # the notebook page executed on real data: the siblings check each number it shows
