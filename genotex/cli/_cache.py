@@ -7,15 +7,7 @@ from pathlib import Path
 import click
 
 from ._common import cache_dir_option, common_options, handle_errors, main, table_cache
-from ._progress import say
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    raise AssertionError  # pragma: no cover
+from ._progress import say, size
 
 
 @main.group("cache")
@@ -43,7 +35,7 @@ def cache_info_command(*, cache_dir: Path | None) -> None:
     info = table_cache(cache_dir).info()
     click.echo(f"folder:  {info.folder}")
     click.echo(f"entries: {info.entries:,}")
-    click.echo(f"size:    {_size(info.bytes)} of {_size(info.max_bytes)}")
+    click.echo(f"size:    {size(info.bytes)} of {size(info.max_bytes)}")
     if info.other_versions:
         click.echo(f"entries of another genotex version: {info.other_versions:,} (never read)")
 

@@ -8,14 +8,7 @@ import click
 
 from ..core import printable
 from ._common import common_options, handle_errors, main
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    raise AssertionError  # pragma: no cover
+from ._progress import size
 
 
 @main.command("doctor")
@@ -58,5 +51,5 @@ def doctor_command(*, as_json: bool, no_sandboxes: bool) -> None:
         lines += ["", f"cache: {printable(cache['error'])}"]
     else:
         lines += ["", f"cache: {printable(cache['folder'])}, {cache['entries']:,} entries, "
-                  f"{_size(cache['bytes'])} of {_size(cache['max_bytes'])}"]  # fmt: skip
+                  f"{size(cache['bytes'])} of {size(cache['max_bytes'])}"]  # fmt: skip
     click.echo("\n".join(lines))

@@ -22,6 +22,7 @@ __all__ = [
     "progress_shown",
     "quiet",
     "say",
+    "size",
     "verbosity",
     "verbosity_options",
 ]
@@ -196,3 +197,12 @@ class ItemProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def size(n: float) -> str:
+    """A byte count as a reader reads it: `512 B`, `1.5 KiB`, ... up to GiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError  # pragma: no cover
