@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from tests.doc_commands import ROOT
-from tests.quick_suite import WHOLE_SUITE_ONLY
+from tests.quick_suite import WHOLE_SUITE_ONLY, whole_suite_only
 
 
 def _defined(reference: str) -> bool:
@@ -24,16 +24,21 @@ def test_no_sibling_is_itself_left_to_the_whole_suite():
     assert set(WHOLE_SUITE_ONLY.values()).isdisjoint(WHOLE_SUITE_ONLY)
 
 
+def test_a_podman_variant_is_left_out_and_its_bwrap_one_kept():
+    assert whole_suite_only("test_kernel.py", "test_x", "podman")
+    assert whole_suite_only("test_kernel.py", "test_x", "fork-podman")
+    assert not whole_suite_only("test_kernel.py", "test_x", "bwrap")
+
+
 def test_the_quick_suite_deselects_them_and_keeps_their_siblings():
-    """By collection, as a contributor runs it: a listed test and a podman variant are gone,
-    the siblings and a bwrap variant stay."""
+    """By collection, as a contributor runs it (`-m "not slow"`): a listed test is gone, its
+    sibling stays."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow",
-         "-p", "no:cacheprovider", "tests/test_dask.py", "tests/test_kernel.py"],
+         "-p", "no:cacheprovider", "tests/test_dask.py"],
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     kept = done.stdout
     assert "test_a_port_that_is_not_a_scheduler_is_refused_in_bounded_time" not in kept
     assert "test_an_unreachable_scheduler_is_one_sentence" in kept
-    assert "[podman]" not in kept and "[bwrap]" in kept
