@@ -23,7 +23,8 @@ _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 _COMMENT = re.compile(r"\s{2,}#.*$")
 _CELL = re.compile(r"`((?:inspect eval|genotex) [^`]+)`")
 #: written just before a transcript whose numbers depend on the BLAS (the LMM's): the
-#: setting they were made with, e.g. `<!-- transcript: BLAS OpenBLAS 0.3.31 SkylakeX -->`
+#: setting they were made with, e.g. `<!-- transcript: BLAS OpenBLAS 0.3.31 Haswell -->`
+#: (the library and version, then the kernel, which `OPENBLAS_CORETYPE` selects)
 BLAS_MARK = re.compile(r"<!-- transcript: BLAS ([^>]+?) -->\s*$")
 #: a command ending `<<'EOF'`: its body and terminator (what the split keeps, odd places)
 _HEREDOC = re.compile(r"(?<=<<'EOF')\n(.*?\nEOF)$", re.S | re.M)

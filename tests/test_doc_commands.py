@@ -211,29 +211,30 @@ def _normal(line: str, digits: bool) -> str:
 
 
 def _blas_here() -> str:
-    """This process's BLAS as a page names it: `OpenBLAS 0.3.31 SkylakeX`."""
+    """This process's BLAS library and version as a page names them: `OpenBLAS 0.3.31`."""
+    import numpy  # noqa: F401 - loads the BLAS threadpoolctl reports
     from threadpoolctl import threadpool_info
 
     blas = [i for i in threadpool_info() if i["user_api"] == "blas"][:1]
     names = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
     return " ".join([names.get(blas[0]["internal_api"], blas[0]["internal_api"]),
-                     ".".join(blas[0]["version"].split(".")[:3]),
-                     str(blas[0].get("architecture"))]) if blas else "none"  # fmt: skip
+                     ".".join(blas[0]["version"].split(".")[:3])]) if blas else "none"  # fmt: skip
 
 
 def _stale_lines(command: Command, output: str) -> list[str]:
-    """The transcript's lines a run did not print, to the digit; a transcript made on
-    another BLAS than this machine's is checked but for its numbers."""
-    digits = not command.blas or command.blas == _blas_here()
+    """The transcript's lines a run did not print, to the digit; a transcript made with
+    another BLAS library or version than this machine's is checked but for its numbers
+    (the kernel is the page's own: it sets `OPENBLAS_CORETYPE` in a command above)."""
+    digits = not command.blas or command.blas.rsplit(" ", 1)[0] == _blas_here()
     seen = {_normal(line, digits) for line in output.splitlines()}
     return [line for line in command.printed  # `...`: the page leaves lines out there
             if line.strip() not in ("", "...") and _normal(line, digits) not in seen]  # fmt: skip
 
 
-#: a shell variable the page sets (`LOG=$(ls -t logs/*.eval | head -n 1)`, `MODEL=...`):
+#: a shell variable the page sets (`LOG=$(ls -t logs/*.eval | head -n 1)`, `export X=...`):
 #: a reader's shell keeps it for the page's later commands, so each later command starts
 #: with it
-_ASSIGNMENT = re.compile(r"^[A-Z][A-Z_]*=\S")
+_ASSIGNMENT = re.compile(r"^(export )?[A-Z][A-Z_]*=(\$\(.*\)|\S+)$")
 
 
 def _prepared(command: Command, here: Stage, assignments: list[str]) -> str:
