@@ -215,6 +215,23 @@ def test_import_genotex_and_eval_import_neither_inspect_nor_mcp(tmp_path):
     assert done.stdout.strip() == "[]", done.stderr
 
 
+def test_inspects_entry_point_registers_genotex_without_scikit_learn_or_mcp():
+    """`inspect eval` loads genotex's registry first: GenoAgent's library (scikit-learn) and
+    the MCP client waited there for a run that may never use them (1.4 s of a 6.6 s gold run).
+    They load when a team runs or a task asks for the tools; every solver is registered.
+    """
+    probe = (
+        "import sys, genotex.harness._registry\n"
+        "from inspect_ai._util.registry import registry_lookup\n"
+        "found = [registry_lookup('solver', n) is not None\n"
+        "         for n in ('genoagent', 'baseline', 'lasso', 'gold')]\n"
+        "print(all(found), sorted(m for m in ('sklearn', 'mcp', 'genotex.agentlib')\n"
+        "                        if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "True []", done.stderr
+
+
 def test_the_docker_sandbox_runs_the_image_without_network_and_with_the_limits():
     import json
 

@@ -13,14 +13,16 @@ sample open about 35 s after the agent is done (measured: 37.9 s against 1.5 s u
 
 from __future__ import annotations
 
-from inspect_ai.tool import MCPServer
-from inspect_ai.tool._mcp._context import MCPServerContext
-from inspect_ai.tool._mcp._local import MCPServerLocal, _stdio_client_forwarding_stderr
+from typing import TYPE_CHECKING
+
 from inspect_ai.util import sandbox
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
-from mcp.client.stdio import StdioServerParameters
 
 from ._proxy import own_sandbox, unproxied
+
+if TYPE_CHECKING:
+    from inspect_ai.tool import MCPServer
+    from inspect_ai.tool._mcp._context import MCPServerContext
 
 __all__ = ["local_mcp_server", "sandboxed_mcp_server"]
 
@@ -30,6 +32,8 @@ _SERVER = ["-m", "genotex", "mcp", "--root", ".", "--write", "output"]
 
 def sandboxed_mcp_server(python_exe: str) -> MCPServer:
     """genotex's MCP server in the current sample's `bwrap` or `podman` sandbox."""
+    from inspect_ai.tool._mcp._local import MCPServerLocal, _stdio_client_forwarding_stderr
+    from mcp.client.stdio import StdioServerParameters  # the MCP client: when a task asks
 
     def client() -> MCPServerContext:  # called in the sample's context, once a session
         own = own_sandbox(sandbox())
@@ -46,6 +50,8 @@ def local_mcp_server(python_exe: str) -> MCPServer:
     """genotex's MCP server for the current sample's `local` sandbox: a host process in the
     sample's working folder (the `local` sandbox isolates nothing).
     """
+    from inspect_ai.tool._mcp._local import MCPServerLocal, _stdio_client_forwarding_stderr
+    from mcp.client.stdio import StdioServerParameters  # the MCP client: when a task asks
 
     def client() -> MCPServerContext:  # called in the sample's context, once a session
         here = unproxied(sandbox())

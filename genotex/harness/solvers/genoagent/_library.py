@@ -14,8 +14,6 @@ import functools
 import inspect
 from dataclasses import dataclass
 
-import genotex.agentlib as agentlib
-
 from ._units import prompt
 
 __all__ = ["LIBRARIES", "Library", "library", "paper_documentation"]
@@ -75,6 +73,8 @@ def _signature(obj: object) -> str:
 
 def _entry(name: str) -> tuple[str, str]:
     """(section, text) of one library name: its signature, then its docstring."""
+    import genotex.agentlib as agentlib
+
     obj = getattr(agentlib, name)
     if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
         fields = ", ".join(f"{f}: {t}" for f, t in inspect.get_annotations(obj).items())
@@ -95,6 +95,8 @@ def _entry(name: str) -> tuple[str, str]:
 @functools.cache
 def paper_documentation() -> str:
     """The paper library's documentation, generated from `genotex.agentlib.__all__`."""
+    import genotex.agentlib as agentlib  # scikit-learn: loaded when a run first needs it
+
     sections: dict[str, list[str]] = {}
     for name in agentlib.__all__:
         section, text = _entry(name)
@@ -114,7 +116,9 @@ class Library:
     def preamble(self, *, batch_effect_correction: bool) -> str:
         """What a fresh kernel runs first: the library's names, nothing else of genotex."""
         if self.name == "paper":
-            return agentlib.kernel_preamble(allow_lmm=batch_effect_correction)
+            from genotex.agentlib import kernel_preamble
+
+            return kernel_preamble(allow_lmm=batch_effect_correction)
         return _GENOTEX_IMPORTS + ("" if batch_effect_correction else _GENOTEX_NO_BEC)
 
     def documentation(self, role: str) -> str:

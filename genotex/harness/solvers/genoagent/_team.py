@@ -24,7 +24,6 @@ from inspect_ai.model import (
 )
 from inspect_ai.util import span
 
-from ....agentlib._guard import REFUSED
 from ...sandboxes._kernel import Kernel, StepRun
 from ._library import library
 from ._options import TeamOptions
@@ -58,6 +57,8 @@ class Step:
 
     def note(self, run: StepRun) -> None:
         """A draft's run: a refusal of genotex's pipeline is kept, whatever comes after."""
+        from ....agentlib._guard import REFUSED  # the library (scikit-learn): when a team runs
+
         self.reached_pipeline |= REFUSED in (run.error or "")
 
     def summary(self) -> dict:
