@@ -7,6 +7,7 @@ stopped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import uuid
@@ -119,13 +120,78 @@ def test_a_step_past_its_time_is_interrupted_and_replay_rebuilds_the_state(kind)
         lost = await kernel.run("print(kept)", "<after>", 60)
         again = await kernel.replay([("<a>", "kept = 7")], 60)
         found = await kernel.run("print(kept, TRAIT)", "<check>", 60)
-        return slow, lost, again, found, kernel.starts
+        return slow, lost, again, found, (kernel.starts, kernel.resets)
 
     slow, lost, again, found, starts = _run(kind, body)
     assert slow.interrupted and "ran past its 2 s" in slow.error
     assert "NameError" in lost.error  # a fresh process: the old state is gone
     assert [r.ok for r in again] == [True]
-    assert found.output == "7 Asthma\n" and starts == 3
+    # by hand: started, started again after the interruption; the replay resets that one
+    assert found.output == "7 Asthma\n" and starts == (2, 1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_replay_resets_to_the_preambles_state_and_ends_what_the_steps_started(kind):
+    """A replay forks the kernel's template again (no new interpreter): the steps' names and
+    their changes to modules are gone, the preamble's are there, and every process the steps
+    started is ended, a daemon that left its parent and session included.
+    """
+    token = f"genotex-test-{uuid.uuid4().hex}"
+    sleeper = f"[sys.executable, '-c', 'import time; time.sleep(300)', {token!r}]"
+    daemon = (
+        "import os, subprocess, sys\n"
+        f"subprocess.Popen({sleeper})\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        f"    subprocess.Popen({sleeper})\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+    )
+
+    async def body(kernel, env):
+        first = await kernel.run(f"gone = 1\nimport json\njson.MARK = 1\n{daemon}", "<a>", 60)
+        assert first.ok, first
+        before = _sleepers(token)
+        again = await kernel.replay([("<b>", "kept = 2")], 60)
+        found = await kernel.run(
+            "import json\nprint(kept, TRAIT, 'gone' in globals(), hasattr(json, 'MARK'))",
+            "<check>", 60,
+        )  # fmt: skip
+        await asyncio.sleep(0.2)
+        return before, again, found, _sleepers(token), (kernel.starts, kernel.resets)
+
+    before, again, found, left, counts = _run(kind, body)
+    assert [r.ok for r in again] == [True]
+    assert found.output == "2 Asthma False False\n", found
+    assert counts == (1, 1)  # one interpreter, reset once
+    assert len(before) == 2 and left == []  # both sleepers ran; none is left
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_step_that_kills_the_template_costs_an_interpreter_not_the_state(kind):
+    """The worker may signal its parent, the template: the reset then fails and the replay
+    starts a new process, which rebuilds the same state.
+    """
+
+    async def body(kernel, env):
+        await kernel.run("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", "<a>", 60)
+        again = await kernel.replay([("<b>", "kept = 3")], 60)
+        found = await kernel.run("print(kept, TRAIT)", "<check>", 60)
+        return again, found, (kernel.starts, kernel.resets)
+
+    again, found, counts = _run(kind, body)
+    assert [r.ok for r in again] == [True] and found.output == "3 Asthma\n"
+    assert counts == (2, 0)  # by hand: the first start, and the one the failed reset asked
+
+
+def _sleepers(token: str) -> list[str]:
+    """The host's processes with `token` on their command line (pids)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if proc.name.isdigit() and token.encode() in (proc / "cmdline").read_bytes():
+                found.append(proc.name)
+    return found
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -2,13 +2,17 @@
 
 GenoAgent's agents write code step by step, as a bioinformatician fills a notebook; each
 step's variables are there for the next. `Kernel` is that notebook's kernel: one long-lived
-Python kernel (`_kernel_server.py`: a supervisor that holds the protocol, and its child
-that holds the state and runs the steps, out of reach of each other's code) started inside
+Python kernel (`_kernel_server.py`: a supervisor that holds the protocol; a template that
+has run the library's imports and no step; and the worker, a fork of the template, that
+holds the state and runs the steps, out of reach of each other's code) started inside
 the sample's sandbox, under the same
 confinement and limits as every command there (bwrap: its namespaces, cgroups and ulimits;
 podman: `podman exec` into the sample's container; local: a plain process in the sample's
 folder, as that sandbox gives), fed one step at a time over its standard input.
 
+- A fresh state (`fresh`: a workflow's start, a replay) is a new fork of the template with
+  every process the steps started ended: one interpreter and its imports a sample, not one
+  a workflow and one a replay (1.2-1.5 s each: the paper library's imports).
 - A step's output is cut at `output_chars`; its error is the trace from its own code on.
 - A step that runs past its time is interrupted: the process is killed (with every process
   of the sample, under podman) and the kernel is started again; the caller rebuilds the
@@ -103,21 +107,33 @@ class Kernel:
     python
         The interpreter inside the sandbox (the task's: ours under bwrap, the image's under
         podman).
+    library
+        Code run once a process, in its template (the library's imports): every fresh state
+        is a fork of it (`fresh`, `replay`).
     preamble
-        Code run first, each time the kernel starts (the cohort's names: its paths, its trait).
+        Code run first in each fresh state (the workflow's names: its paths, its trait); a
+        caller may set it again before the next `fresh`.
     output_chars
         The characters of a step's output kept (its first and last halves).
     """
 
     def __init__(
-        self, env: SandboxEnvironment, python: str, *, preamble: str = "", output_chars: int = 8000
+        self,
+        env: SandboxEnvironment,
+        python: str,
+        *,
+        library: str = "",
+        preamble: str = "",
+        output_chars: int = 8000,
     ) -> None:
         self.env = unproxied(env)
-        self.python, self.preamble = python, preamble
+        self.python, self.library, self.preamble = python, library, preamble
         self.output_chars = output_chars
         self.process: asyncio.subprocess.Process | None = None
-        #: how many times a process was started (the first start and each restart)
+        #: how many times a process was started (the first start and each restart), and how
+        #: many times a running one was reset to its template (`fresh`, `replay`)
         self.starts = 0
+        self.resets = 0
         #: requests sent, and frames passed over: on the channel, those carrying another
         #: request's id; in the kernel, those another process or another request wrote
         self.requests = 0
@@ -138,7 +154,9 @@ class Kernel:
         return command, directory, {**os.environ, "TMPDIR": str(scratch)}
 
     async def start(self) -> None:
-        """Start the process (a running one is stopped first) and run the preamble."""
+        """Start the process (a running one is stopped first), run the library in its
+        template, then the preamble in its first state.
+        """
         await self.stop()
         argv, cwd, environment = self._launch()
         self.process = await asyncio.create_subprocess_exec(
@@ -157,10 +175,27 @@ class Kernel:
             said = await self._stderr()
             await self.stop()
             raise KernelError(f"the kernel did not start in the sandbox: {said or 'no answer'}")
+        if self.library:
+            run = await self.run(self.library, "<preamble>", START_SECONDS)
+            if not run.ok:
+                raise KernelError(f"the kernel's library failed: {run.error or 'interrupted'}")
+        await self._names()
+
+    async def _names(self) -> None:
+        """The preamble, run in a fresh state."""
         if self.preamble:
-            run = await self.run(self.preamble, "<preamble>", START_SECONDS)
+            run = await self.run(self.preamble, "<names>", START_SECONDS)
             if not run.ok:
                 raise KernelError(f"the kernel's preamble failed: {run.error or 'interrupted'}")
+
+    async def fresh(self) -> None:
+        """A fresh state: the running process reset to its template (every process the steps
+        started ended), then the preamble; a new process when none runs or it cannot reset.
+        """
+        if await self.reset(START_SECONDS):
+            await self._names()
+        else:
+            await self.start()
 
     async def run(self, code: str, name: str, timeout: float) -> StepRun:
         """Run one step's code; past `timeout` seconds the step is interrupted (state lost).
@@ -241,11 +276,33 @@ class Kernel:
             self.env.check_limits(result, before)
 
     async def replay(self, steps: Sequence[tuple[str, str]], timeout: float) -> list[StepRun]:
-        """A fresh process, then each kept step's code again (`(name, code)`), in order: the
-        state those steps left, rebuilt.
+        """A fresh state (`fresh`), then each kept step's code again (`(name, code)`), in
+        order: the state those steps left, rebuilt.
         """
-        await self.start()
+        await self.fresh()
         return [await self.run(code, name, timeout) for name, code in steps]
+
+    async def reset(self, timeout: float) -> bool:
+        """Back to the state the library left, in the running process: its worker and every
+        process the steps started are killed, and the next step runs in a fresh fork of the
+        template (`_kernel_server`). False when there is no running kernel or it could not
+        reset (the caller then starts a new one).
+        """
+        process = self.process
+        if process is None or process.returncode is not None or process.stdin is None:
+            return False
+        self.requests += 1
+        ident = f"{self.requests}-{secrets.token_hex(8)}"
+        try:
+            process.stdin.write(json.dumps({"id": ident, "reset": True}).encode() + b"\n")
+            await asyncio.wait_for(process.stdin.drain(), max(timeout, 0.001))
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            return False
+        answer = await self._answer(timeout, ident)
+        if not isinstance(answer, dict) or answer.get("reset") is not True:
+            return False
+        self.resets += 1
+        return True
 
     async def stop(self, wait: float = 5) -> None:
         """End the process (end of input, then after `wait` seconds a kill), and under podman

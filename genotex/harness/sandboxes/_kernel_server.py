@@ -13,12 +13,17 @@ for it), standard library only. The protocol is one JSON object a line:
 
 The first line the kernel writes is `{"ready": true}`. End of input ends the process.
 
-Two processes, so that step code never reaches the protocol. The *supervisor* (the
+Three processes, so that step code never reaches the protocol. The *supervisor* (the
 process the host started) holds the channel to the host and nothing else: it forwards
-each request's code to the *worker*, its child, which holds the state and runs the
-steps, and answers the host with the worker's result under the request's id, which the
-worker never sees. The worker writes its results on a Unix socket that tells the
-supervisor which process wrote (SO_PASSCRED): only the worker's own frames are taken, so
+each request's code to the *worker*, which holds the state and runs the steps, and
+answers the host with the worker's result under the request's id, which the worker never
+sees. The worker is forked by the *template*, the supervisor's child, which runs the
+host's preamble and no step: a reset (`{"id": str, "reset": true}`, answered
+`{"id": str, "reset": bool}`) kills the worker and every process the steps started (the
+supervisor's descendants but the template), and the next step runs in a fresh fork of
+the template, the state the preamble left, without a new interpreter and its imports
+(1.2-1.5 s of the paper library's). The worker writes its results on a Unix socket that
+tells the supervisor which process wrote (SO_PASSCRED): only the worker's own frames are taken, so
 a child a step forked and left running cannot answer for a later step. The worker's
 loop holds what it calls in its own closure, and its `__main__` is the steps' namespace:
 a step that replaces `__main__._run`, `sys.modules['__main__']`, a global of this
@@ -35,6 +40,7 @@ are out of its reach.
 from __future__ import annotations
 
 import _socket as socket  # the C module: what the kernel uses, without socket.py's imports
+import contextlib
 import json
 import linecache
 import os
@@ -43,6 +49,7 @@ import sys
 import time
 import traceback
 import types
+import typing
 from collections.abc import Callable
 
 #: A worker frame's header: the length of the JSON that follows.
@@ -179,15 +186,18 @@ def _tracer() -> Callable[[str, BaseException], str]:
     return trace
 
 
-def _worker(requests: int, results: socket.socket) -> None:
-    """The state's process: runs each forwarded step, answers on `results`. Never returns.
+def _worker(requests: int, results: socket.socket, orders: int) -> None:
+    """The template's process, then each worker's: never returns.
 
-    Everything its loop calls is bound here, in its own frame and closures, before any step
-    runs: a step that replaces a global of this program or `sys.modules['__main__']`
-    reaches none of it.
+    As the template it reads the supervisor's `orders`: a preamble request, run and answered
+    on `results`, or `{"fork": true}`, a worker forked, its pid said, its end waited for and
+    said (`{"worker": pid}`, `{"ended": exit code}`). As a worker it runs each step forwarded
+    on `requests` and answers on `results`. Everything its loops call is bound here, in its
+    own frame and closures, before any step runs: a step that replaces a global of this
+    program or `sys.modules['__main__']` reaches none of it.
     """
     decode, encode = json.JSONDecoder().decode, json.JSONEncoder(ensure_ascii=True).encode
-    pid, exit_now, me, clock = os.getpid, os._exit, os.getpid(), time.perf_counter
+    pid, exit_now, me, clock = os.getpid, os._exit, [os.getpid()], time.perf_counter
     compile_, exec_, base_exception, system_exit = compile, exec, BaseException, SystemExit
     send, pack, cache = results.sendall, _HEADER.pack, linecache.cache
     namespace, first_capture, streams = _setup()
@@ -208,12 +218,12 @@ def _worker(requests: int, results: socket.socket) -> None:
         try:
             exec_(compile_(code, name, "exec"), state)
         except base_exception as exc:  # noqa: BLE001 - the step's error is its answer
-            if pid() != me:  # a child the step forked, unwinding into the kernel: gone
+            if pid() != me[0]:  # a child the step forked, unwinding into the kernel: gone
                 exit_now(0)
             error = trace(name, exc)
             if isinstance(exc, system_exit) and exc.code in (None, 0):
                 error = None
-        if pid() != me:
+        if pid() != me[0]:
             exit_now(0)
         restore(adopt=name == PREAMBLE)
         output, cut = taken_output(limit)
@@ -235,15 +245,48 @@ def _worker(requests: int, results: socket.socket) -> None:
         except base_exception:  # noqa: BLE001 - a result the encoder cannot write
             return unencodable(request)
 
-    while True:
-        line = lines.readline()
-        if not line:
-            exit_now(0)
-        body = answer(line)
+    def say(body: bytes) -> None:
         try:
             send(pack(len(body)) + body)
         except base_exception:  # noqa: BLE001 - the supervisor is gone
             exit_now(0)
+
+    def tell(body: bytes) -> None:  # the template's word: the supervisor may be gone
+        try:
+            send(pack(len(body)) + body)
+        except base_exception:  # noqa: BLE001 - its orders end then too
+            pass
+
+    said = os.fdopen(orders, "r", encoding="utf-8")
+    ended = 0
+    while True:  # the template: no step's code ever runs here
+        line = said.readline()
+        if not line:  # the supervisor is done: the last worker's end is the template's
+            _end_as(ended)
+        if decode(line).get("fork") is not True:
+            tell(answer(line))  # the host's preamble
+            continue
+        child = os.fork()
+        if child == 0:
+            break
+        tell(encode({"worker": child}).encode())
+        _, status = os.waitpid(child, 0)
+        ended = os.waitstatus_to_exitcode(status)
+        tell(encode({"ended": ended}).encode())
+    said.close()
+    me[0] = pid()
+    while True:  # a worker
+        line = lines.readline()
+        if not line:
+            exit_now(0)
+        say(answer(line))
+
+
+def _end_as(code: int) -> None:
+    """End as a process that ended with `code` ended: killed by its signal, or exiting."""
+    if code < 0:
+        os.kill(os.getpid(), -code)
+    os._exit(code)
 
 
 def _unencodable(request: dict) -> bytes:
@@ -253,72 +296,166 @@ def _unencodable(request: dict) -> bytes:
 
 
 class _Results:
-    """The worker's result frames, as the supervisor reads them off their socket."""
+    """The result frames of the template and of its current worker, as the supervisor reads
+    them off their socket (each writer's bytes apart: SO_PASSCRED names the writer).
+    """
 
-    def __init__(self, results: socket.socket, worker: int) -> None:
-        self.results, self.worker = results, worker
-        self.pending = bytearray()
+    def __init__(self, results: socket.socket, template: int) -> None:
+        self.results, self.template = results, template
+        #: the current worker's pid (None before the first fork and after a reset)
+        self.worker: int | None = None
+        self.pending: dict[int, bytearray] = {}
+        #: whether a worker ended by itself (a limit, a step's exit), not by a reset
+        self.lost = False
+        #: whether a worker was forked: the template runs the host's preamble before only
+        self.forked = False
         #: frames and bytes passed over: another process's bytes, another request's frames
         self.passed_over = 0
 
-    def _read(self) -> bytes:
-        """The next bytes the worker itself wrote (SO_PASSCRED tells the writer's pid; what a
-        child of a step writes is passed over); b"" when the worker is gone.
+    def _read(self) -> bool:
+        """Bytes of the template or the worker into their writer's pending bytes (what any
+        other process writes, a child a step forked, is passed over); False when every
+        writer is gone.
         """
         space = socket.CMSG_SPACE(_CREDENTIALS.size)
         while True:
             data, ancillary, _, _ = self.results.recvmsg(1 << 20, space)
             if not data:
-                return b""
+                return False
             sender = None
             for level, kind, payload in ancillary:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
                     sender = _CREDENTIALS.unpack(payload[: _CREDENTIALS.size])[0]
-            if sender == self.worker:
-                return data
+            if sender is not None and sender in (self.template, self.worker):
+                self.pending.setdefault(sender, bytearray()).extend(data)
+                return True
             self.passed_over += 1
 
-    def _frame(self) -> dict | None:
-        """The next frame, or None when the worker is gone; ValueError saying why when what
-        the worker wrote is no frame (a step wrote on the socket itself).
+    def _frame(self) -> tuple[int, dict] | None:
+        """The next whole frame, with its writer, or None when every writer is gone;
+        ValueError saying why when what was written is no frame (a step wrote on the socket).
         """
-        pending = self.pending
         while True:
-            if len(pending) >= _HEADER.size:
+            for sender, pending in self.pending.items():
+                if len(pending) < _HEADER.size:
+                    continue
                 size = _HEADER.unpack_from(pending)[0]
                 if size > _FRAME_BYTES:
                     raise ValueError(f"a frame of {size:,} bytes")
                 if len(pending) >= _HEADER.size + size:
-                    break
-            data = self._read()
-            if not data:
+                    body = bytes(pending[_HEADER.size : _HEADER.size + size])
+                    del pending[: _HEADER.size + size]
+                    try:
+                        found = json.loads(body)
+                    except ValueError:
+                        found = None
+                    return sender, found if isinstance(found, dict) else {}
+            if not self._read():
                 return None
-            pending.extend(data)
-        body = bytes(pending[_HEADER.size : _HEADER.size + size])
-        del pending[: _HEADER.size + size]
-        try:
-            found = json.loads(body)
-        except ValueError:
-            found = None
-        return found if isinstance(found, dict) else {}
 
     def answer(self, nonce: str) -> dict | None:
-        """The worker's result that carries `nonce` (a frame with another is passed over: a
-        step cannot know a later request's), or None when the worker is gone or broke the
-        framing.
+        """The result that carries `nonce` (a frame with another is passed over: a step cannot
+        know a later request's), or None when the worker is gone (the template says it
+        ended) or broke the framing.
         """
         while True:
             found = self._frame()
-            if found is None or found.get("nonce") == nonce:
-                return found
+            if found is None:
+                return None
+            sender, frame = found
+            if sender == self.template and "ended" in frame:
+                self.worker, self.lost = None, True
+                return None
+            if frame.get("nonce") == nonce:
+                return frame
             self.passed_over += 1
 
+    def _said(self, key: str) -> object:
+        """What the template says next under `key` (the worker's frames passed over)."""
+        while True:
+            found = self._frame()
+            if found is None:
+                return None
+            sender, frame = found
+            if sender == self.template and key in frame:
+                return frame[key]
+            self.passed_over += 1
 
-def _supervise(channel_in: int, channel_out: int, to_worker: int, results: _Results) -> None:
-    """The protocol's side: requests from the host forwarded, the worker's results answered."""
+    def fork(self, orders: typing.TextIO) -> bool:
+        """A worker forked from the template, its pid known before any step is sent to it."""
+        orders.write('{"fork": true}\n')
+        orders.flush()
+        worker = self._said("worker")
+        if not isinstance(worker, int) or isinstance(worker, bool):
+            return False
+        self.worker, self.forked = worker, True
+        self.pending.pop(worker, None)
+        return True
+
+    def reset(self) -> bool:
+        """The worker killed with every process the steps started (the supervisor's
+        descendants but the template: the supervisor is their subreaper, so a process a step
+        left behind is one of them), its end waited for: the next step runs in a fresh fork.
+        False when that cannot be done (the host then starts a new kernel).
+        """
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return True
+        try:
+            killed: set[int] = set()
+            for _ in range(5):  # a process forking while the others are killed: again
+                for process in _descendants(os.getpid()) - {self.template}:
+                    with contextlib.suppress(OSError):
+                        os.kill(process, 9)
+                        killed.add(process)
+                time.sleep(0.01)
+            for process in killed:  # the orphans the supervisor adopted, reaped
+                with contextlib.suppress(OSError):
+                    os.waitpid(process, os.WNOHANG)
+            self.worker = worker  # the template's word on its end is taken from it
+            self.results.settimeout(10)
+            ended = self._said("ended")
+        except (OSError, ValueError):
+            return False
+        finally:
+            self.results.settimeout(None)
+            self.worker = None
+            self.pending.pop(worker, None)
+        return isinstance(ended, int)
+
+
+def _descendants(ancestor: int) -> set[int]:
+    """The pids of `ancestor`'s descendants, from each process's parent in /proc."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, todo = set(), [ancestor]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _supervise(
+    channel_in: int, channel_out: int, to_worker: int, orders_fd: int, results: _Results
+) -> None:
+    """The protocol's side: requests from the host forwarded, the worker's results answered;
+    the preamble run in the template, each step in the worker (forked when the first step
+    after the preamble or a reset comes).
+    """
     host = os.fdopen(channel_in, "r", encoding="utf-8")
     answers = os.fdopen(channel_out, "w", encoding="utf-8", buffering=1)
     forward = os.fdopen(to_worker, "w", encoding="utf-8", buffering=1)
+    orders = os.fdopen(orders_fd, "w", encoding="utf-8", buffering=1)
     answers.write(json.dumps({"ready": True}) + "\n")
     for line in host:
         try:
@@ -329,13 +466,29 @@ def _supervise(channel_in: int, channel_out: int, to_worker: int, results: _Resu
             answers.write(json.dumps({"id": "", "output": "", "error": "the kernel got an "
                                       "unreadable request", "cut": False}) + "\n")  # fmt: skip
             continue
+        if request.get("reset") is True:
+            try:
+                done = results.reset()
+            except ValueError:
+                done = False
+            answers.write(json.dumps({"id": str(request.get("id", "")), "reset": done}) + "\n")
+            if not done:
+                return  # the host starts a new kernel
+            continue
         nonce = os.urandom(16).hex()
         step = {k: request.get(k) for k in ("code", "name", "limit")}
+        preamble = not results.forked and step.get("name") == PREAMBLE
         try:
-            forward.write(json.dumps({**step, "nonce": nonce}) + "\n")
-            forward.flush()
+            if not preamble and results.worker is None and not results.fork(orders):
+                return  # the template is gone: the host sees the channel close
+            (orders if preamble else forward).write(json.dumps({**step, "nonce": nonce}) + "\n")
+            (orders if preamble else forward).flush()
         except OSError:
             return  # the worker is gone: the host sees the channel close
+        except ValueError as broken:  # said to the host, which restarts the kernel
+            answers.write(json.dumps({"id": str(request.get("id", "")), "broken": str(broken)}))
+            answers.write("\n")
+            return
         try:
             result = results.answer(nonce)
         except ValueError as broken:  # said to the host, which restarts the kernel
@@ -361,11 +514,15 @@ def _undumpable() -> None:
     """Not dumpable, before the worker is forked: ptrace, `/proc/PID/mem` and `pidfd_getfd` of
     the supervisor are refused to every process of its uid without CAP_SYS_PTRACE (none in a
     sandbox), so no process a step forks can answer the host for later steps (issue #70).
+    And the subreaper of its descendants: a process a step left behind, orphaned, becomes
+    the supervisor's child, which a reset finds and kills.
     """
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER 1
     except (OSError, AttributeError):  # no C library to call: the pipes' design stands alone
         pass
 
@@ -374,26 +531,30 @@ def _main() -> None:
     _undumpable()
     channel_in, channel_out = os.dup(0), os.dup(1)
     to_worker_read, to_worker = os.pipe()
+    orders_read, orders = os.pipe()
     results, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     results.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     sys.stdout.flush()
-    worker = os.fork()
-    if worker == 0:  # the worker: nothing of the protocol's channel, nor of the supervisor's
-        for fd in (channel_in, channel_out, to_worker):
+    template = os.fork()
+    if template == 0:  # nothing of the protocol's channel, nor of the supervisor's
+        for fd in (channel_in, channel_out, to_worker, orders):
             os.close(fd)
         results.close()
-        _worker(to_worker_read, worker_end)
+        _worker(to_worker_read, worker_end, orders_read)
     os.close(to_worker_read)
+    os.close(orders_read)
     worker_end.close()
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the supervisor reads only its channel
-    # its return closes the worker's input (the worker then ends too)
-    _supervise(channel_in, channel_out, to_worker, _Results(results, worker))
+    found = _Results(results, template)
+    # its return closes the worker's input and the template's orders (both then end)
+    _supervise(channel_in, channel_out, to_worker, orders, found)
+    live = found.worker is not None or found.lost
     results.close()
-    _, status = os.waitpid(worker, 0)
+    _, status = os.waitpid(template, 0)
     code = os.waitstatus_to_exitcode(status)
-    if code < 0:  # the worker was killed (a limit, a step's signal): the host is told so
-        os.kill(os.getpid(), -code)
-    os._exit(code)
+    # the worker was killed (a limit, a step's signal): the host is told so; one killed
+    # by a reset, after which no step ran, ended as asked
+    _end_as(code if live or code >= 0 else 0)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 
 The Project Manager is this code (as published, it makes no model call): for a sample it
 hands each of the trait's GEO cohorts, then its TCGA folders, to the Data Engineer (with
-the Domain Expert, the Code Reviewer and the planner), each with a fresh kernel; then each
-problem to the Statistician. What the team did is in the sample's store under `genoagent`
-(per workflow: its steps, their reviews, why one stopped), its calls per role in the log.
+the Domain Expert, the Code Reviewer and the planner), each in a fresh state of the
+sample's kernel; then each problem to the Statistician. What the team did is in the
+sample's store under `genoagent` (per workflow: its steps, their reviews, why one
+stopped), its calls per role in the log.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ DATA_DIR_SAYS = {
 def _preamble(
     names: Mapping[str, object], options: TeamOptions, says: Mapping[str, str] | None = None
 ) -> tuple[str, str]:
-    """The kernel's preamble (the library, then the workflow's names) and the names as shown,
-    each with what `says` (or `SET_BY_A_STEP`, for a name a step sets) says of it.
+    """The kernel's preamble of a workflow (its names, and the scratch folder made) and the
+    names as shown, each with what `says` (or `SET_BY_A_STEP`, for a name a step sets) says
+    of it.
     """
     code = "\n".join(f"{key} = {value!r}" for key, value in names.items())
     shown = "\n".join(
@@ -73,10 +75,7 @@ def _preamble(
         else f"{key} = {value!r}" + (f"  # {says[key]}" if says and key in says else "")
         for key, value in names.items()
     )
-    imports = library(options.library).preamble(
-        batch_effect_correction=options.batch_effect_correction
-    )
-    return f"{imports}{code}\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
+    return f"{code}\nimport os\nos.makedirs({SCRATCH!r}, exist_ok=True)\n", shown
 
 
 async def _folders(pattern: str) -> list[str]:
@@ -110,6 +109,8 @@ class ProjectManager:
         }
         self.team = Team(options, options.cohort_seconds * self.time_scale)
         self.records: list[WorkflowRecord] = []
+        #: the sample's kernel: its template holds the library; each workflow a fresh fork
+        self.kernel: Kernel | None = None
 
     async def workflow(
         self,
@@ -118,18 +119,26 @@ class ProjectManager:
         names: Mapping[str, object],
         says: Mapping[str, str] | None = None,
     ) -> None:
-        """One workflow in a fresh kernel, stopped at the end whatever happened."""
+        """One workflow in a fresh state of the sample's kernel (`Kernel.fresh`: a new fork of
+        its template, every process an earlier workflow's steps started ended).
+        """
         preamble, shown = _preamble(names, self.options, says)
-        kernel = Kernel(
-            sandbox(), self.python, preamble=preamble, output_chars=self.options.output_chars
-        )
-        try:
-            record = await self.team.run_workflow(kernel, steps, title, shown)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await kernel.stop()
+        if self.kernel is None:
+            code = library(self.options.library).preamble(
+                batch_effect_correction=self.options.batch_effect_correction
+            )
+            self.kernel = Kernel(sandbox(), self.python, library=code, preamble=preamble,
+                                 output_chars=self.options.output_chars)  # fmt: skip
+        self.kernel.preamble = preamble
+        record = await self.team.run_workflow(self.kernel, steps, title, shown)
         self.records.append(record)
         self._note()
+
+    async def stop(self) -> None:
+        """The sample's kernel stopped (before its output is read), whatever happened."""
+        if self.kernel is not None:
+            with anyio.CancelScope(shield=True):
+                await self.kernel.stop()
 
     async def preprocess(self) -> None:
         """Each GEO cohort of the trait (then of each condition trait given raw), then the
@@ -271,10 +280,13 @@ def genoagent(
         check_roles("genoagent", model_roles(), ROLES)  # roles given after the solver was made
         manager = ProjectManager(state, options)
         manager._note()
-        if manager.task in ("preprocess", "e2e"):
-            await manager.preprocess()
-        if manager.task in ("analysis", "e2e"):
-            await manager.analyse()
+        try:
+            if manager.task in ("preprocess", "e2e"):
+                await manager.preprocess()
+            if manager.task in ("analysis", "e2e"):
+                await manager.analyse()
+        finally:
+            await manager.stop()
         with contextlib.suppress(Exception):
             await sandbox().exec(["rm", "-rf", SCRATCH], timeout=120)
         await manager.check_outputs()

@@ -203,7 +203,7 @@ class Team:
         work = _Work(kernel, title, variables, time.monotonic() + self.budget)
         index = 0
         try:
-            await kernel.start()
+            await kernel.fresh()
             while index < len(workflow):
                 chosen = await self._plan(work, workflow, index, record)
                 if chosen < index:  # back: the later steps discarded, the state rebuilt
