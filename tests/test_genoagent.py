@@ -129,6 +129,27 @@ def bench(tmp_path_factory):
     return folder / "root"
 
 
+@pytest.fixture(scope="module")
+def team_log(bench, tmp_path_factory):
+    """The correct team's log (`genoagent()`, `baseline_script`) of a task on Psoriasis in
+    `local`: run once a module for each task, read afresh for each test (a test that edits
+    the log edits its own copy, and writes it in its own folder).
+    """
+    from inspect_ai.log import read_eval_log
+
+    made: dict[str, str] = {}
+
+    def log(task):
+        name = task.__name__
+        if name not in made:
+            folder = tmp_path_factory.mktemp(f"team-{name}")
+            made[name] = _eval(task(root=str(bench), traits="Psoriasis", sandbox="local"),
+                               genoagent(), folder, baseline_script).location  # fmt: skip
+        return read_eval_log(made[name])
+
+    return log
+
+
 def _eval(task, solver, tmp_path, script: Script):
     """The run's log; every sample is run and scored, a failed one with its reason."""
     log = inspect_eval(task, model=_team(script)["planner"], model_roles=_team(script),
@@ -363,9 +384,8 @@ def test_max_retract_bounds_going_back_and_the_planner_calls_follow(
     assert next(iter(log.samples[0].scores.values())).metadata.get("failure") is None
 
 
-def test_a_workflow_of_one_step_makes_no_planner_call(bench, tmp_path):
-    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
-    log = _eval(task, genoagent(), tmp_path, baseline_script)
+def test_a_workflow_of_one_step_makes_no_planner_call(team_log):
+    log = team_log(analysis)
     assert _calls(log)["planner"] == 0 and _calls(log)["statistician"] > 0
 
 
@@ -532,11 +552,10 @@ def test_a_genoagent_run_is_exported_with_tokens_per_role_and_printed_beside_the
     assert any(line.startswith("run ") and "paper setting" in line for line in lines)
 
 
-def test_every_model_call_is_logged_with_its_role_cohort_and_step(bench, tmp_path):
+def test_every_model_call_is_logged_with_its_role_cohort_and_step(team_log):
     from inspect_ai.event import SpanBeginEvent
 
-    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
-    log = _eval(task, genoagent(), tmp_path, baseline_script)
+    log = team_log(preprocess)
     events = log.samples[0].events
     spans = {e.id: e.name for e in events if isinstance(e, SpanBeginEvent)}
     steps = {u.name for kind in ("geo", "tcga") for u in units(kind)} | {"planning"}
@@ -798,12 +817,13 @@ def _edited(log, into):
 
 @pytest.mark.parametrize("sandbox", TEAM_SANDBOXES)
 def test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where(
-    bench, tmp_path, sandbox
+    bench, tmp_path, sandbox, team_log
 ):
     from genotex.harness.solvers.genoagent._replay import replay_run
 
     task = preprocess(root=str(bench), traits="Psoriasis", sandbox=sandbox)
-    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    log = (team_log(preprocess) if sandbox == "local"  # the module's run in local
+           else _eval(task, genoagent(), tmp_path / "run", baseline_script))  # fmt: skip
     again = replay_run(log.location, root=bench, log_dir=tmp_path / "again")
     assert again.same, again.differences
     assert again.calls == sum(_calls(log).values()) > 0
@@ -853,13 +873,12 @@ def test_a_log_of_one_sample_replays_that_sample_only(bench, tmp_path):
     assert again.same and again.samples == 1, again.differences
 
 
-def test_a_call_the_log_lacks_is_named_by_its_workflow_step_and_role(bench, tmp_path):
+def test_a_call_the_log_lacks_is_named_by_its_workflow_step_and_role(bench, tmp_path, team_log):
     from inspect_ai.log import resolve_sample_attachments, write_eval_log
 
     from genotex.harness.solvers.genoagent._replay import replay_run
 
-    task = preprocess(root=str(bench), traits="Psoriasis", sandbox="local")
-    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    log = team_log(preprocess)
     sample = resolve_sample_attachments(log.samples[0])
     last = max(i for i, e in enumerate(sample.events)
                if isinstance(e, ModelEvent) and e.role == "planner")  # fmt: skip
@@ -878,7 +897,7 @@ def test_a_call_the_log_lacks_is_named_by_its_workflow_step_and_role(bench, tmp_
 
 
 def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuses_a_baseline(
-    bench, tmp_path
+    bench, tmp_path, team_log
 ):
     import subprocess
     import sys
@@ -887,8 +906,7 @@ def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuse
         return subprocess.run([sys.executable, "-m", "genotex", "harness", "replay", str(path),
                                "--root", str(bench)], capture_output=True, text=True)  # fmt: skip
 
-    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
-    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    log = team_log(analysis)
     same = replay(log.location)
     assert same.returncode == 0, same.stderr
     assert "every message, output file and score as logged" in same.stderr
@@ -909,7 +927,9 @@ def test_harness_replay_exits_0_when_the_same_1_naming_the_difference_and_refuse
     assert "is not the log of a GenoAgent run" in refused.stderr
 
 
-def test_a_log_asking_more_than_a_replays_caps_is_refused_before_any_code_runs(bench, tmp_path):
+def test_a_log_asking_more_than_a_replays_caps_is_refused_before_any_code_runs(
+    bench, tmp_path, team_log
+):
     """Issue #70 item 6: a hostile log could ask for all the memory, 4,096 processes and no
     time limit. Each value past its cap is named; nothing runs; the replayer's word lifts
     the caps (the run then replays as logged).
@@ -919,8 +939,7 @@ def test_a_log_asking_more_than_a_replays_caps_is_refused_before_any_code_runs(b
     from genotex.core import GenotexError
     from genotex.harness import replay_run
 
-    task = analysis(root=str(bench), traits="Psoriasis", sandbox="local")
-    log = _eval(task, genoagent(), tmp_path / "run", baseline_script)
+    log = team_log(analysis)
     arguments = dict(log.eval.metadata["arguments"])
     arguments.update(time_limit=None, limits="memory_mb=16384,processes=4096")
     log.eval.metadata = {**log.eval.metadata, "arguments": arguments}
