@@ -87,7 +87,11 @@ def clip_output(text: str, limit: int) -> tuple[str, bool]:
 
 
 def _server_source() -> str:
-    return resources.files("genotex.harness.sandboxes").joinpath("_kernel_server.py").read_text()
+    """The kernel's program: the worker's side, then the supervisor's (which runs `_main`)."""
+    files = resources.files("genotex.harness.sandboxes")
+    return "\n".join(
+        files.joinpath(f).read_text() for f in ("_kernel_worker.py", "_kernel_server.py")
+    )
 
 
 def _local_directory(env: SandboxEnvironment) -> str | None:
