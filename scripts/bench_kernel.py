@@ -43,7 +43,7 @@ async def _round(kind: str) -> dict[str, float]:
     env, python = await _environment(kind)
     names = {"TRAIT": "Asthma", "COHORT_DIR": "input/GEO/Asthma/GSE1"}
     options = TeamOptions()  # the default library, the paper's
-    preamble, _ = _preamble(names, options)
+    preamble, _ = _preamble(names)
     code = library(options.library).preamble(batch_effect_correction=True)
     kernel = Kernel(env, python, library=code, preamble=preamble)
     try:

@@ -62,7 +62,7 @@ DATA_DIR_SAYS = {
 
 
 def _preamble(
-    names: Mapping[str, object], options: TeamOptions, says: Mapping[str, str] | None = None
+    names: Mapping[str, object], says: Mapping[str, str] | None = None
 ) -> tuple[str, str]:
     """The kernel's preamble of a workflow (its names, and the scratch folder made) and the
     names as shown, each with what `says` (or `SET_BY_A_STEP`, for a name a step sets) says
@@ -122,7 +122,7 @@ class ProjectManager:
         """One workflow in a fresh state of the sample's kernel (`Kernel.fresh`: a new fork of
         its template, every process an earlier workflow's steps started ended).
         """
-        preamble, shown = _preamble(names, self.options, says)
+        preamble, shown = _preamble(names, says)
         if self.kernel is None:
             code = library(self.options.library).preamble(
                 batch_effect_correction=self.options.batch_effect_correction
@@ -142,7 +142,7 @@ class ProjectManager:
 
     async def preprocess(self) -> None:
         """Each GEO cohort of the trait (then of each condition trait given raw), then the
-        TCGA workflow of each (choosing among the Xena folders given), each in a fresh kernel.
+        TCGA workflow of each (choosing among the Xena folders given), each in a fresh state.
         """
         xena = await _folders("input/TCGA/*")
         for trait in (self.trait, *self.raw):
@@ -159,7 +159,7 @@ class ProjectManager:
                 await self.workflow(units("tcga", self.options.library), f"{trait}/TCGA", names)
 
     async def analyse(self) -> None:
-        """Each problem by the Statistician, in a fresh kernel."""
+        """Each problem by the Statistician, each in a fresh state."""
         data = "given/preprocess" if self.task == "analysis" else f"{SCRATCH}/preprocess"
         if self.task == "e2e":  # the team's own data, and the given traits' beside it
             await sandbox().exec(["sh", "-c", (
