@@ -517,7 +517,9 @@ def test_a_forked_childs_late_output_stays_out_of_later_steps(kind):
 #: would have answered the host in the supervisor's place.
 _DAEMON = """
 import ctypes, errno, json, os, time
-supervisor = os.getppid()
+template = os.getppid()  # the worker's parent; the template's is the supervisor
+with open(f"/proc/{template}/stat") as stat:
+    supervisor = int(stat.read().rsplit(")", 1)[1].split()[1])
 libc = ctypes.CDLL(None, use_errno=True)
 def tried(attempt):
     try:
@@ -525,15 +527,19 @@ def tried(attempt):
     except OSError as exc:
         return exc.errno
     return "done"
-if os.fork() == 0:
+def attempts(target):
     found = {}
-    found["mem"] = tried(lambda: open(f"/proc/{supervisor}/mem", "rb").close())
-    found["fd"] = tried(lambda: os.listdir(f"/proc/{supervisor}/fd"))
-    pidfd = os.pidfd_open(supervisor)
+    found["mem"] = tried(lambda: open(f"/proc/{target}/mem", "rb").close())
+    found["fd"] = tried(lambda: os.listdir(f"/proc/{target}/fd"))
+    pidfd = os.pidfd_open(target)
     taken = libc.syscall(438, pidfd, 0, 0)  # pidfd_getfd of its fd 0, the host's channel
     found["pidfd_getfd"] = "taken" if taken >= 0 else ctypes.get_errno()
-    attached = libc.ptrace(16, supervisor, 0, 0)  # PTRACE_ATTACH
+    attached = libc.ptrace(16, target, 0, 0)  # PTRACE_ATTACH
     found["ptrace"] = "attached" if attached == 0 else ctypes.get_errno()
+    return found
+if os.fork() == 0:
+    found = {"supervisor": attempts(supervisor), "template": attempts(template),
+             "distinct": supervisor != template}
     with open("/tmp/attempts.json", "w") as out:
         json.dump(found, out)
     time.sleep(60)
@@ -544,9 +550,9 @@ print("daemon started")
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if k.values[0] != "local"])
 def test_step_code_cannot_reach_the_kernels_supervisor(kind):
-    """A daemon forked by one step cannot trace the supervisor, open its memory or its
-    descriptors, or take them with pidfd_getfd (each refused: EPERM or EACCES), so a later
-    step's real failure is recorded as a failure.
+    """A daemon forked by one step cannot trace the supervisor or the template, open their
+    memory or their descriptors, or take them with pidfd_getfd (each refused: EPERM or
+    EACCES), so a later step's real failure is recorded as a failure.
     """
     import errno
     import json
@@ -563,5 +569,7 @@ def test_step_code_cannot_reach_the_kernels_supervisor(kind):
     assert not failing.ok and "REAL-FAILURE-OF-STEP-TWO" in failing.error
     attempts = json.loads(found.output)
     refused = {errno.EPERM, errno.EACCES}
-    assert set(attempts) == {"mem", "fd", "pidfd_getfd", "ptrace"}
-    assert all(value in refused for value in attempts.values()), attempts
+    assert attempts.pop("distinct") is True, attempts
+    for target in ("supervisor", "template"):  # the template forks every later state
+        assert set(attempts[target]) == {"mem", "fd", "pidfd_getfd", "ptrace"}
+        assert all(value in refused for value in attempts[target].values()), attempts
