@@ -199,11 +199,17 @@ def answer_bytes(request: BaseHTTPRequestHandler, data: bytes | None) -> None:
     request.wfile.write(data)
 
 
+#: seconds a loopback server's loop waits between looks at `shutdown` (the tests' many
+#: servers each paid the 0.5 s default at their end)
+POLL = 0.02
+
+
 @contextlib.contextmanager
 def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 (a free port) answering with `handler`; yields its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: `shutdown` waits up to one poll interval (0.5 s by default) for the loop
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

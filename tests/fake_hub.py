@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from tests.conftest import POLL
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -95,7 +97,8 @@ class FakeHub:
                 hub.answer(self, head=True)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        serve = self._server.serve_forever
+        threading.Thread(target=serve, args=(POLL,), daemon=True).start()
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __exit__(self, *exc) -> None:
