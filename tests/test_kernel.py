@@ -168,6 +168,35 @@ def test_a_replay_resets_to_the_preambles_state_and_ends_what_the_steps_started(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_reset_ends_processes_still_forking_when_it_comes(kind):
+    """The reset kills round after round until a round finds no live process: a process
+    forking 400 children as fast as it can is at it when the reset comes (a child born while
+    a round reads /proc is found by the next), and none of them is left after, with the same
+    interpreter kept.
+    """
+    token = f"genotex-test-{uuid.uuid4().hex}"
+    spawner = (  # says it is forking (a file) after its 20th child
+        "import os, sys, time\nfor n in range(400):\n    if os.fork() == 0:\n"
+        "        time.sleep(300)\n    if n == 20:\n        open(sys.argv[1], 'w').close()\n"
+    )
+    step = (
+        "import os, subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {spawner!r}, 'forking', {token!r}])\n"
+        "while not os.path.exists('forking'):\n    time.sleep(0.001)\n"
+    )
+
+    async def body(kernel, env):
+        started = await kernel.run(step, "<tree>", 60)
+        again = await kernel.replay([("<b>", "kept = 4")], 60)
+        await asyncio.sleep(0.2)
+        return started, again, _sleepers(token), (kernel.starts, kernel.resets)
+
+    started, again, left, counts = _run(kind, body)
+    assert started.ok and [r.ok for r in again] == [True], (started, again)
+    assert left == [] and counts == (1, 1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_step_that_kills_the_template_costs_an_interpreter_not_the_state(kind):
     """The worker may signal its parent, the template: the reset then fails and the replay
     starts a new process, which rebuilds the same state.

@@ -56,6 +56,9 @@ except ImportError:  # as the kernel's program (`python -c`): that file's source
 _FRAME_BYTES = 64 * 1024 * 1024
 #: The credentials a Unix socket passes: pid, uid, gid.
 _CREDENTIALS = struct.Struct("3i")
+#: The rounds of kills a reset makes before it gives up (the host then starts a new kernel):
+#: each round kills what the last one found alive, so a fork bomb ends in a few.
+_KILL_ROUNDS = 500
 
 
 class _Results:
@@ -164,46 +167,63 @@ class _Results:
         worker, self.worker = self.worker, None
         if worker is None:
             return True
+        # the killed worker's bytes, left or late, are passed over: none can fail the reset
+        self.pending.pop(worker, None)
         try:
-            killed: set[int] = set()
-            for _ in range(5):  # a process forking while the others are killed: again
-                for process in _descendants(os.getpid()) - {self.template}:
-                    with contextlib.suppress(OSError):
-                        os.kill(process, 9)
-                        killed.add(process)
-                time.sleep(0.01)
-            for process in killed:  # the orphans the supervisor adopted, reaped
-                with contextlib.suppress(OSError):
-                    os.waitpid(process, os.WNOHANG)
-            self.worker = worker  # the template's word on its end is taken from it
+            if not _end_descendants(self.template):
+                return False
             self.results.settimeout(10)
-            ended = self._said("ended")
+            ended = self._said("ended")  # the template's word on its worker's end
         except (OSError, ValueError):
             return False
         finally:
             self.results.settimeout(None)
-            self.worker = None
-            self.pending.pop(worker, None)
         return isinstance(ended, int)
 
 
-def _descendants(ancestor: int) -> set[int]:
-    """The pids of `ancestor`'s descendants, from each process's parent in /proc."""
-    children: dict[int, list[int]] = {}
+def _end_descendants(spared: int) -> bool:
+    """Every live descendant of the supervisor but `spared` (the template) killed, round after
+    round until a round finds none (a process that forked before its kill has its child found
+    in the next round); the ones the supervisor adopted reaped. False when some still live
+    after `_KILL_ROUNDS` rounds.
+    """
+    killed: set[int] = set()
+    for _ in range(_KILL_ROUNDS):
+        found = _descendants(os.getpid())
+        live = [pid for pid, state in found.items() if pid != spared and state not in b"ZX"]
+        if not live:
+            for process in killed:  # zombies now: the orphans the supervisor adopted, reaped
+                with contextlib.suppress(OSError):
+                    os.waitpid(process, os.WNOHANG)
+            return True
+        for process in live:
+            with contextlib.suppress(OSError):
+                os.kill(process, 9)
+                killed.add(process)
+        time.sleep(0.001)  # a SIGKILL takes effect when its process is next scheduled
+    return False
+
+
+def _descendants(ancestor: int) -> dict[int, bytes]:
+    """The pids of `ancestor`'s descendants with each one's state (`Z` a zombie), from each
+    process's parent in /proc.
+    """
+    children: dict[int, list[tuple[int, bytes]]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat", "rb") as stat:
-                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
+                state, parent = stat.read().rsplit(b")", 1)[1].split()[:2]
+            children.setdefault(int(parent), []).append((int(name), state))
+        except (OSError, ValueError):
             continue
-        children.setdefault(parent, []).append(int(name))
-    found, todo = set(), [ancestor]
+    found: dict[int, bytes] = {}
+    todo = [ancestor]
     while todo:
-        for child in children.get(todo.pop(), []):
+        for child, state in children.get(todo.pop(), []):
             if child not in found:
-                found.add(child)
+                found[child] = state
                 todo.append(child)
     return found
 
@@ -230,10 +250,7 @@ def _supervise(
                                       "unreadable request", "cut": False}) + "\n")  # fmt: skip
             continue
         if request.get("reset") is True:
-            try:
-                done = results.reset()
-            except ValueError:
-                done = False
+            done = results.reset()
             answers.write(json.dumps({"id": str(request.get("id", "")), "reset": done}) + "\n")
             if not done:
                 return  # the host starts a new kernel
@@ -246,14 +263,9 @@ def _supervise(
                 return  # the template is gone: the host sees the channel close
             (orders if preamble else forward).write(json.dumps({**step, "nonce": nonce}) + "\n")
             (orders if preamble else forward).flush()
+            result = results.answer(nonce)
         except OSError:
             return  # the worker is gone: the host sees the channel close
-        except ValueError as broken:  # said to the host, which restarts the kernel
-            answers.write(json.dumps({"id": str(request.get("id", "")), "broken": str(broken)}))
-            answers.write("\n")
-            return
-        try:
-            result = results.answer(nonce)
         except ValueError as broken:  # said to the host, which restarts the kernel
             answers.write(json.dumps({"id": str(request.get("id", "")), "broken": str(broken)}))
             answers.write("\n")
