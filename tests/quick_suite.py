@@ -54,6 +54,19 @@ WHOLE_SUITE_ONLY: dict[str, str] = {
         "test_cli.py::test_no_progress_drops_the_count_and_the_time_left_not_the_results",
     "test_regress_runs.py::test_an_interrupted_then_resumed_run_records_what_an_uninterrupted_one_does":
         "test_regress_runs.py::test_a_stop_ends_the_workers_says_so_and_records_what_finished",
+    # one variant of a parametrized test: the sibling variant shows the same property, the
+    # other sandbox's or cluster's path is shown by the test named in the comment
+    # the team's logic is the sandbox's; the kernel in bwrap: test_kernel.py's bwrap variants
+    "test_genoagent.py::test_a_broken_draft_is_rejected_with_its_trace_and_passes_on_revision[bwrap]":
+        "test_genoagent.py::test_a_broken_draft_is_rejected_with_its_trace_and_passes_on_revision[local]",
+    # a replay in an isolated sandbox: test_sandbox_isolation.py's log that says local
+    "test_genoagent.py::test_a_scripted_run_replays_from_its_log_and_an_edited_log_shows_where[bwrap]":
+        "test_sandbox_isolation.py::test_a_log_that_says_local_replays_in_an_isolated_sandbox_and_writes_no_host_file",
+    # a scheduler and workers started apart: test_eval_on_dask_equals_a_local_run's variant
+    "test_dask.py::test_diagnose_on_dask_and_in_processes_equals_one_process[scheduler + 2 workers]":  # noqa: E501
+        "test_dask.py::test_diagnose_on_dask_and_in_processes_equals_one_process[LocalCluster]",
+    "test_dask.py::test_preprocess_all_on_dask_equals_a_local_run[scheduler + 2 workers]":
+        "test_dask.py::test_preprocess_all_on_dask_equals_a_local_run[LocalCluster]",
     # 40 damaged reports rendered whole: the sibling damages every other reader's format
     "test_property_readers.py::test_a_damaged_saved_report_renders_or_is_a_report_error":
         "test_property_readers.py::test_a_damaged_csv_is_a_table_or_a_table_error",
@@ -61,5 +74,12 @@ WHOLE_SUITE_ONLY: dict[str, str] = {
 
 
 def whole_suite_only(module: str, name: str, parameters: str) -> bool:
-    """Whether the test `name` of `module` (its parameters' id) is left to the whole suite."""
-    return f"{module}::{name}" in WHOLE_SUITE_ONLY or "podman" in parameters
+    """Whether the test `name` of `module` (its parameters' id) is left to the whole suite:
+    all its variants (`module::name`), or one (`module::name[parameters]`).
+    """
+    test = f"{module}::{name}"
+    return (
+        test in WHOLE_SUITE_ONLY
+        or f"{test}[{parameters}]" in WHOLE_SUITE_ONLY
+        or "podman" in parameters
+    )
