@@ -24,36 +24,10 @@ from hypothesis import strategies as st
 from genotex.core import ProblemId, TaskInfo
 from genotex.regression import answer_problem, run_problems, write_result
 from genotex.regression._blas import THREAD_VARIABLES
+from tests import one_thread
+from tests.one_thread import regress_command, run_regress
 
 MODES = ("reference", "standard")
-
-
-def _command(case: Path, out: Path, mode: str, *select: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "genotex",
-        "regress",
-        "--data",
-        str(case / "output" / "preprocess"),
-        "--task-info",
-        str(case / "metadata" / "task_info.json"),
-        "--out",
-        str(out),
-        "--mode",
-        mode,
-        *select,
-    ]
-
-
-def _run(command: list[str], *, one_thread: bool = False) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
-    if one_thread:
-        env.update(dict.fromkeys(THREAD_VARIABLES, "1"))
-    else:
-        env["OPENBLAS_NUM_THREADS"] = "2"  # the BLAS starts threaded, as on any 2-core machine
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
 
 
 def _answers(out: Path) -> dict[str, bytes]:
@@ -77,10 +51,9 @@ def answered(case):
 
 @pytest.fixture(scope="module", params=MODES)
 def one_thread_run(request, case, tmp_path_factory):
-    """`--all` in a process started on one BLAS thread: the answers everything must equal."""
-    out = tmp_path_factory.mktemp(f"one-thread-{request.param}")
-    _run(_command(case, out, request.param, "--all"), one_thread=True)
-    return request.param, _answers(out)
+    """`--all` in a process started on one BLAS thread: the answers everything must equal
+    (the run test_regress_parity compares with the reference's, in reference mode)."""
+    return request.param, _answers(one_thread.one_thread_run(tmp_path_factory, case, request.param))
 
 
 @pytest.mark.slow
@@ -91,14 +64,16 @@ def test_every_way_of_asking_gives_the_one_thread_answer(case, answered, one_thr
     # each way the tables are read and the problems spread gives the one-thread answer
     for jobs, extra in (("2", ()), ("1", ("--no-cache",))):
         out = tmp_path / f"all-{jobs}"
-        _run(_command(case, out, mode, "--all", "--jobs", jobs, *extra))
+        run_regress(regress_command(case, out, mode, "--all", "--jobs", jobs, *extra))
         assert _answers(out) == expected, f"--all --jobs {jobs} {' '.join(extra)}"
     # one problem per process: a process costs ~4 s of imports, so two of the ten, spread
     # over the list (test_any_subset_order... asks other subsets, in one process)
     alone = tmp_path / "alone"
     for problem in answered[::5]:
         condition = problem.condition or "None"
-        _run(_command(case, alone, mode, "--trait", problem.trait, "--condition", condition))
+        run_regress(
+            regress_command(case, alone, mode, "--trait", problem.trait, "--condition", condition)
+        )
     produced = _answers(alone)
     assert len(produced) == 2 and produced == {k: expected[k] for k in produced}, "one a process"
     info = TaskInfo.read(case / "metadata" / "task_info.json")

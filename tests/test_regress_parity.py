@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from genotex.cli import main
 from genotex.core import RunStatus
+from tests.one_thread import one_thread_run
 
 
 def _case_args(case: Path, out: Path) -> list[str]:
@@ -73,11 +74,10 @@ def _check_case(case: Path, out: Path) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def synthetic_run(shared, tmp_path_factory):
+    """`genotex regress --all` (reference mode) of the synthetic case, in a process on one
+    BLAS thread: the run test_regress_determinism asks every other way for (made once)."""
     case = shared / "fixtures" / "regress" / "synthetic"
-    out = tmp_path_factory.mktemp("synthetic")
-    result = _regress(case, out)
-    assert result.exit_code == 0, result.output
-    return case, out
+    return case, one_thread_run(tmp_path_factory, case, "reference")
 
 
 def test_synthetic_decisions_and_lasso_answers_match(synthetic_run):
