@@ -31,14 +31,21 @@ def regress_command(case: Path, out: Path, mode: str, *select: str) -> list[str]
     ]  # fmt: skip
 
 
-def run_regress(command: list[str], *, one_thread: bool = False) -> None:
-    """Run `command` in a new process whose BLAS starts on one thread, or threaded (two, as
-    on any two-core machine); a non-zero exit fails the test with its standard error."""
+def blas_environment(*, one_thread: bool = False) -> dict[str, str]:
+    """This process's environment for a new process whose BLAS starts on one thread, or
+    threaded (two, as on any two-core machine)."""
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     if one_thread:
         env.update(dict.fromkeys(THREAD_VARIABLES, "1"))
     else:
         env["OPENBLAS_NUM_THREADS"] = "2"
+    return env
+
+
+def run_regress(command: list[str], *, one_thread: bool = False) -> None:
+    """Run `command` in a new process (`blas_environment`); a non-zero exit fails the test
+    with its standard error."""
+    env = blas_environment(one_thread=one_thread)
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
 

@@ -12,7 +12,6 @@ Lasso answers also equal the fixture's reference answers (test_regress_parity).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,9 +22,8 @@ from hypothesis import strategies as st
 
 from genotex.core import ProblemId, TaskInfo
 from genotex.regression import answer_problem, run_problems, write_result
-from genotex.regression._blas import THREAD_VARIABLES
 from tests import one_thread
-from tests.one_thread import regress_command, run_regress
+from tests.one_thread import blas_environment, regress_command, run_regress
 
 MODES = ("reference", "standard")
 
@@ -127,8 +125,7 @@ def test_a_blas_that_cannot_be_limited_is_said_once_loudly(monkeypatch):
 
 
 def _fresh(code: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
-    env["OPENBLAS_NUM_THREADS"] = "2"  # as on any 2-core machine
+    env = blas_environment()  # threaded, as on any 2-core machine
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
